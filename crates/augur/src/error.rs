@@ -1,0 +1,167 @@
+//! Errors of extraction, compilation and interpretation.
+
+use crate::ir::SrcLoc;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Everything that can go wrong, each naming the problem and where it is.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Error {
+    /// User code panicked during extraction.
+    Panic {
+        /// The panic message.
+        message: String,
+        /// Where it panicked.
+        location: Option<SrcLoc>,
+    },
+    /// The staging API was used wrongly (a handle from another extraction,
+    /// assigning to a computed value, ...).
+    Misuse {
+        /// What was wrong.
+        message: String,
+        /// The user's line.
+        location: Option<SrcLoc>,
+    },
+    /// Re-running the first stage did not repeat the same operations.
+    NonDeterministic {
+        /// What differed.
+        message: String,
+        /// The operation recorded by the earlier run.
+        recorded: Option<SrcLoc>,
+        /// The operation seen on replay.
+        replayed: Option<SrcLoc>,
+    },
+    /// A dyn loop whose first-stage state changes every iteration: it can
+    /// never be closed.
+    LoopNeverCloses {
+        /// The decision (`is_true`) that kept being reached.
+        location: SrcLoc,
+        /// How many times it was reached in one run.
+        iterations: u64,
+    },
+    /// A generated loop with no way out: almost always a plain Rust loop
+    /// around a dyn branch that the engine took for a dyn loop.
+    LoopNeverExits {
+        /// The first statement of the loop.
+        location: Option<SrcLoc>,
+    },
+    /// A value computed on one path is used on a path where it was never
+    /// computed (a `Dyn` bound inside a dyn branch and used after it).
+    UndefinedValue {
+        /// Where the value was computed.
+        defined: Option<SrcLoc>,
+        /// Where it is used.
+        used: Option<SrcLoc>,
+    },
+    /// A configured limit was reached.
+    Limit {
+        /// What was limited.
+        what: String,
+        /// Where, if known.
+        location: Option<SrcLoc>,
+    },
+    /// No C compiler could be started.
+    CompilerMissing {
+        /// The compiler command.
+        compiler: String,
+        /// Why it did not start.
+        message: String,
+    },
+    /// The C compiler rejected the generated code.
+    Compile {
+        /// The file given to the compiler.
+        path: PathBuf,
+        /// The compiler's output.
+        output: String,
+    },
+    /// The compiled library could not be loaded.
+    Load {
+        /// The library.
+        path: PathBuf,
+        /// The loader's message.
+        message: String,
+    },
+    /// The IR interpreter stopped (out-of-bounds access, division by zero,
+    /// unknown extern, ...).
+    Interp {
+        /// What happened.
+        message: String,
+    },
+    /// An internal invariant failed (a bug in augur).
+    Internal {
+        /// What failed.
+        message: String,
+    },
+}
+
+fn at(loc: &Option<SrcLoc>) -> String {
+    match loc {
+        Some(l) => format!(" at {l}"),
+        None => String::new(),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Panic { message, location } => {
+                write!(f, "first-stage code panicked{}: {message}", at(location))
+            }
+            Error::Misuse { message, location } => write!(f, "{message}{}", at(location)),
+            Error::NonDeterministic {
+                message,
+                recorded,
+                replayed,
+            } => write!(
+                f,
+                "the first stage is not deterministic: {message} (recorded{}, replayed{}); \
+                 extraction re-runs the closure and needs the same operations every time",
+                at(recorded),
+                at(replayed)
+            ),
+            Error::LoopNeverCloses {
+                location,
+                iterations,
+            } => write!(
+                f,
+                "dyn loop at {location} never closes: reached {iterations} times in one run \
+                 with different first-stage state each time (a Static or a plain Rust \
+                 variable changes every iteration); keep loop-carried values in Dyn variables"
+            ),
+            Error::LoopNeverExits { location } => write!(
+                f,
+                "generated loop{} never exits: a plain Rust loop around a dyn branch was \
+                 taken for a dyn loop; iterate with augur::range so the counter is seen",
+                at(location)
+            ),
+            Error::UndefinedValue { defined, used } => write!(
+                f,
+                "a value computed{} inside a dyn branch is used{} on a path where it was \
+                 never computed; declare a variable before the branch (Dyn::new) and \
+                 assign it in each branch",
+                at(defined),
+                at(used)
+            ),
+            Error::Limit { what, location } => write!(f, "limit reached{}: {what}", at(location)),
+            Error::CompilerMissing { compiler, message } => {
+                write!(f, "cannot run the C compiler `{compiler}`: {message} (set CC to choose another)")
+            }
+            Error::Compile { path, output } => write!(
+                f,
+                "the C compiler rejected {}:\n{output}",
+                path.display()
+            ),
+            Error::Load { path, message } => {
+                write!(f, "cannot load {}: {message}", path.display())
+            }
+            Error::Interp { message } => write!(f, "interpreter: {message}"),
+            Error::Internal { message } => write!(f, "internal error in augur: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

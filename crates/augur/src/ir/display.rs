@@ -1,0 +1,393 @@
+//! The IR's text form: C-like, one statement a line, used by tests and `Display`.
+//!
+//! Expression printing (precedence, constants) is shared with the C backend.
+
+use super::{BinOp, Block, Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, UnOp};
+use std::fmt::{self, Write};
+
+/// C operator precedence levels (higher binds tighter).
+fn binop_prec(op: BinOp) -> u8 {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => 13,
+        BinOp::Add | BinOp::Sub => 12,
+        BinOp::Shl | BinOp::Shr => 11,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
+        BinOp::Eq | BinOp::Ne => 9,
+        BinOp::BitAnd => 8,
+        BinOp::BitXor => 7,
+        BinOp::BitOr => 6,
+        BinOp::And => 5,
+        BinOp::Or => 4,
+    }
+}
+const PREC_SELECT: u8 = 3;
+const PREC_UNARY: u8 = 14;
+const PREC_POSTFIX: u8 = 15;
+
+/// Prints a constant of type `ty` as C source.
+pub(crate) fn write_const(out: &mut dyn Write, c: &Const, ty: &Type) -> fmt::Result {
+    match c {
+        Const::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
+        Const::Null => out.write_str("NULL"),
+        Const::Str(s) => write_c_string(out, s),
+        Const::F64(v) => write_float(out, *v, ""),
+        Const::F32(v) => write_float(out, *v as f64, "f"),
+        Const::Int(v) => match ty.as_scalar().unwrap_or(Scalar::I64) {
+            Scalar::U64 => write!(out, "{}ull", *v as u64),
+            Scalar::U32 => write!(out, "{}u", *v as u64 as u32),
+            Scalar::I64 if *v == i64::MIN => out.write_str("(-9223372036854775807ll - 1)"),
+            Scalar::I64 if *v > i32::MAX as i64 || *v < i32::MIN as i64 => write!(out, "{v}ll"),
+            Scalar::I32 if *v == i32::MIN as i64 => out.write_str("(-2147483647 - 1)"),
+            _ => write!(out, "{v}"),
+        },
+    }
+}
+
+fn write_float(out: &mut dyn Write, v: f64, suffix: &str) -> fmt::Result {
+    if v.is_nan() {
+        return out.write_str(if suffix.is_empty() { "NAN" } else { "NAN" });
+    }
+    if v.is_infinite() {
+        return out.write_str(if v > 0.0 { "INFINITY" } else { "(-INFINITY)" });
+    }
+    // `{:?}` is the shortest text that reads back to the same value.
+    let text = if suffix == "f" {
+        format!("{:?}", v as f32)
+    } else {
+        format!("{v:?}")
+    };
+    let text = if text.contains(['.', 'e', 'E']) {
+        text
+    } else {
+        format!("{text}.0")
+    };
+    write!(out, "{text}{suffix}")
+}
+
+fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
+    out.write_char('"')?;
+    for b in s.bytes() {
+        match b {
+            b'"' => out.write_str("\\\"")?,
+            b'\\' => out.write_str("\\\\")?,
+            b'\n' => out.write_str("\\n")?,
+            b'\t' => out.write_str("\\t")?,
+            b'\r' => out.write_str("\\r")?,
+            0x20..=0x7e => out.write_char(b as char)?,
+            _ => write!(out, "\\{b:03o}")?,
+        }
+    }
+    out.write_char('"')
+}
+
+/// Prints C type declarators: `int32_t x`, `float *p`, `int32_t a[4]`.
+pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
+    match ty {
+        Type::Void => format!("void {name}").trim_end().to_string(),
+        Type::Scalar(s) => format!("{} {name}", s.c_name()).trim_end().to_string(),
+        Type::Ptr { to, mutable } => {
+            let inner = if matches!(**to, Type::Array { .. }) {
+                format!("(*{name})")
+            } else {
+                format!("*{name}")
+            };
+            let d = c_declarator(to, &inner);
+            if *mutable {
+                d
+            } else {
+                format!("const {d}")
+            }
+        }
+        Type::Array { of, len } => {
+            let dims = match len {
+                Some(n) => format!("{name}[{n}]"),
+                None => format!("{name}[]"),
+            };
+            c_declarator(of, &dims)
+        }
+    }
+}
+
+/// Prints expressions with C precedence; `name` gives variable names.
+pub(crate) struct ExprPrinter<'a> {
+    pub func: &'a Function,
+    pub name: &'a dyn Fn(super::VarId) -> String,
+}
+
+impl ExprPrinter<'_> {
+    /// Prints `e`, parenthesised if its precedence is below `min`.
+    pub fn write(&self, out: &mut dyn Write, e: ExprId, min: u8) -> fmt::Result {
+        let f = self.func;
+        let data = &f.exprs[e];
+        let (prec, text) = match &data.kind {
+            Expr::Var(v) => return out.write_str(&(self.name)(*v)),
+            Expr::Const(c) => {
+                let mut s = String::new();
+                write_const(&mut s, c, &data.ty)?;
+                let negative = s.starts_with('-');
+                (if negative { PREC_UNARY } else { PREC_POSTFIX + 1 }, s)
+            }
+            Expr::Unary(op, a) => {
+                let mut s = String::new();
+                s.push_str(match op {
+                    UnOp::Neg => "-",
+                    UnOp::BitNot => "~",
+                    UnOp::Not => "!",
+                });
+                let mut inner = String::new();
+                self.write(&mut inner, *a, PREC_UNARY)?;
+                if inner.starts_with('-') {
+                    s.push(' ');
+                }
+                s.push_str(&inner);
+                (PREC_UNARY, s)
+            }
+            Expr::Binary(op, a, b) => {
+                let p = binop_prec(*op);
+                let mut s = String::new();
+                // Comparisons and bit operators get clarifying parentheses on
+                // their operands (gcc -Wparentheses), the rest are left-associative.
+                let (la, lb) = match op {
+                    BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                        (PREC_UNARY, PREC_UNARY)
+                    }
+                    BinOp::And | BinOp::Or => (p + 2, p + 2),
+                    _ if op.is_comparison() => (p + 1, p + 1),
+                    _ => (p, p + 1),
+                };
+                self.write(&mut s, *a, la)?;
+                write!(s, " {} ", op.symbol())?;
+                self.write(&mut s, *b, lb)?;
+                (p, s)
+            }
+            Expr::Cast(a) => {
+                let mut s = format!("({})", c_declarator(&data.ty, ""));
+                self.write(&mut s, *a, PREC_UNARY)?;
+                (PREC_UNARY, s)
+            }
+            Expr::Index(a, i) => {
+                let mut s = String::new();
+                self.write(&mut s, *a, PREC_POSTFIX)?;
+                s.push('[');
+                self.write(&mut s, *i, 0)?;
+                s.push(']');
+                (PREC_POSTFIX, s)
+            }
+            Expr::Deref(a) => {
+                let mut s = String::from("*");
+                self.write(&mut s, *a, PREC_UNARY)?;
+                (PREC_UNARY, s)
+            }
+            Expr::AddrOf(a) => {
+                let mut s = String::from("&");
+                self.write(&mut s, *a, PREC_UNARY)?;
+                (PREC_UNARY, s)
+            }
+            Expr::Call(func, args) => {
+                let mut s = f.externs[*func].name.clone();
+                s.push('(');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    self.write(&mut s, *a, PREC_SELECT)?;
+                }
+                s.push(')');
+                (PREC_POSTFIX, s)
+            }
+            Expr::Select(c, a, b) => {
+                let mut s = String::new();
+                self.write(&mut s, *c, PREC_SELECT + 1)?;
+                s.push_str(" ? ");
+                self.write(&mut s, *a, PREC_SELECT + 1)?;
+                s.push_str(" : ");
+                self.write(&mut s, *b, PREC_SELECT)?;
+                (PREC_SELECT, s)
+            }
+        };
+        if prec < min {
+            write!(out, "({text})")
+        } else {
+            out.write_str(&text)
+        }
+    }
+
+    /// Prints `e` as a whole expression.
+    pub fn to_string(&self, e: ExprId) -> String {
+        let mut s = String::new();
+        self.write(&mut s, e, 0).expect("writing to a String");
+        s
+    }
+}
+
+/// Prints a block; shared by `Display` and the C backend, which passes its own
+/// hooks for declarations and statement prefixes.
+pub(crate) struct BlockPrinter<'a> {
+    pub exprs: ExprPrinter<'a>,
+    /// Text of a declaration of `var` (without `;`).
+    pub decl: &'a dyn Fn(super::VarId) -> String,
+    /// Prints `#line`-style prefixes for a statement; may print nothing.
+    pub prefix: &'a dyn Fn(&mut String, &Stmt, usize),
+}
+
+impl BlockPrinter<'_> {
+    pub fn block(&self, out: &mut String, b: &Block, depth: usize) {
+        for s in b {
+            self.stmt(out, s, depth);
+        }
+    }
+
+    fn indent(out: &mut String, depth: usize) {
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+
+    /// Prints a statement without the trailing `;` (used by `for` headers).
+    pub fn simple(&self, s: &Stmt) -> String {
+        let e = |x| self.exprs.to_string(x);
+        match &s.kind {
+            StmtKind::Decl { var, init: Some(i) } => format!("{} = {}", (self.decl)(*var), e(*i)),
+            StmtKind::Decl { var, init: None } => (self.decl)(*var),
+            StmtKind::Assign { place, value } => format!("{} = {}", e(*place), e(*value)),
+            StmtKind::Eval(x) => e(*x),
+            _ => String::from("/* not a simple statement */"),
+        }
+    }
+
+    pub fn stmt(&self, out: &mut String, s: &Stmt, depth: usize) {
+        (self.prefix)(out, s, depth);
+        let comments: Vec<&String> = s
+            .annotations
+            .iter()
+            .filter(|a| {
+                if let Some(p) = a.strip_prefix("pragma:") {
+                    Self::indent(out, depth);
+                    let mut lit = String::new();
+                    let _ = write_c_string(&mut lit, p.trim());
+                    let _ = writeln!(out, "_Pragma({lit})");
+                    false
+                } else {
+                    true
+                }
+            })
+            .collect();
+        Self::indent(out, depth);
+        let e = |x| self.exprs.to_string(x);
+        match &s.kind {
+            StmtKind::Decl { .. } | StmtKind::Assign { .. } | StmtKind::Eval(_) => {
+                out.push_str(&self.simple(s));
+                out.push(';');
+            }
+            StmtKind::If { cond, then_, else_ } => {
+                let _ = write!(out, "if ({}) {{", e(*cond));
+                Self::comments(out, &comments);
+                out.push('\n');
+                self.block(out, then_, depth + 1);
+                Self::indent(out, depth);
+                out.push('}');
+                let mut else_ = else_;
+                // `else if` chains print flat.
+                while let [only] = else_.as_slice() {
+                    match &only.kind {
+                        StmtKind::If {
+                            cond,
+                            then_,
+                            else_: rest,
+                        } if only.annotations.is_empty() => {
+                            let _ = writeln!(out, " else if ({}) {{", e(*cond));
+                            self.block(out, then_, depth + 1);
+                            Self::indent(out, depth);
+                            out.push('}');
+                            else_ = rest;
+                        }
+                        _ => break,
+                    }
+                }
+                if !else_.is_empty() {
+                    out.push_str(" else {\n");
+                    self.block(out, else_, depth + 1);
+                    Self::indent(out, depth);
+                    out.push('}');
+                }
+                out.push('\n');
+                return;
+            }
+            StmtKind::While { cond, body } => {
+                let _ = write!(out, "while ({}) {{", e(*cond));
+                Self::comments(out, &comments);
+                out.push('\n');
+                self.block(out, body, depth + 1);
+                Self::indent(out, depth);
+                out.push_str("}\n");
+                return;
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                let _ = write!(
+                    out,
+                    "for ({}; {}; {}) {{",
+                    self.simple(init),
+                    e(*cond),
+                    self.simple(step)
+                );
+                Self::comments(out, &comments);
+                out.push('\n');
+                self.block(out, body, depth + 1);
+                Self::indent(out, depth);
+                out.push_str("}\n");
+                return;
+            }
+            StmtKind::Break => out.push_str("break;"),
+            StmtKind::Continue => out.push_str("continue;"),
+            StmtKind::Return(None) => out.push_str("return;"),
+            StmtKind::Return(Some(x)) => {
+                let _ = write!(out, "return {};", e(*x));
+            }
+            StmtKind::Label(l) => {
+                let _ = write!(out, "{l}:;");
+            }
+            StmtKind::Goto(l) => {
+                let _ = write!(out, "goto {l};");
+            }
+        }
+        Self::comments(out, &comments);
+        out.push('\n');
+    }
+
+    fn comments(out: &mut String, comments: &[&String]) {
+        for c in comments {
+            let _ = write!(out, " // {}", c.replace('\n', " "));
+        }
+    }
+}
+
+impl fmt::Display for Function {
+    /// `fn name(params) -> ret {` then the body, C-like.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |v| self.var_name(v);
+        let decl = |v: super::VarId| format!("{}: {}", self.var_name(v), self.vars[v].ty);
+        let printer = BlockPrinter {
+            exprs: ExprPrinter {
+                func: self,
+                name: &name,
+            },
+            decl: &|v| format!("let {}", decl(v)),
+            prefix: &|_, _, _| {},
+        };
+        let params: Vec<String> = self.params.iter().map(|&p| decl(p)).collect();
+        write!(f, "fn {}({})", self.name, params.join(", "))?;
+        if self.ret != Type::Void {
+            write!(f, " -> {}", self.ret)?;
+        }
+        f.write_str(" {\n")?;
+        let mut body = String::new();
+        printer.block(&mut body, &self.body, 1);
+        f.write_str(&body)?;
+        f.write_str("}\n")
+    }
+}

@@ -1,0 +1,191 @@
+//! Expressions: pure trees in an arena, each node typed.
+
+use super::entity::entity;
+use super::{FuncId, Type, VarId};
+use std::fmt;
+
+entity!(
+    /// Handle of an expression in [`Function::exprs`](super::Function::exprs).
+    ExprId,
+    "e"
+);
+
+/// A constant. Its type is the [`ExprData::ty`] of the node holding it.
+#[derive(Clone, Debug)]
+pub enum Const {
+    /// Any integer type, stored as the two's-complement bits of the value
+    /// sign- or zero-extended to 64 bits according to the type.
+    Int(i64),
+    /// An `f32` value.
+    F32(f32),
+    /// An `f64` value.
+    F64(f64),
+    /// A `bool`.
+    Bool(bool),
+    /// A string literal, of type `*const char`.
+    Str(String),
+    /// The null pointer.
+    Null,
+}
+
+impl PartialEq for Const {
+    /// Bitwise for floats, so that `NaN == NaN` and `0.0 != -0.0` (constants are
+    /// compared as code, not as numbers).
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Const::Int(a), Const::Int(b)) => a == b,
+            (Const::F32(a), Const::F32(b)) => a.to_bits() == b.to_bits(),
+            (Const::F64(a), Const::F64(b)) => a.to_bits() == b.to_bits(),
+            (Const::Bool(a), Const::Bool(b)) => a == b,
+            (Const::Str(a), Const::Str(b)) => a == b,
+            (Const::Null, Const::Null) => true,
+            _ => false,
+        }
+    }
+}
+impl Eq for Const {}
+
+impl std::hash::Hash for Const {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            Const::Int(v) => v.hash(h),
+            Const::F32(v) => v.to_bits().hash(h),
+            Const::F64(v) => v.to_bits().hash(h),
+            Const::Bool(v) => v.hash(h),
+            Const::Str(s) => s.hash(h),
+            Const::Null => {}
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// Arithmetic negation `-x`.
+    Neg,
+    /// Bitwise complement `~x` on integers.
+    BitNot,
+    /// Logical not `!b` on `bool`.
+    Not,
+}
+
+/// Binary operators. Comparisons yield `bool`; the rest yield the operand type
+/// (pointer `Add`/`Sub` take an integer on the right).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    /// Logical and on `bool` (C `&&`; operands have no side effects).
+    And,
+    /// Logical or on `bool` (C `||`).
+    Or,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl BinOp {
+    /// True for the six comparisons.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    /// The C (and IR text) symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+
+    /// The comparison with swapped truth (`<` ↔ `>=`), for negating integer conditions.
+    pub fn negated_comparison(self) -> Option<BinOp> {
+        Some(match self {
+            BinOp::Eq => BinOp::Ne,
+            BinOp::Ne => BinOp::Eq,
+            BinOp::Lt => BinOp::Ge,
+            BinOp::Le => BinOp::Gt,
+            BinOp::Gt => BinOp::Le,
+            BinOp::Ge => BinOp::Lt,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for BinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+/// An expression node.
+///
+/// Expressions have no side effects except [`Expr::Call`], which only appears
+/// as the whole value of a statement (`Decl` init, `Assign` value, `Eval`) or
+/// where the copy-elimination pass proved that moving it keeps the order of
+/// effects. Reads of memory ([`Expr::Index`], [`Expr::Deref`]) are pure but
+/// depend on every earlier write to memory.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// The current value of a variable (a place).
+    Var(VarId),
+    /// A constant.
+    Const(Const),
+    /// `op x`.
+    Unary(UnOp, ExprId),
+    /// `a op b`.
+    Binary(BinOp, ExprId, ExprId),
+    /// `(ty) x`: numeric conversion (Rust `as` semantics for in-range values),
+    /// pointer-to-pointer and pointer/integer casts.
+    Cast(ExprId),
+    /// `base[index]`: `base` is a pointer or an array (a place).
+    Index(ExprId, ExprId),
+    /// `*ptr` (a place).
+    Deref(ExprId),
+    /// `&place`.
+    AddrOf(ExprId),
+    /// A call of an extern function.
+    Call(FuncId, Vec<ExprId>),
+    /// `c ? a : b`.
+    Select(ExprId, ExprId, ExprId),
+}
+
+/// An expression with its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExprData {
+    /// The node.
+    pub kind: Expr,
+    /// Its type (for `Cast`, the target type).
+    pub ty: Type,
+}

@@ -1,0 +1,242 @@
+//! The intermediate representation of one extracted function.
+//!
+//! # Specification
+//!
+//! A [`Function`] owns three arenas and a body:
+//!
+//! * [`Function::vars`]: every second-stage variable (parameters, user
+//!   variables made with [`Dyn::new`](crate::Dyn::new), and temporaries that
+//!   hold the result of each first-stage operation). A [`VarId`] names one.
+//! * [`Function::exprs`]: expression trees ([`Expr`]), each node typed. A
+//!   node may be shared by several parents only if it is pure; passes that
+//!   rewrite a node in place must copy shared nodes first (they do not occur
+//!   in code the engine produces: every use gets its own node).
+//! * [`Function::externs`]: the C functions the body calls ([`ExternDecl`]).
+//! * [`Function::body`]: a structured statement tree ([`Stmt`]) of
+//!   declarations, assignments, calls, `if`, `while`, `for`, `break`,
+//!   `continue` and `return`. `Label`/`Goto` appear only as a fallback for
+//!   control flow that has no structured form.
+//!
+//! Invariants (checked by [`verify`](verify::verify) after every pass):
+//! 1. every variable other than a parameter is declared exactly once, and
+//!    every use lies inside the block of its declaration, after it;
+//! 2. `break` and `continue` lie inside a loop;
+//! 3. assignment targets are places (`Var`, `Index`, `Deref`);
+//! 4. a `return` carries a value iff [`Function::ret`] is not `Void`.
+//!
+//! The text form ([`Display`](std::fmt::Display)) is C-like and is what the
+//! tests compare; the C backend lives in [`codegen`](crate::codegen).
+
+mod display;
+mod entity;
+mod expr;
+mod stmt;
+mod types;
+pub mod verify;
+
+pub use entity::{Arena, EntityId};
+pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
+pub use stmt::{Block, LabelId, SrcLoc, Stmt, StmtKind};
+pub use types::{Scalar, Type};
+
+use entity::entity;
+
+entity!(
+    /// Handle of a variable in [`Function::vars`].
+    VarId,
+    "v"
+);
+entity!(
+    /// Handle of an extern function in [`Function::externs`].
+    FuncId,
+    "f"
+);
+
+/// What role a variable plays; passes treat them differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VarKind {
+    /// The `n`-th parameter.
+    Param(u32),
+    /// A variable the user declared (it may be assigned many times).
+    Local,
+    /// The result of one first-stage operation: assigned once, at its
+    /// declaration. Copy elimination inlines these.
+    Temp,
+}
+
+/// A variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarData {
+    /// Its type.
+    pub ty: Type,
+    /// Role.
+    pub kind: VarKind,
+    /// The name the user asked for, if any.
+    pub hint: Option<String>,
+    /// The name chosen by the naming pass (`None` before it runs).
+    pub name: Option<String>,
+    /// True when its address is taken (`&v`); such variables may change
+    /// through any store to memory or call.
+    pub addr_taken: bool,
+    /// Where it was declared.
+    pub loc: Option<SrcLoc>,
+}
+
+/// An extern C function the body calls.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExternDecl {
+    /// Its C name.
+    pub name: String,
+    /// Parameter types (the fixed ones, for variadic functions).
+    pub params: Vec<Type>,
+    /// Return type (`Void` for none).
+    pub ret: Type,
+    /// True for `printf`-like functions.
+    pub variadic: bool,
+    /// The header that declares it (`stdio.h`); `None` means the generated C
+    /// declares a prototype itself.
+    pub header: Option<String>,
+}
+
+/// One extracted function.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Its C name.
+    pub name: String,
+    /// Parameters, in order.
+    pub params: Vec<VarId>,
+    /// Return type.
+    pub ret: Type,
+    /// Variables.
+    pub vars: Arena<VarId, VarData>,
+    /// Expression nodes.
+    pub exprs: Arena<ExprId, ExprData>,
+    /// Called externs.
+    pub externs: Arena<FuncId, ExternDecl>,
+    /// The body.
+    pub body: Block,
+}
+
+impl Function {
+    /// An empty function.
+    pub fn new(name: impl Into<String>, ret: Type) -> Function {
+        Function {
+            name: name.into(),
+            params: Vec::new(),
+            ret,
+            vars: Arena::new(),
+            exprs: Arena::new(),
+            externs: Arena::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// Adds an expression node.
+    pub fn expr(&mut self, kind: Expr, ty: Type) -> ExprId {
+        self.exprs.push(ExprData { kind, ty })
+    }
+
+    /// The type of an expression.
+    pub fn ty(&self, e: ExprId) -> &Type {
+        &self.exprs[e].ty
+    }
+
+    /// The printed name of a variable: its chosen name, else its hint, else `v<N>`.
+    pub fn var_name(&self, v: VarId) -> String {
+        let d = &self.vars[v];
+        match (&d.name, &d.hint) {
+            (Some(n), _) => n.clone(),
+            (None, Some(h)) => format!("{h}_{}", v.0),
+            _ => format!("{v}"),
+        }
+    }
+
+    /// Copies the tree under `e` into fresh nodes (for passes that duplicate code).
+    pub fn deep_copy(&mut self, e: ExprId) -> ExprId {
+        let data = self.exprs[e].clone();
+        let kind = match data.kind {
+            Expr::Unary(op, a) => Expr::Unary(op, self.deep_copy(a)),
+            Expr::Binary(op, a, b) => {
+                let a = self.deep_copy(a);
+                Expr::Binary(op, a, self.deep_copy(b))
+            }
+            Expr::Cast(a) => Expr::Cast(self.deep_copy(a)),
+            Expr::Index(a, b) => {
+                let a = self.deep_copy(a);
+                Expr::Index(a, self.deep_copy(b))
+            }
+            Expr::Deref(a) => Expr::Deref(self.deep_copy(a)),
+            Expr::AddrOf(a) => Expr::AddrOf(self.deep_copy(a)),
+            Expr::Call(f, args) => Expr::Call(f, args.iter().map(|&a| self.deep_copy(a)).collect()),
+            Expr::Select(c, a, b) => {
+                let c = self.deep_copy(c);
+                let a = self.deep_copy(a);
+                Expr::Select(c, a, self.deep_copy(b))
+            }
+            k @ (Expr::Var(_) | Expr::Const(_)) => k,
+        };
+        self.expr(kind, data.ty)
+    }
+
+    /// Calls `f` on every direct child of expression `e`.
+    pub fn for_each_child(&self, e: ExprId, mut f: impl FnMut(ExprId)) {
+        match &self.exprs[e].kind {
+            Expr::Var(_) | Expr::Const(_) => {}
+            Expr::Unary(_, a) | Expr::Cast(a) | Expr::Deref(a) | Expr::AddrOf(a) => f(*a),
+            Expr::Binary(_, a, b) | Expr::Index(a, b) => {
+                f(*a);
+                f(*b)
+            }
+            Expr::Call(_, args) => args.iter().for_each(|&a| f(a)),
+            Expr::Select(c, a, b) => {
+                f(*c);
+                f(*a);
+                f(*b)
+            }
+        }
+    }
+
+    /// Calls `f` on every variable read or named anywhere in the tree under `e`.
+    pub fn for_each_var(&self, e: ExprId, f: &mut impl FnMut(VarId)) {
+        if let Expr::Var(v) = self.exprs[e].kind {
+            f(v);
+        }
+        self.for_each_child(e, |c| self.for_each_var(c, f));
+    }
+
+    /// True if the tree under `e` contains a call.
+    pub fn has_call(&self, e: ExprId) -> bool {
+        if matches!(self.exprs[e].kind, Expr::Call(..)) {
+            return true;
+        }
+        let mut any = false;
+        self.for_each_child(e, |c| any |= self.has_call(c));
+        any
+    }
+
+    /// True if the tree under `e` reads memory (`Index`, `Deref`) or an
+    /// address-taken variable: such reads depend on every store and call.
+    pub fn reads_memory(&self, e: ExprId) -> bool {
+        match &self.exprs[e].kind {
+            Expr::Index(..) | Expr::Deref(_) => return true,
+            Expr::Var(v) if self.vars[*v].addr_taken => return true,
+            Expr::AddrOf(p) => {
+                // &a[i] computes an address, it reads only what the index reads.
+                return match &self.exprs[*p].kind {
+                    Expr::Var(_) => false,
+                    Expr::Index(b, i) => {
+                        let base_is_array_var = matches!(self.exprs[*b].kind, Expr::Var(_))
+                            && matches!(self.exprs[*b].ty, Type::Array { .. });
+                        (!base_is_array_var && self.reads_memory(*b)) || self.reads_memory(*i)
+                    }
+                    Expr::Deref(q) => self.reads_memory(*q),
+                    _ => true,
+                };
+            }
+            _ => {}
+        }
+        let mut any = false;
+        self.for_each_child(e, |c| any |= self.reads_memory(c));
+        any
+    }
+}

@@ -1,0 +1,103 @@
+//! Statements: a structured tree.
+
+use super::entity::entity;
+use super::{ExprId, VarId};
+
+entity!(
+    /// A label for the `goto` fallback (only for control flow that no
+    /// structured form expresses, such as a labelled Rust `break 'outer`).
+    LabelId,
+    "L"
+);
+
+/// A list of statements.
+pub type Block = Vec<Stmt>;
+
+/// Where a statement came from in the user's first-stage source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SrcLoc {
+    /// File path as `file!()` gives it.
+    pub file: &'static str,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+}
+
+impl SrcLoc {
+    /// The location of a `#[track_caller]` caller.
+    pub fn from_location(l: &'static std::panic::Location<'static>) -> SrcLoc {
+        SrcLoc {
+            file: l.file(),
+            line: l.line(),
+            col: l.column(),
+        }
+    }
+}
+
+impl std::fmt::Display for SrcLoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+/// A statement with its annotations and source location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// User annotations. `pragma: X` prints as `_Pragma("X")` before the
+    /// statement; others print as a `// ...` comment.
+    pub annotations: Vec<String>,
+    /// The user's line that produced it, when known.
+    pub loc: Option<SrcLoc>,
+}
+
+impl Stmt {
+    /// A statement without annotations or location.
+    pub fn new(kind: StmtKind) -> Stmt {
+        Stmt {
+            kind,
+            annotations: Vec::new(),
+            loc: None,
+        }
+    }
+}
+
+/// Statement kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// Declares `var` (its type is in [`Function::vars`](super::Function::vars)),
+    /// optionally initialised.
+    Decl { var: VarId, init: Option<ExprId> },
+    /// `place = value`; `place` is a `Var`, `Index` or `Deref` expression.
+    Assign { place: ExprId, value: ExprId },
+    /// Evaluates an expression for its effects (a call).
+    Eval(ExprId),
+    /// `if (cond) { then_ } else { else_ }`.
+    If {
+        cond: ExprId,
+        then_: Block,
+        else_: Block,
+    },
+    /// `while (cond) { body }`; `while (1)` is a `Const(Bool(true))` condition.
+    While { cond: ExprId, body: Block },
+    /// `for (init; cond; step) { body }`. `init` is a `Decl` or `Assign`,
+    /// `step` an `Assign`; `continue` in `body` runs `step`.
+    For {
+        init: Box<Stmt>,
+        cond: ExprId,
+        step: Box<Stmt>,
+        body: Block,
+    },
+    /// Leaves the innermost loop.
+    Break,
+    /// Next iteration of the innermost loop.
+    Continue,
+    /// Returns from the function.
+    Return(Option<ExprId>),
+    /// A `goto` target (fallback only).
+    Label(LabelId),
+    /// A jump (fallback only).
+    Goto(LabelId),
+}
