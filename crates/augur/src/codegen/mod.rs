@@ -1,1 +1,5 @@
 //! Code generators.
+
+pub mod c;
+
+pub use c::{write_function, write_module};

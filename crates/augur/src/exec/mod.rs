@@ -1,1 +1,6 @@
 //! Running the second stage.
+
+pub mod compile;
+
+pub use compile::{compile, CompileOptions, Library};
+pub mod interp;

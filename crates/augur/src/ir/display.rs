@@ -45,7 +45,7 @@ pub(crate) fn write_const(out: &mut dyn Write, c: &Const, ty: &Type) -> fmt::Res
 
 fn write_float(out: &mut dyn Write, v: f64, suffix: &str) -> fmt::Result {
     if v.is_nan() {
-        return out.write_str(if suffix.is_empty() { "NAN" } else { "NAN" });
+        return out.write_str("NAN");
     }
     if v.is_infinite() {
         return out.write_str(if v > 0.0 { "INFINITY" } else { "(-INFINITY)" });
@@ -66,8 +66,11 @@ fn write_float(out: &mut dyn Write, v: f64, suffix: &str) -> fmt::Result {
 
 fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
     out.write_char('"')?;
+    let mut prev = 0u8;
     for b in s.bytes() {
         match b {
+            // `??` starts a trigraph in C99 (`"??!"` would read as `"|"`).
+            b'?' if prev == b'?' => out.write_str("\\?")?,
             b'"' => out.write_str("\\\"")?,
             b'\\' => out.write_str("\\\\")?,
             b'\n' => out.write_str("\\n")?,
@@ -76,6 +79,7 @@ fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
             0x20..=0x7e => out.write_char(b as char)?,
             _ => write!(out, "\\{b:03o}")?,
         }
+        prev = b;
     }
     out.write_char('"')
 }
@@ -361,8 +365,20 @@ impl BlockPrinter<'_> {
 
     fn comments(out: &mut String, comments: &[&String]) {
         for c in comments {
-            let _ = write!(out, " // {}", c.replace('\n', " "));
+            let _ = write!(out, " // {}", comment_text(c));
         }
+    }
+}
+
+/// One line of comment text. A trailing `\` (or the trigraph `??/`) would
+/// splice the next line of C into the comment, so it gets a `.` after it.
+fn comment_text(c: &str) -> String {
+    let text = c.replace(['\n', '\r'], " ");
+    let trimmed = text.trim_end();
+    if trimmed.ends_with('\\') || trimmed.ends_with("??/") {
+        format!("{trimmed}.")
+    } else {
+        text
     }
 }
 

@@ -17,7 +17,7 @@ macro_rules! entity {
         $(#[$m])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(pub u32);
-        impl EntityId for $name {
+        impl $crate::ir::EntityId for $name {
             fn new(index: usize) -> Self {
                 $name(u32::try_from(index).expect("more than u32::MAX entities"))
             }
@@ -25,13 +25,13 @@ macro_rules! entity {
                 self.0 as usize
             }
         }
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, concat!($prefix, "{}"), self.0)
             }
         }
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, concat!($prefix, "{}"), self.0)
             }
         }

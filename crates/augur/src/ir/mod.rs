@@ -27,7 +27,7 @@
 //! The text form ([`Display`](std::fmt::Display)) is C-like and is what the
 //! tests compare; the C backend lives in [`codegen`](crate::codegen).
 
-mod display;
+pub(crate) mod display;
 mod entity;
 mod expr;
 mod stmt;
@@ -39,7 +39,7 @@ pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Block, LabelId, SrcLoc, Stmt, StmtKind};
 pub use types::{Scalar, Type};
 
-use entity::entity;
+pub(crate) use entity::entity;
 
 entity!(
     /// Handle of a variable in [`Function::vars`].

@@ -1,0 +1,214 @@
+//! The entry point: [`Builder::extract`] turns a closure into a function.
+
+use crate::exec::compile::{self, CompileOptions, Library};
+use crate::exec::interp::{Interpreter, Value};
+use crate::ir::{Function, SrcLoc};
+use crate::stage::dyn_val::caller;
+use crate::stage::signature::StagedFn;
+use crate::trace::driver::{self, with};
+use crate::trace::engine::Config;
+use crate::trace::{Stats, Tagger};
+use crate::{pipeline, Error, Result};
+use std::marker::PhantomData;
+
+/// Extracts staged closures into second-stage functions.
+///
+/// ```
+/// use augur::{Builder, Dyn};
+/// let power = Builder::new()
+///     .extract("power", |x: Dyn<i64>| {
+///         let r = Dyn::new(1i64);
+///         let e = Dyn::new(x);
+///         for _ in 0..5 {
+///             r.set(r * e);
+///         }
+///         r
+///     })
+///     .unwrap();
+/// println!("{}", power.c_code());
+/// assert_eq!(power.interpret(&[2i64.into()]).unwrap(), 32i64.into());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    config: Config,
+}
+
+impl Builder {
+    /// A builder with default limits.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Chooses how tags are taken (default: frame pointers, with the
+    /// unwinder as fallback). `AUGUR_TAGGER=unwind` in the environment
+    /// forces the unwinder.
+    pub fn tagger(mut self, t: Tagger) -> Self {
+        self.config.tagger = t;
+        self
+    }
+
+    /// How many times one dyn decision site may be reached in one run before
+    /// the loop around it is reported as never closing (default 1000).
+    pub fn max_loop_iterations(mut self, n: u64) -> Self {
+        self.config.max_site_visits = n;
+        self
+    }
+
+    /// How many extra turns a loop candidate must repeat identically before
+    /// it is closed (default 16). Plain Rust loops of up to this many
+    /// iterations around dyn branches are told apart from dyn loops.
+    pub fn loop_audit_rounds(mut self, n: u32) -> Self {
+        self.config.audit_rounds = n.max(1);
+        self
+    }
+
+    /// Maximum executions of the closure (default 1,000,000).
+    pub fn max_runs(mut self, n: u64) -> Self {
+        self.config.max_runs = n;
+        self
+    }
+
+    /// Maximum recorded operations (default 4,000,000).
+    pub fn max_operations(mut self, n: usize) -> Self {
+        self.config.max_nodes = n;
+        self
+    }
+
+    /// Audit mode: no memoization and no loop closing, so every path is
+    /// explored on its own (bounded by the limits). Comparing its behaviour
+    /// with a normal extraction catches first-stage state that escaped
+    /// `Static`.
+    pub fn audit(mut self) -> Self {
+        self.config.memoize = false;
+        self.config.close_loops = false;
+        self
+    }
+
+    /// Accept generated loops that have no exit (default: an error, since
+    /// they almost always come from a plain Rust loop taken for a dyn loop).
+    pub fn allow_infinite_loops(mut self, yes: bool) -> Self {
+        self.config.allow_infinite_loops = yes;
+        self
+    }
+
+    /// Extracts `f` into a function called `name`.
+    ///
+    /// `f` is run many times (once per explored path); it must be
+    /// deterministic apart from the answers of [`Dyn::is_true`](crate::Dyn::is_true).
+    /// First-stage parameters are simply captured. On error the builder is
+    /// ready for the next extraction.
+    #[track_caller]
+    pub fn extract<M, F: StagedFn<M>>(&self, name: &str, f: F) -> Result<Extracted<F::Native>> {
+        let loc = caller();
+        let mut config = self.config.clone();
+        if std::env::var("AUGUR_TAGGER").is_ok_and(|v| v == "unwind") {
+            config.tagger = Tagger::Unwinder;
+        }
+        let body = |params: &[crate::ir::VarId]| {
+            let gen = driver::current_gen().expect("inside an extraction");
+            f.invoke(params, gen)
+                .map(|a| with(|e| e.operand(a, loc)))
+        };
+        let trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
+        let (func, stats) = pipeline::compile_trace(trace, &config)?;
+        Ok(Extracted {
+            func,
+            stats,
+            loc,
+            _sig: PhantomData,
+        })
+    }
+}
+
+/// An extracted function: its IR, its C code, its statistics; compile it or
+/// interpret it. `S` is the type of the compiled function.
+#[derive(Clone, Debug)]
+pub struct Extracted<S> {
+    func: Function,
+    stats: Stats,
+    loc: SrcLoc,
+    _sig: PhantomData<S>,
+}
+
+impl<S: Copy> Extracted<S> {
+    /// The IR.
+    pub fn ir(&self) -> &Function {
+        &self.func
+    }
+
+    /// What extraction did.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Where `extract` was called.
+    pub fn location(&self) -> SrcLoc {
+        self.loc
+    }
+
+    /// The function as a C99 translation unit.
+    pub fn c_code(&self) -> String {
+        crate::codegen::c::write_function(&self.func)
+    }
+
+    /// Compiles the C code with the system compiler (cached by content) and
+    /// loads it.
+    pub fn compile(&self) -> Result<Compiled<S>> {
+        self.compile_with(&CompileOptions::default())
+    }
+
+    /// [`compile`](Extracted::compile) with options (compiler, flags, extra C sources).
+    pub fn compile_with(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
+        let lib = compile::compile(&self.c_code(), opts)?;
+        // SAFETY: the library was compiled from C generated for this very
+        // signature: `S` is `unsafe extern "C" fn` of the parameters' and
+        // result's ABI types, which match the C declaration.
+        let f = unsafe { lib.symbol::<S>(&self.func.name)? };
+        Ok(Compiled { lib, f })
+    }
+
+    /// Runs the function in the IR interpreter.
+    pub fn interpret(&self, args: &[Value]) -> Result<Value> {
+        Interpreter::new().call(&self.func, args)
+    }
+
+    /// Runs the function in a given interpreter (with registered externs,
+    /// memory prepared by the caller).
+    pub fn interpret_in(&self, interp: &mut Interpreter, args: &[Value]) -> Result<Value> {
+        interp.call(&self.func, args)
+    }
+}
+
+/// A compiled and loaded function.
+#[derive(Clone)]
+pub struct Compiled<S> {
+    lib: Library,
+    f: S,
+}
+
+impl<S: Copy> Compiled<S> {
+    /// The function pointer: `unsafe extern "C" fn(...) -> ...`. Calling it
+    /// runs the generated C code, which may dereference the pointers it is
+    /// given: the caller guarantees they are valid. The pointer must not be
+    /// used after this `Compiled` (and its clones) are dropped.
+    pub fn get(&self) -> S {
+        self.f
+    }
+
+    /// The loaded library.
+    pub fn library(&self) -> &Library {
+        &self.lib
+    }
+}
+
+impl<S> std::fmt::Debug for Compiled<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Compiled({})", self.lib.path().display())
+    }
+}
+
+/// Kept so that `Error` stays used in docs of this module.
+#[allow(dead_code)]
+fn _error_is_public(e: Error) -> Error {
+    e
+}

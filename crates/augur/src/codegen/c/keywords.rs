@@ -1,0 +1,174 @@
+//! Names that generated C must not use for variables.
+
+/// C99 keywords, later keywords that compilers also reserve, and the names
+/// the preamble (`<stdint.h>`, `<stdbool.h>`, `<stddef.h>`, `<math.h>`) and
+/// common runtime headers (`<stdio.h>`, `<stdlib.h>`, `<string.h>`) bring in.
+///
+/// A variable with one of these names would either not compile or shadow a
+/// macro or function the generated code uses; the naming pass renames such
+/// variables. Names of the externs a function calls are not listed here: the
+/// naming pass must avoid those per function.
+pub const RESERVED: &[&str] = &[
+    // C99 keywords.
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Imaginary",
+    "_Pragma",
+    // C11 and C23 keywords, and GNU ones that `-std=gnu99` enables.
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_Generic",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+    "alignas",
+    "alignof",
+    "constexpr",
+    "nullptr",
+    "static_assert",
+    "thread_local",
+    "typeof",
+    "asm",
+    // <stdbool.h>
+    "bool",
+    "true",
+    "false",
+    // <stddef.h>
+    "NULL",
+    "size_t",
+    "ptrdiff_t",
+    "wchar_t",
+    "offsetof",
+    "max_align_t",
+    // <stdint.h>
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "intptr_t",
+    "uintptr_t",
+    "intmax_t",
+    "uintmax_t",
+    "INT8_MIN",
+    "INT16_MIN",
+    "INT32_MIN",
+    "INT64_MIN",
+    "INT8_MAX",
+    "INT16_MAX",
+    "INT32_MAX",
+    "INT64_MAX",
+    "UINT8_MAX",
+    "UINT16_MAX",
+    "UINT32_MAX",
+    "UINT64_MAX",
+    "SIZE_MAX",
+    // <math.h>
+    "INFINITY",
+    "NAN",
+    "HUGE_VAL",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
+    "sqrt",
+    "sqrtf",
+    "fabs",
+    "fabsf",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fmin",
+    "fmax",
+    "fmod",
+    "pow",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    // <stdio.h>, <stdlib.h>, <string.h> and the program entry.
+    "printf",
+    "fprintf",
+    "sprintf",
+    "snprintf",
+    "puts",
+    "putchar",
+    "stdin",
+    "stdout",
+    "stderr",
+    "EOF",
+    "FILE",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "abort",
+    "exit",
+    "abs",
+    "labs",
+    "memcpy",
+    "memmove",
+    "memset",
+    "memcmp",
+    "strlen",
+    "assert",
+    "errno",
+    "main",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::RESERVED;
+    use std::collections::HashSet;
+
+    #[test]
+    fn reserved_has_no_duplicates_and_covers_the_preamble() {
+        let set: HashSet<&str> = RESERVED.iter().copied().collect();
+        assert_eq!(set.len(), RESERVED.len());
+        for name in [
+            "int", "bool", "true", "NULL", "int32_t", "printf", "main", "NAN",
+        ] {
+            assert!(set.contains(name), "{name}");
+        }
+    }
+}

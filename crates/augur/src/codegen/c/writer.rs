@@ -1,0 +1,436 @@
+//! Writes C99 translation units from IR functions.
+//!
+//! Expressions and statements print through the IR's shared printers
+//! (`ir::display`); this module adds what only C needs: includes, extern
+//! prototypes and function headers. Output depends only on the input (no hash
+//! map order), so equal IR gives byte-identical C and equal cache keys.
+
+use crate::ir::display::{c_declarator, BlockPrinter, ExprPrinter};
+use crate::ir::{Const, Expr, ExternDecl, Function, VarId};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Headers every translation unit includes: fixed-width integers, `bool`, `NULL`.
+const PREAMBLE: [&str; 3] = ["stdint.h", "stdbool.h", "stddef.h"];
+
+/// A complete C translation unit defining `f`.
+pub fn write_function(f: &Function) -> String {
+    write_module(&[f])
+}
+
+/// A complete C translation unit defining each of `fs`, in the given order.
+///
+/// Includes and prototypes are shared: an extern that several functions call
+/// is declared once, before all functions, so the functions may also call
+/// each other through prototype externs.
+pub fn write_module(fs: &[&Function]) -> String {
+    let mut out = String::new();
+    write_includes(&mut out, fs);
+    write_prototypes(&mut out, fs);
+    for f in fs {
+        out.push('\n');
+        write_definition(&mut out, f);
+    }
+    out
+}
+
+/// The `#include` line for a header given as `stdio.h`, `<stdio.h>` or `"my.h"`.
+fn include_line(header: &str) -> String {
+    if header.starts_with(['<', '"']) {
+        format!("#include {header}")
+    } else {
+        format!("#include <{header}>")
+    }
+}
+
+fn write_includes(out: &mut String, fs: &[&Function]) {
+    let mut lines: Vec<String> = PREAMBLE.iter().map(|h| include_line(h)).collect();
+    // `NAN` and `INFINITY` are macros of <math.h>.
+    if fs.iter().any(|f| has_special_float(f)) {
+        lines.push(include_line("math.h"));
+    }
+    // Sorted by the line, so `stdio.h` and `<stdio.h>` meet and dedupe.
+    let headers: BTreeSet<String> = fs
+        .iter()
+        .flat_map(|f| f.externs.iter())
+        .filter_map(|(_, d)| d.header.as_deref().map(include_line))
+        .collect();
+    for h in headers {
+        if !lines.contains(&h) {
+            lines.push(h);
+        }
+    }
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+}
+
+/// True if some float constant of `f` is NaN or infinite.
+fn has_special_float(f: &Function) -> bool {
+    f.exprs.iter().any(|(_, d)| match &d.kind {
+        Expr::Const(Const::F32(x)) => !x.is_finite(),
+        Expr::Const(Const::F64(x)) => !x.is_finite(),
+        _ => false,
+    })
+}
+
+fn write_prototypes(out: &mut String, fs: &[&Function]) {
+    // A Vec keeps first-appearance order; the lists are short.
+    let mut seen: Vec<&ExternDecl> = Vec::new();
+    for f in fs {
+        for (_, d) in f.externs.iter() {
+            if d.header.is_none() && !seen.contains(&d) {
+                seen.push(d);
+            }
+        }
+    }
+    if seen.is_empty() {
+        return;
+    }
+    out.push('\n');
+    for d in seen {
+        out.push_str(&prototype(d));
+        out.push_str(";\n");
+    }
+}
+
+/// `int32_t my_add(int32_t, int32_t)`, without the `;`.
+fn prototype(d: &ExternDecl) -> String {
+    let mut params: Vec<String> = d.params.iter().map(|t| c_declarator(t, "")).collect();
+    let list = match (params.is_empty(), d.variadic) {
+        (true, false) => "void".to_string(),
+        // C99 has no `f(...)`; an old-style declaration accepts any arguments.
+        (true, true) => String::new(),
+        (false, variadic) => {
+            if variadic {
+                params.push("...".to_string());
+            }
+            params.join(", ")
+        }
+    };
+    c_declarator(&d.ret, &format!("{}({list})", d.name))
+}
+
+fn write_definition(out: &mut String, f: &Function) {
+    let params: Vec<String> = f
+        .params
+        .iter()
+        .map(|&p| c_declarator(&f.vars[p].ty, &f.var_name(p)))
+        .collect();
+    let list = if params.is_empty() {
+        "void".to_string()
+    } else {
+        params.join(", ")
+    };
+    // The declarator wraps the name, so pointer returns print as `T *name(...)`.
+    let _ = writeln!(
+        out,
+        "{} {{",
+        c_declarator(&f.ret, &format!("{}({list})", f.name))
+    );
+    let name = |v: VarId| f.var_name(v);
+    let decl = |v: VarId| c_declarator(&f.vars[v].ty, &f.var_name(v));
+    let printer = BlockPrinter {
+        exprs: ExprPrinter {
+            func: f,
+            name: &name,
+        },
+        decl: &decl,
+        prefix: &|_, _, _| {},
+    };
+    printer.block(out, &f.body, 1);
+    out.push_str("}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::{write_function, write_module};
+    use crate::ir::{BinOp, Const, Function, Scalar, Type};
+
+    // Constants print through `ir::display::write_const`; these tests compile
+    // and run them to check the text means the value.
+
+    /// `int32_t clamp(int32_t x, int32_t hi)` with an annotated `if`.
+    fn clamp() -> Function {
+        let mut b = B::new("clamp", I32);
+        let (x, hi) = (b.param("x", I32), b.param("hi", I32));
+        let r = b.local("r", I32);
+        let ex = b.var(x);
+        b.push(decl(r, Some(ex)));
+        let (er, ehi) = (b.var(r), b.var(hi));
+        let big = b.bin(BinOp::Gt, er, ehi);
+        let (er, ehi) = (b.var(r), b.var(hi));
+        let mut branch = if_(big, vec![assign(er, ehi)], vec![]);
+        branch.annotations.push("too big".into());
+        b.push(branch);
+        let (er, zero) = (b.var(r), b.int(0, I32));
+        let neg = b.bin(BinOp::Lt, er, zero);
+        let (zero, er) = (b.int(0, I32), b.var(r));
+        let e = b.select(neg, zero, er);
+        b.push(ret(Some(e)));
+        b.f
+    }
+
+    #[test]
+    fn snapshot() {
+        let expected = "\
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+int32_t clamp(int32_t x, int32_t hi) {
+  int32_t r = x;
+  if (r > hi) { // too big
+    r = hi;
+  }
+  return r < 0 ? 0 : r;
+}
+";
+        assert_eq!(write_function(&clamp()), expected);
+    }
+
+    #[test]
+    fn output_is_deterministic() {
+        let f = clamp();
+        assert_eq!(write_function(&f), write_function(&f.clone()));
+    }
+
+    /// A function calling `add` (a prototype) and `puts`/`abs` (headers).
+    fn caller(name: &str, header: &str) -> Function {
+        let mut b = B::new(name, Type::Void);
+        b.ext("add", vec![I32, I32], I32, None);
+        b.ext("puts", vec![cstr()], I32, Some("stdio.h"));
+        b.ext("abs", vec![I32], I32, Some(header));
+        b.f
+    }
+
+    #[test]
+    fn module_shares_includes_and_prototypes() {
+        let (f, g) = (caller("f", "stdlib.h"), caller("g", "<stdlib.h>"));
+        let src = write_module(&[&f, &g]);
+        let expected_head = "\
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int32_t add(int32_t, int32_t);
+
+void f(void) {
+}
+
+void g(void) {
+}
+";
+        assert_eq!(src, expected_head);
+    }
+
+    #[test]
+    fn header_forms_and_sorting() {
+        let mut b = B::new("h", Type::Void);
+        b.ext("z", vec![], Type::Void, Some("zlib.h"));
+        b.ext("q", vec![], Type::Void, Some("\"local.h\""));
+        b.ext("i", vec![], Type::Void, Some("stdint.h"));
+        b.ext("a", vec![], Type::Void, Some("assert.h"));
+        let src = write_function(&b.f);
+        let includes: Vec<&str> = src.lines().take_while(|l| l.starts_with('#')).collect();
+        let expected = [
+            "#include <stdint.h>",
+            "#include <stdbool.h>",
+            "#include <stddef.h>",
+            "#include \"local.h\"",
+            "#include <assert.h>",
+            "#include <zlib.h>",
+        ];
+        assert_eq!(includes, expected);
+    }
+
+    #[test]
+    fn math_h_only_for_nan_and_infinity() {
+        let with = |c: Const, ty: Type| {
+            let mut b = B::new("k", ty.clone());
+            let e = b.k(c, ty);
+            b.push(ret(Some(e)));
+            write_function(&b.f)
+        };
+        assert!(!with(Const::F64(1.5), F64).contains("math.h"));
+        assert!(!with(Const::F32(-0.0), F32).contains("math.h"));
+        assert!(with(Const::F64(f64::NAN), F64).contains("#include <math.h>\n"));
+        assert!(with(Const::F32(f32::NEG_INFINITY), F32).contains("return (-INFINITY);"));
+    }
+
+    #[test]
+    fn prototype_forms() {
+        let mut b = B::new("p", Type::Void);
+        b.ext("none", vec![], I64, None);
+        let v = b.ext("any", vec![], Type::Void, None);
+        b.f.externs[v].variadic = true;
+        b.ext(
+            "ptrs",
+            vec![Type::ptr(cptr(U32)), cptr(F64)],
+            Type::ptr(BOOL),
+            None,
+        );
+        let src = write_function(&b.f);
+        let expected =
+            "\nint64_t none(void);\nvoid any();\nbool *ptrs(const uint32_t **, const double *);\n";
+        assert!(src.contains(expected), "{src}");
+    }
+
+    #[test]
+    fn strings_escape_trigraphs() {
+        let mut b = B::new("s", cstr());
+        let e = b.str("a??!b???c");
+        b.push(ret(Some(e)));
+        assert!(write_function(&b.f).contains(r#"return "a?\?!b?\?\?c";"#));
+    }
+
+    #[test]
+    fn casts() {
+        let mut b = B::new("conv", I64);
+        let (x, y) = (b.param("x", F64), b.param("y", I32));
+        let (ex, two) = (b.var(x), b.k(Const::F64(2.0), F64));
+        let prod = b.bin(BinOp::Mul, ex, two);
+        let whole = b.cast(prod, I64);
+        let ey = b.var(y);
+        let byte = b.cast(ey, Type::Scalar(Scalar::U8));
+        let wide = b.cast(byte, I64);
+        let sum = b.bin(BinOp::Add, whole, wide);
+        b.push(ret(Some(sum)));
+        let src = write_function(&b.f);
+        assert!(
+            src.contains("return (int64_t)(x * 2.0) + (int64_t)(uint8_t)y;"),
+            "{src}"
+        );
+        let (_dir, lib) = build("c-casts", &src, &[]);
+        let conv = sym!(lib, "conv" as extern "C" fn(f64, i32) -> i64);
+        assert_eq!(conv(1.25, 300), 2 + 44);
+        assert_eq!(conv(-3.9, -1), -7 + 255);
+    }
+
+    /// One function per integer constant; each returns `x op constant`.
+    fn int_const_fn(name: &str, ty: Type, op: BinOp, k: i64) -> crate::ir::Function {
+        let mut b = B::new(name, ty.clone());
+        let x = b.param("x", ty.clone());
+        let (ex, ek) = (b.var(x), b.int(k, ty));
+        let e = b.bin(op, ex, ek);
+        b.push(ret(Some(e)));
+        b.f
+    }
+
+    #[test]
+    fn integer_constants() {
+        let fs = [
+            int_const_fn("sub_neg", I32, BinOp::Sub, -5),
+            int_const_fn("sub_min", I32, BinOp::Sub, i32::MIN as i64),
+            int_const_fn("add_big", I64, BinOp::Add, 1 << 40),
+            int_const_fn("add_neg_big", I64, BinOp::Add, -5_000_000_000),
+            int_const_fn("sub_min64", I64, BinOp::Sub, i64::MIN),
+            int_const_fn("and_u32", U32, BinOp::BitAnd, u32::MAX as i64),
+            int_const_fn("xor_u64", U64, BinOp::BitXor, u64::MAX as i64),
+        ];
+        let src = write_module(&fs.iter().collect::<Vec<_>>());
+        for text in [
+            "x - -5;",
+            "x - (-2147483647 - 1);",
+            "x + 1099511627776ll;",
+            "x + -5000000000ll;",
+        ] {
+            assert!(src.contains(text), "{text} in {src}");
+        }
+        for text in [
+            "x - (-9223372036854775807ll - 1);",
+            "x & 4294967295u;",
+            "x ^ 18446744073709551615ull;",
+        ] {
+            assert!(src.contains(text), "{text} in {src}");
+        }
+        let (_dir, lib) = build("c-ints", &src, &[]);
+        assert_eq!(sym!(lib, "sub_neg" as extern "C" fn(i32) -> i32)(1), 6);
+        assert_eq!(
+            sym!(lib, "sub_min" as extern "C" fn(i32) -> i32)(-1),
+            i32::MAX
+        );
+        assert_eq!(
+            sym!(lib, "add_big" as extern "C" fn(i64) -> i64)(1),
+            (1 << 40) + 1
+        );
+        assert_eq!(
+            sym!(lib, "add_neg_big" as extern "C" fn(i64) -> i64)(0),
+            -5_000_000_000
+        );
+        assert_eq!(
+            sym!(lib, "sub_min64" as extern "C" fn(i64) -> i64)(-1),
+            i64::MAX
+        );
+        assert_eq!(sym!(lib, "and_u32" as extern "C" fn(u32) -> u32)(7), 7);
+        assert_eq!(
+            sym!(lib, "xor_u64" as extern "C" fn(u64) -> u64)(1),
+            u64::MAX - 1
+        );
+    }
+
+    #[test]
+    fn float_constants() {
+        let f64s = [
+            1.0,
+            0.1,
+            -0.0,
+            1e300,
+            5e-324,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let f32s = [
+            0.1f32,
+            1.0,
+            1e-45,
+            f32::MAX,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        let mut b = B::new("floats", Type::Void);
+        let (o64, o32) = (
+            b.param("o64", Type::ptr(F64)),
+            b.param("o32", Type::ptr(F32)),
+        );
+        for (i, v) in f64s.iter().enumerate() {
+            let (base, idx, k) = (b.var(o64), b.int(i as i64, I32), b.k(Const::F64(*v), F64));
+            let place = b.index(base, idx);
+            b.push(assign(place, k));
+        }
+        for (i, v) in f32s.iter().enumerate() {
+            let (base, idx, k) = (b.var(o32), b.int(i as i64, I32), b.k(Const::F32(*v), F32));
+            let place = b.index(base, idx);
+            b.push(assign(place, k));
+        }
+        let src = write_function(&b.f);
+        assert!(src.contains("#include <math.h>\n"), "{src}");
+        assert!(
+            src.contains("o32[0] = 0.1f;") && src.contains("o64[0] = 1.0;"),
+            "{src}"
+        );
+        let (_dir, lib) = build("c-floats", &src, &[]);
+        let floats = sym!(lib, "floats" as extern "C" fn(*mut f64, *mut f32));
+        let (mut got64, mut got32) = ([0.0; 9], [0.0f32; 7]);
+        floats(got64.as_mut_ptr(), got32.as_mut_ptr());
+        for (g, v) in got64.iter().zip(f64s) {
+            assert!(
+                g.to_bits() == v.to_bits() || (g.is_nan() && v.is_nan()),
+                "{g} vs {v}"
+            );
+        }
+        for (g, v) in got32.iter().zip(f32s) {
+            assert!(
+                g.to_bits() == v.to_bits() || (g.is_nan() && v.is_nan()),
+                "{g} vs {v}"
+            );
+        }
+    }
+}

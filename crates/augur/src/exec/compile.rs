@@ -1,0 +1,519 @@
+//! Compiling generated C into a shared library and loading it.
+//!
+//! Libraries are cached on disk under a hash of everything that affects the
+//! compiler's output, so running a program (or a test suite) again does not
+//! run the compiler again. Every file enters the cache by `rename` from a name
+//! unique to the writer, so concurrent compiles of the same code (parallel
+//! tests) never see each other's half-written files.
+
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Flags used when [`CompileOptions::flags`] is left at its default.
+///
+/// `-fwrapv` makes signed overflow wrap, as it does in the IR interpreter, so
+/// both ways of running the second stage agree.
+pub const DEFAULT_FLAGS: &[&str] = &[
+    "-std=c99", "-O2", "-fPIC", "-shared", "-Wall", "-Werror", "-fwrapv",
+];
+
+/// Bumped whenever the cache layout or key changes, so old entries are ignored.
+const CACHE_VERSION: &str = "augur-cache-1";
+
+/// How [`compile`] builds a library.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// The compiler command; `None` means the `CC` environment variable, else
+    /// `cc`. It is split at whitespace, so it may carry a wrapper or
+    /// arguments (`ccache gcc`).
+    pub cc: Option<String>,
+    /// Compiler flags; they must produce a shared library. Flags that start
+    /// with `-l` are placed after the sources, where linkers look for them.
+    pub flags: Vec<String>,
+    /// Where compiled libraries are cached; `None` means the `AUGUR_CACHE`
+    /// environment variable, else `augur-cache` in the system temp directory.
+    pub cache_dir: Option<PathBuf>,
+    /// Extra C sources (user runtime functions) compiled into the same library.
+    pub extra_c: Vec<String>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            cc: None,
+            flags: DEFAULT_FLAGS.iter().map(|f| f.to_string()).collect(),
+            cache_dir: None,
+            extra_c: Vec::new(),
+        }
+    }
+}
+
+impl CompileOptions {
+    /// The compiler command these options name, after the `CC` fallback.
+    pub fn resolved_cc(&self) -> String {
+        choose(self.cc.clone(), std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string())
+    }
+
+    /// The cache directory these options name, after the `AUGUR_CACHE` fallback.
+    pub fn resolved_cache_dir(&self) -> PathBuf {
+        let env = std::env::var("AUGUR_CACHE").ok();
+        match choose(self.cache_dir.clone(), env.map(PathBuf::from)) {
+            Some(dir) => dir,
+            None => std::env::temp_dir().join("augur-cache"),
+        }
+    }
+}
+
+/// The explicit setting if given, else a non-empty environment value.
+fn choose<T: AsRef<std::ffi::OsStr>>(explicit: Option<T>, env: Option<T>) -> Option<T> {
+    explicit.or(env.filter(|v| !v.as_ref().is_empty()))
+}
+
+/// A loaded shared library. Clones share the handle; the library stays loaded
+/// while any clone is alive.
+#[derive(Clone, Debug)]
+pub struct Library {
+    lib: Arc<libloading::Library>,
+    path: PathBuf,
+    cache_hit: bool,
+}
+
+impl Library {
+    fn open(path: &Path, cache_hit: bool) -> Result<Library> {
+        // SAFETY: loading runs the library's initialisers. The library was
+        // compiled by `compile` from generated C plus the user's `extra_c`,
+        // whose initialisers (if any) are the user's responsibility.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| Error::Load {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok(Library {
+            lib: Arc::new(lib),
+            path: path.to_path_buf(),
+            cache_hit,
+        })
+    }
+
+    /// The function (or other symbol) `name`, as `F`, typically an
+    /// `extern "C" fn(..) -> ..` pointer type.
+    ///
+    /// # Safety
+    ///
+    /// `F` must match the C definition of `name` (argument and return types,
+    /// C ABI), and the value must not be used after every clone of this
+    /// `Library` has been dropped.
+    pub unsafe fn symbol<F: Copy>(&self, name: &str) -> Result<F> {
+        // SAFETY: the caller guarantees that `F` is the symbol's type.
+        let sym = unsafe { self.lib.get::<F>(name.as_bytes()) };
+        sym.map(|s| *s).map_err(|e| Error::Load {
+            path: self.path.clone(),
+            message: format!("no symbol `{name}`: {e}"),
+        })
+    }
+
+    /// The library's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True if the library came from the cache, without running the compiler.
+    pub fn cache_hit(&self) -> bool {
+        self.cache_hit
+    }
+}
+
+/// Compiles `source` (a C translation unit) and `opts.extra_c` into one
+/// shared library and loads it, reusing a cached library when one exists.
+///
+/// Errors: [`Error::CompilerMissing`] if the compiler cannot be started,
+/// [`Error::Compile`] (naming the cached `.c` file) if it fails,
+/// [`Error::Load`] if the library cannot be loaded or the cache written.
+pub fn compile(source: &str, opts: &CompileOptions) -> Result<Library> {
+    let cc = opts.resolved_cc();
+    let dir = opts.resolved_cache_dir();
+    let key = cache_key(&cc, opts, source);
+    let lib_path = dir.join(format!("{key}.so"));
+    if lib_path.exists() {
+        return Library::open(&lib_path, true);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, "cannot create the cache", e))?;
+    let c_path = dir.join(format!("{key}.c"));
+    write_atomic(&c_path, source)?;
+    let mut sources = vec![c_path.clone()];
+    for (i, extra) in opts.extra_c.iter().enumerate() {
+        let path = dir.join(format!("{key}_extra{i}.c"));
+        write_atomic(&path, extra)?;
+        sources.push(path);
+    }
+    let tmp = dir.join(format!("{key}.{}.tmp.so", unique_suffix()));
+    run_compiler(&cc, &opts.flags, &sources, &tmp).map_err(|e| match e {
+        CompilerFailure::Spawn(message) => Error::CompilerMissing {
+            compiler: cc.clone(),
+            message,
+        },
+        CompilerFailure::Exit(output) => Error::Compile {
+            path: c_path.clone(),
+            output,
+        },
+    })?;
+    rename(&tmp, &lib_path)?;
+    Library::open(&lib_path, false)
+}
+
+/// Why the compiler did not produce a library.
+enum CompilerFailure {
+    /// It could not be started.
+    Spawn(String),
+    /// It ran and failed, with this output.
+    Exit(String),
+}
+
+/// Runs `cc flags -o out sources libs`, removing `out` on failure.
+fn run_compiler(
+    cc: &str,
+    flags: &[String],
+    sources: &[PathBuf],
+    out: &Path,
+) -> std::result::Result<(), CompilerFailure> {
+    let mut words = cc.split_whitespace();
+    let program = words.next().unwrap_or("cc");
+    let (libs, flags): (Vec<&String>, Vec<&String>) =
+        flags.iter().partition(|f| f.starts_with("-l"));
+    let result = Command::new(program)
+        .args(words)
+        .args(flags)
+        .arg("-o")
+        .arg(out)
+        .args(sources)
+        .args(libs)
+        .output()
+        .map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
+    if result.status.success() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(out);
+    let mut output = String::from_utf8_lossy(&result.stderr).into_owned();
+    output.push_str(&String::from_utf8_lossy(&result.stdout));
+    if output.trim().is_empty() {
+        output = format!("{cc} failed ({}) without output", result.status);
+    }
+    Err(CompilerFailure::Exit(output))
+}
+
+/// Writes `path` through a private temporary file, so that a compiler reading
+/// `path` at the same time sees either nothing or all of it.
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", unique_suffix()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, "cannot write", e))?;
+    rename(&tmp, path)
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).map_err(|e| {
+        let _ = std::fs::remove_file(from);
+        io_error(to, "cannot move into the cache", e)
+    })
+}
+
+fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
+    Error::Load {
+        path: path.to_path_buf(),
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// A file-name part unique to this process, thread and call.
+fn unique_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    format!("{}-{thread}-{n}", std::process::id())
+}
+
+/// The cache key: 32 hex digits of FNV-1a-128 over everything that changes
+/// the library (each part length-prefixed, so parts cannot run together).
+fn cache_key(cc: &str, opts: &CompileOptions, source: &str) -> String {
+    let mut h = Fnv128::new();
+    h.part(CACHE_VERSION.as_bytes());
+    h.part(std::env::consts::ARCH.as_bytes());
+    h.part(std::env::consts::OS.as_bytes());
+    h.part(cc.as_bytes());
+    h.part(&(opts.flags.len() as u64).to_le_bytes());
+    for f in &opts.flags {
+        h.part(f.as_bytes());
+    }
+    h.part(source.as_bytes());
+    h.part(&(opts.extra_c.len() as u64).to_le_bytes());
+    for x in &opts.extra_c {
+        h.part(x.as_bytes());
+    }
+    format!("{:032x}", h.0)
+}
+
+/// The 128-bit FNV-1a hash: stable across runs and platforms (unlike std's
+/// `DefaultHasher`), and good enough to tell sources apart.
+struct Fnv128(u128);
+
+impl Fnv128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013b;
+
+    fn new() -> Self {
+        Fnv128(Self::OFFSET)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u128::from(b);
+            self.0 = self.0.wrapping_mul(Self::PRIME);
+        }
+    }
+
+    fn part(&mut self, bytes: &[u8]) {
+        self.bytes(&(bytes.len() as u64).to_le_bytes());
+        self.bytes(bytes);
+    }
+}
+
+/// Helpers for tests that compile C.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::{Path, PathBuf};
+
+    /// A fresh directory, removed when dropped.
+    pub(crate) struct TestDir(PathBuf);
+
+    impl TestDir {
+        /// An empty directory named after the test (and this process).
+        pub(crate) fn new(name: &str) -> TestDir {
+            let dir =
+                std::env::temp_dir().join(format!("augur-test-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("creating a test directory");
+            TestDir(dir)
+        }
+
+        /// Its path.
+        pub(crate) fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TestDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::TestDir;
+    use super::*;
+
+    const ADD: &str = "#include <stdint.h>\nint32_t add(int32_t a, int32_t b) { return a + b; }\n";
+
+    type BinI32 = extern "C" fn(i32, i32) -> i32;
+
+    fn opts(dir: &TestDir) -> CompileOptions {
+        CompileOptions {
+            cache_dir: Some(dir.path().to_path_buf()),
+            ..CompileOptions::default()
+        }
+    }
+
+    fn call_add(lib: &Library, a: i32, b: i32) -> i32 {
+        // SAFETY: `add` is defined in ADD with this signature.
+        let add: BinI32 = unsafe { lib.symbol("add") }.unwrap();
+        add(a, b)
+    }
+
+    #[test]
+    fn compiles_and_calls_a_function() {
+        let dir = TestDir::new("compile-call");
+        let lib = compile(ADD, &opts(&dir)).unwrap();
+        assert!(!lib.cache_hit());
+        assert_eq!(call_add(&lib, 2, 3), 5);
+        assert!(lib.path().starts_with(dir.path()));
+        assert_eq!(lib.path().extension().unwrap(), "so");
+    }
+
+    #[test]
+    fn second_compile_hits_the_cache() {
+        let dir = TestDir::new("compile-cache");
+        let first = compile(ADD, &opts(&dir)).unwrap();
+        let modified = std::fs::metadata(first.path()).unwrap().modified().unwrap();
+        let second = compile(ADD, &opts(&dir)).unwrap();
+        assert!(second.cache_hit());
+        assert_eq!(first.path(), second.path());
+        let again = std::fs::metadata(second.path())
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(modified, again, "the library was rebuilt");
+        assert_eq!(call_add(&second, 40, 2), 42);
+    }
+
+    #[test]
+    fn syntax_error_reports_the_compiler_output() {
+        let dir = TestDir::new("compile-syntax");
+        let err = compile("int f(void) { return 1 }\n", &opts(&dir)).unwrap_err();
+        match err {
+            Error::Compile { path, output } => {
+                assert!(path.exists(), "{}", path.display());
+                assert_eq!(path.extension().unwrap(), "c");
+                assert!(output.contains("expected"), "{output}");
+            }
+            e => panic!("unexpected {e:?}"),
+        }
+        // A failed compile leaves no library or temporary library behind.
+        let libs = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().unwrap() == "so")
+            .count();
+        assert_eq!(libs, 0);
+    }
+
+    #[test]
+    fn warnings_are_errors() {
+        let dir = TestDir::new("compile-warning");
+        let src = "int f(void) { int unused = 1; return 0; }\n";
+        let err = compile(src, &opts(&dir)).unwrap_err();
+        assert!(matches!(err, Error::Compile { ref output, .. } if output.contains("unused")));
+    }
+
+    #[test]
+    fn missing_compiler() {
+        let dir = TestDir::new("compile-missing");
+        let opts = CompileOptions {
+            cc: Some("/nonexistent/cc".into()),
+            ..opts(&dir)
+        };
+        match compile(ADD, &opts).unwrap_err() {
+            Error::CompilerMissing { compiler, message } => {
+                assert_eq!(compiler, "/nonexistent/cc");
+                assert!(!message.is_empty());
+            }
+            e => panic!("unexpected {e:?}"),
+        }
+    }
+
+    #[test]
+    fn extra_sources_are_linked_in() {
+        let dir = TestDir::new("compile-extra");
+        let main = "#include <stdint.h>\nint32_t twice(int32_t);\n\
+                    int32_t quad(int32_t x) { return twice(twice(x)); }\n";
+        let opts = CompileOptions {
+            extra_c: vec![
+                "#include <stdint.h>\nint32_t twice(int32_t x) { return 2 * x; }\n".into(),
+            ],
+            ..opts(&dir)
+        };
+        let lib = compile(main, &opts).unwrap();
+        // SAFETY: `quad` is defined above with this signature.
+        let quad: extern "C" fn(i32) -> i32 = unsafe { lib.symbol("quad") }.unwrap();
+        assert_eq!(quad(3), 12);
+    }
+
+    #[test]
+    fn concurrent_compiles_of_the_same_source() {
+        let dir = TestDir::new("compile-threads");
+        let opts = opts(&dir);
+        let barrier = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        compile(ADD, &opts).map(|lib| call_add(&lib, 1, 2))
+                    })
+                })
+                .collect();
+            for h in handles {
+                assert_eq!(h.join().unwrap().unwrap(), 3);
+            }
+        });
+        // Only the final files remain: sources, the library, no temporaries.
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn missing_symbol_is_a_load_error() {
+        let dir = TestDir::new("compile-symbol");
+        let lib = compile(ADD, &opts(&dir)).unwrap();
+        // SAFETY: the lookup fails, so the type is never used.
+        let err = unsafe { lib.symbol::<BinI32>("sub") }.unwrap_err();
+        assert!(matches!(err, Error::Load { ref message, .. } if message.contains("`sub`")));
+    }
+
+    #[test]
+    fn signed_overflow_wraps() {
+        let dir = TestDir::new("compile-wrap");
+        let lib = compile(ADD, &opts(&dir)).unwrap();
+        assert_eq!(call_add(&lib, i32::MAX, 1), i32::MIN);
+    }
+
+    #[test]
+    fn link_flags_follow_the_sources() {
+        let dir = TestDir::new("compile-libm");
+        let src = "#include <math.h>\ndouble root(double x) { return sqrt(x); }\n";
+        let mut opts = opts(&dir);
+        opts.flags.push("-lm".into());
+        let lib = compile(src, &opts).unwrap();
+        // SAFETY: `root` is defined above with this signature.
+        let root: extern "C" fn(f64) -> f64 = unsafe { lib.symbol("root") }.unwrap();
+        assert_eq!(root(2.25), 1.5);
+    }
+
+    #[test]
+    fn fnv1a_128_known_values() {
+        let hash = |s: &str| {
+            let mut h = Fnv128::new();
+            h.bytes(s.as_bytes());
+            h.0
+        };
+        assert_eq!(hash(""), 0x6c62272e07bb014262b821756295c58d);
+        assert_eq!(hash("a"), 0xd228cb696f1a8caf78912b704e4a8964);
+    }
+
+    #[test]
+    fn key_depends_on_everything_compiled() {
+        let base = CompileOptions::default();
+        let key = |cc: &str, o: &CompileOptions, src: &str| cache_key(cc, o, src);
+        let k = key("cc", &base, "x");
+        assert_eq!(k.len(), 32);
+        assert_eq!(k, key("cc", &base, "x"));
+        assert_ne!(k, key("gcc", &base, "x"));
+        assert_ne!(k, key("cc", &base, "y"));
+        let mut flags = base.clone();
+        flags.flags.push("-O3".into());
+        assert_ne!(k, key("cc", &flags, "x"));
+        let mut extra = base.clone();
+        extra.extra_c.push(String::new());
+        assert_ne!(k, key("cc", &extra, "x"));
+        // Parts are delimited: moving text between parts changes the key.
+        assert_ne!(key("c", &base, "cx"), key("cc", &base, "x"));
+    }
+
+    #[test]
+    fn defaults() {
+        let o = CompileOptions::default();
+        assert_eq!(o.flags, DEFAULT_FLAGS);
+        assert!(o.flags.iter().any(|f| f == "-fwrapv"));
+        assert_eq!(choose(Some("a"), Some("b")), Some("a"));
+        assert_eq!(choose(None, Some("b")), Some("b"));
+        assert_eq!(choose(None, Some("")), None);
+        assert_eq!(choose::<&str>(None, None), None);
+    }
+}

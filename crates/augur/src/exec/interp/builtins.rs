@@ -1,0 +1,225 @@
+//! The C library functions the interpreter provides without registration.
+//!
+//! Arguments are converted as a C prototype would convert them (`sqrt(2)`
+//! takes the `int` as a `double`), and each function reports what C leaves
+//! undefined (`abs(INT_MIN)`, overlapping `memcpy`, `free` of a non-heap
+//! pointer) as an error.
+
+use super::memory::{Memory, Origin};
+use super::printf;
+use super::value::Value;
+use crate::{Error, Result};
+use std::io::Write;
+
+/// A built-in: memory, the output sink, the arguments.
+pub(super) type Builtin = fn(&mut Memory, &mut Output, &[Value]) -> Result<Value>;
+
+/// Finds the built-in called `name`.
+pub(super) fn lookup(name: &str) -> Option<Builtin> {
+    Some(match name {
+        "printf" => |m, o, a| {
+            let fmt = m.read_cstr_at(ptr(a, 0, "printf")?, usize::MAX)?;
+            let text = printf::format(m, &fmt, &a[1..])?;
+            o.write(&text);
+            Ok(Value::I32(text.len() as i32))
+        },
+        "puts" => |m, o, a| {
+            let mut text = m.read_cstr_at(ptr(a, 0, "puts")?, usize::MAX)?;
+            text.push(b'\n');
+            o.write(&text);
+            Ok(Value::I32(text.len() as i32))
+        },
+        "putchar" => |_, o, a| {
+            let c = int(a, 0, "putchar")? as u8;
+            o.write(&[c]);
+            Ok(Value::I32(c as i32))
+        },
+        "malloc" => |m, _, a| Ok(Value::Ptr(m.new_alloc(size(a, 0, "malloc")?, Origin::Malloc, false)?)),
+        "calloc" => |m, _, a| {
+            let (n, each) = (size(a, 0, "calloc")?, size(a, 1, "calloc")?);
+            let total = n.checked_mul(each).ok_or_else(|| fail(format!("calloc({n}, {each}) overflows")))?;
+            Ok(Value::Ptr(m.new_alloc(total, Origin::Malloc, true)?))
+        },
+        "free" => |m, _, a| {
+            m.free(Value::Ptr(ptr(a, 0, "free")?))?;
+            Ok(Value::Void)
+        },
+        "memcpy" => |m, _, a| {
+            let d = ptr(a, 0, "memcpy")?;
+            m.copy(d, ptr(a, 1, "memcpy")?, size(a, 2, "memcpy")?)?;
+            Ok(Value::Ptr(d))
+        },
+        "memset" => |m, _, a| {
+            let p = ptr(a, 0, "memset")?;
+            m.fill(p, int(a, 1, "memset")? as u8, size(a, 2, "memset")?)?;
+            Ok(Value::Ptr(p))
+        },
+        "abs" => |_, _, a| {
+            let v = int(a, 0, "abs")? as i32;
+            v.checked_abs().map(Value::I32).ok_or_else(|| fail("abs of INT_MIN overflows".into()))
+        },
+        "labs" => |_, _, a| {
+            let v = int(a, 0, "labs")?;
+            v.checked_abs().map(Value::I64).ok_or_else(|| fail("labs of LONG_MIN overflows".into()))
+        },
+        "fabs" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "fabs")?.abs())),
+        "fabsf" => |_, _, a| Ok(Value::F32(f32_arg(a, 0, "fabsf")?.abs())),
+        "sqrt" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "sqrt")?.sqrt())),
+        "sqrtf" => |_, _, a| Ok(Value::F32(f32_arg(a, 0, "sqrtf")?.sqrt())),
+        "exp" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "exp")?.exp())),
+        "log" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "log")?.ln())),
+        "sin" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "sin")?.sin())),
+        "cos" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "cos")?.cos())),
+        "floor" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "floor")?.floor())),
+        "ceil" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "ceil")?.ceil())),
+        "pow" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "pow")?.powf(f64_arg(a, 1, "pow")?))),
+        "fmin" => |_, _, a| Ok(Value::F64(fmin(f64_arg(a, 0, "fmin")?, f64_arg(a, 1, "fmin")?))),
+        "fmax" => |_, _, a| Ok(Value::F64(fmax(f64_arg(a, 0, "fmax")?, f64_arg(a, 1, "fmax")?))),
+        "fminf" => |_, _, a| {
+            let (x, y) = (f32_arg(a, 0, "fminf")?, f32_arg(a, 1, "fminf")?);
+            Ok(Value::F32(fmin(x as f64, y as f64) as f32))
+        },
+        "fmaxf" => |_, _, a| {
+            let (x, y) = (f32_arg(a, 0, "fmaxf")?, f32_arg(a, 1, "fmaxf")?);
+            Ok(Value::F32(fmax(x as f64, y as f64) as f32))
+        },
+        _ => return None,
+    })
+}
+
+/// glibc's `fmin`: the first operand on ties (so `fmin(-0.0, 0.0)` is
+/// `-0.0`), the other operand when one is NaN.
+fn fmin(x: f64, y: f64) -> f64 {
+    match () {
+        _ if x <= y => x,
+        _ if x > y => y,
+        _ if y.is_nan() => x,
+        _ => y,
+    }
+}
+
+/// glibc's `fmax`, the mirror of [`fmin`].
+fn fmax(x: f64, y: f64) -> f64 {
+    match () {
+        _ if x >= y => x,
+        _ if x < y => y,
+        _ if y.is_nan() => x,
+        _ => y,
+    }
+}
+
+fn fail(message: String) -> Error {
+    Error::Interp { message }
+}
+
+fn arg(a: &[Value], i: usize, func: &str) -> Result<Value> {
+    a.get(i)
+        .copied()
+        .ok_or_else(|| fail(format!("{func} takes at least {} arguments, got {}", i + 1, a.len())))
+}
+
+/// An integer argument (any integer type, as a prototype would convert it).
+fn int(a: &[Value], i: usize, func: &str) -> Result<i64> {
+    let v = arg(a, i, func)?;
+    v.as_i64()
+        .ok_or_else(|| fail(format!("argument {} of {func} must be an integer, got {}", i + 1, v.ty())))
+}
+
+/// A `size_t` argument; a negative signed value is an error rather than the
+/// huge size C would turn it into.
+fn size(a: &[Value], i: usize, func: &str) -> Result<u64> {
+    let v = arg(a, i, func)?;
+    let n = int(a, i, func)?;
+    let signed = v.scalar().is_some_and(|s| s.is_signed());
+    if signed && n < 0 {
+        return Err(fail(format!("{func} called with the negative size {n}")));
+    }
+    Ok(n as u64)
+}
+
+fn ptr(a: &[Value], i: usize, func: &str) -> Result<u64> {
+    let v = arg(a, i, func)?;
+    v.as_ptr()
+        .ok_or_else(|| fail(format!("argument {} of {func} must be a pointer, got {}", i + 1, v.ty())))
+}
+
+fn f64_arg(a: &[Value], i: usize, func: &str) -> Result<f64> {
+    let v = arg(a, i, func)?;
+    match v {
+        Value::F64(x) => Ok(x),
+        Value::F32(x) => Ok(x as f64),
+        Value::U64(x) => Ok(x as f64),
+        v => v.as_i64().map(|x| x as f64).ok_or_else(|| {
+            fail(format!("argument {} of {func} must be a number, got {}", i + 1, v.ty()))
+        }),
+    }
+}
+
+fn f32_arg(a: &[Value], i: usize, func: &str) -> Result<f32> {
+    let v = arg(a, i, func)?;
+    match v {
+        Value::F32(x) => Ok(x),
+        Value::F64(x) => Ok(x as f32),
+        Value::U64(x) => Ok(x as f32),
+        v => v.as_i64().map(|x| x as f32).ok_or_else(|| {
+            fail(format!("argument {} of {func} must be a number, got {}", i + 1, v.ty()))
+        }),
+    }
+}
+
+/// Everything the program wrote to `stdout`, as text.
+#[derive(Default, Debug)]
+pub(super) struct Output {
+    text: String,
+    /// The start of a UTF-8 sequence whose remaining bytes have not been
+    /// written yet (`putchar` writes one byte at a time).
+    pending: Vec<u8>,
+    /// Also write to the process's stdout.
+    pub echo: bool,
+}
+
+impl Output {
+    /// Appends bytes; invalid UTF-8 becomes U+FFFD.
+    pub fn write(&mut self, bytes: &[u8]) {
+        if self.echo {
+            // Echo is best effort: a closed stdout must not stop the program.
+            let _ = std::io::stdout().write_all(bytes);
+        }
+        self.pending.extend_from_slice(bytes);
+        let mut rest: &[u8] = &self.pending;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    self.text.push_str(s);
+                    rest = &[];
+                    break;
+                }
+                Err(e) => {
+                    let (valid, tail) = rest.split_at(e.valid_up_to());
+                    self.text
+                        .push_str(std::str::from_utf8(valid).expect("checked valid"));
+                    match e.error_len() {
+                        // An incomplete sequence at the end: wait for more bytes.
+                        None => {
+                            rest = tail;
+                            break;
+                        }
+                        Some(n) => {
+                            self.text.push(char::REPLACEMENT_CHARACTER);
+                            rest = &tail[n..];
+                        }
+                    }
+                }
+            }
+        }
+        self.pending = rest.to_vec();
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn take(&mut self) -> String {
+        std::mem::take(&mut self.text)
+    }
+}

@@ -1,0 +1,551 @@
+//! The evaluator: a recursive walk over the statement tree and the
+//! expression arena of one function call.
+//!
+//! Variables live in a slot vector indexed by [`VarId`]. A variable whose
+//! address is taken, and every local array, lives in an allocation of the
+//! [`Memory`](super::Memory) instead: the allocation is made by its
+//! declaration, goes out of scope when its block ends (pointers to it then
+//! fail), is reused when the declaration runs again (the next loop
+//! iteration, as a C compiler reuses the stack slot), and is dropped when
+//! the call returns.
+
+use super::builtins::{self, Builtin};
+use super::memory::{ptr_add, Origin};
+use super::ops;
+use super::value::Value;
+use super::Interpreter;
+use crate::ir::{
+    Block, Const, EntityId, Expr, ExprId, FuncId, Function, Stmt, StmtKind, Type, VarId, VarKind,
+};
+use crate::{Error, Result};
+
+fn err<T>(message: String) -> Result<T> {
+    Err(Error::Interp { message })
+}
+
+/// The state of one variable.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// Not declared yet, or declared without a value.
+    Uninit,
+    /// A variable held in the slot.
+    Val(Value),
+    /// The variable's storage is this allocation.
+    Mem(u64),
+}
+
+/// Where a variable lives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Home {
+    /// In its slot.
+    Reg,
+    /// In memory, as a scalar or pointer (its address is taken).
+    Mem,
+    /// In memory as an array: the variable names its first element.
+    Array,
+}
+
+#[derive(Clone, Copy)]
+enum Callee {
+    User(usize),
+    Builtin(Builtin),
+    Unknown,
+}
+
+/// How a statement ended.
+enum Flow {
+    Next,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+struct Frame<'a> {
+    it: &'a mut Interpreter,
+    f: &'a Function,
+    slots: Vec<Slot>,
+    homes: Vec<Home>,
+    /// Allocations of the memory-homed locals declared in the open blocks,
+    /// innermost last.
+    scoped: Vec<u64>,
+    callees: Vec<Callee>,
+    steps: u64,
+    /// The type that memory-homed array parameters (pointers) load as.
+    ptr_ty: Type,
+}
+
+/// Runs `f` (its arguments already checked).
+pub(super) fn run(it: &mut Interpreter, f: &Function, args: &[Value]) -> Result<Value> {
+    let mut frame = Frame::new(it, f);
+    let result = frame.params(args).and_then(|()| frame.body());
+    frame.finish();
+    result
+}
+
+fn home_of(f: &Function, v: VarId) -> Home {
+    let d = &f.vars[v];
+    match (&d.ty, d.kind) {
+        // An array parameter is a pointer, as in C.
+        (_, VarKind::Param(_)) if d.addr_taken => Home::Mem,
+        (_, VarKind::Param(_)) => Home::Reg,
+        (Type::Array { .. }, _) => Home::Array,
+        _ if d.addr_taken => Home::Mem,
+        _ => Home::Reg,
+    }
+}
+
+/// Appends the statement's source location to an interpreter error.
+fn at<T>(r: Result<T>, s: &Stmt) -> Result<T> {
+    match (r, s.loc) {
+        (Err(Error::Interp { message }), Some(loc)) => Err(Error::Interp {
+            message: format!("{message} (at {loc})"),
+        }),
+        (r, _) => r,
+    }
+}
+
+/// The size of what a pointer or array of type `ty` points to (`void`
+/// counts 1, as in GNU C).
+fn elem_size(ty: &Type) -> Result<u64> {
+    match ty.element() {
+        Some(Type::Void) => Ok(1),
+        Some(t) => t.size().map_or_else(|| err(format!("pointer arithmetic on {ty}")), Ok),
+        None => err(format!("pointer arithmetic on the non-pointer type {ty}")),
+    }
+}
+
+impl<'a> Frame<'a> {
+    fn new(it: &'a mut Interpreter, f: &'a Function) -> Frame<'a> {
+        let callees = f
+            .externs
+            .iter()
+            .map(|(_, d)| match it.extern_index.get(&d.name) {
+                Some(&i) => Callee::User(i),
+                None => builtins::lookup(&d.name).map_or(Callee::Unknown, Callee::Builtin),
+            })
+            .collect();
+        Frame {
+            slots: vec![Slot::Uninit; f.vars.len()],
+            homes: f.vars.keys().map(|v| home_of(f, v)).collect(),
+            scoped: Vec::new(),
+            callees,
+            steps: 0,
+            ptr_ty: Type::ptr(Type::Void),
+            it,
+            f,
+        }
+    }
+
+    fn params(&mut self, args: &[Value]) -> Result<()> {
+        for (&p, &a) in self.f.params.iter().zip(args) {
+            self.slots[p.index()] = match self.homes[p.index()] {
+                Home::Mem => {
+                    let size = a.encode().1 as u64;
+                    let name = Origin::Local(self.f.var_name(p));
+                    let ptr = self.it.memory.new_alloc(size, name, false)?;
+                    self.it.memory.store_at(ptr, a)?;
+                    Slot::Mem(ptr)
+                }
+                _ => Slot::Val(a),
+            };
+        }
+        Ok(())
+    }
+
+    fn body(&mut self) -> Result<Value> {
+        let f = self.f;
+        match self.block(&f.body)? {
+            Flow::Return(v) => Ok(v),
+            _ if f.ret == Type::Void => Ok(Value::Void),
+            _ => err(format!("`{}` reached its end without returning a value", f.name)),
+        }
+    }
+
+    /// Drops every local's storage: pointers to them are dangling now.
+    fn finish(&mut self) {
+        for s in &self.slots {
+            if let Slot::Mem(p) = *s {
+                self.it.memory.drop_local(p);
+            }
+        }
+    }
+
+    fn tick(&mut self, s: &Stmt) -> Result<()> {
+        self.steps += 1;
+        if self.steps > self.it.step_limit {
+            return at(
+                err(format!(
+                    "step limit of {} statements exceeded (Interpreter::set_step_limit raises it)",
+                    self.it.step_limit
+                )),
+                s,
+            );
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, b: &'a Block) -> Result<Flow> {
+        let mark = self.scoped.len();
+        let mut flow = Flow::Next;
+        for s in b {
+            flow = self.stmt(s)?;
+            if !matches!(flow, Flow::Next) {
+                break;
+            }
+        }
+        self.close_scope(mark);
+        Ok(flow)
+    }
+
+    fn close_scope(&mut self, mark: usize) {
+        while self.scoped.len() > mark {
+            let p = self.scoped.pop().expect("above the mark");
+            self.it.memory.end_scope(p);
+        }
+    }
+
+    fn stmt(&mut self, s: &'a Stmt) -> Result<Flow> {
+        self.tick(s)?;
+        match &s.kind {
+            StmtKind::Decl { var, init } => at(self.declare(*var, *init), s)?,
+            StmtKind::Assign { place, value } => at(self.assign(*place, *value), s)?,
+            StmtKind::Eval(e) => {
+                at(self.eval(*e), s)?;
+            }
+            StmtKind::If { cond, then_, else_ } => {
+                let branch = if self.cond(*cond, s)? { then_ } else { else_ };
+                return self.block(branch);
+            }
+            StmtKind::While { cond, body } => return self.while_loop(s, *cond, body),
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                let mark = self.scoped.len();
+                let flow = self.for_loop(s, init, *cond, step, body);
+                self.close_scope(mark);
+                return flow;
+            }
+            StmtKind::Break => return Ok(Flow::Break),
+            StmtKind::Continue => return Ok(Flow::Continue),
+            StmtKind::Return(e) => return at(self.ret(*e), s),
+            StmtKind::Label(_) | StmtKind::Goto(_) => {
+                return at(err("goto is not supported by the interpreter".into()), s)
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn cond(&mut self, e: ExprId, s: &Stmt) -> Result<bool> {
+        at(self.eval(e).and_then(ops::truthy), s)
+    }
+
+    fn while_loop(&mut self, s: &Stmt, cond: ExprId, body: &'a Block) -> Result<Flow> {
+        loop {
+            self.tick(s)?;
+            if !self.cond(cond, s)? {
+                return Ok(Flow::Next);
+            }
+            match self.block(body)? {
+                Flow::Break => return Ok(Flow::Next),
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Next | Flow::Continue => {}
+            }
+        }
+    }
+
+    fn for_loop(
+        &mut self,
+        s: &Stmt,
+        init: &'a Stmt,
+        cond: ExprId,
+        step: &'a Stmt,
+        body: &'a Block,
+    ) -> Result<Flow> {
+        self.stmt(init)?;
+        loop {
+            self.tick(s)?;
+            if !self.cond(cond, s)? {
+                return Ok(Flow::Next);
+            }
+            match self.block(body)? {
+                Flow::Break => return Ok(Flow::Next),
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                Flow::Next | Flow::Continue => {}
+            }
+            self.stmt(step)?;
+        }
+    }
+
+    fn ret(&mut self, e: Option<ExprId>) -> Result<Flow> {
+        let v = match e {
+            Some(e) => self.eval(e)?,
+            None => Value::Void,
+        };
+        if !v.fits(&self.f.ret) {
+            return err(format!(
+                "`{}` returns {v} of type {}, but its return type is {}",
+                self.f.name,
+                v.ty(),
+                self.f.ret
+            ));
+        }
+        Ok(Flow::Return(v))
+    }
+
+    fn declare(&mut self, v: VarId, init: Option<ExprId>) -> Result<()> {
+        match self.homes[v.index()] {
+            Home::Reg => {
+                self.slots[v.index()] = match init {
+                    Some(e) => Slot::Val(self.checked(v, e)?),
+                    None => Slot::Uninit,
+                };
+            }
+            Home::Mem => {
+                let size = self.f.vars[v].ty.size().expect("a sized scalar or pointer");
+                let p = self.storage(v, size)?;
+                if let Some(e) = init {
+                    let x = self.checked(v, e)?;
+                    self.it.memory.store_at(p, x)?;
+                }
+            }
+            Home::Array => {
+                let size = self.array_size(v, init)?;
+                self.storage(v, size)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `e`, which must have `v`'s type.
+    fn checked(&mut self, v: VarId, e: ExprId) -> Result<Value> {
+        let x = self.eval(e)?;
+        let ty = &self.f.vars[v].ty;
+        if !x.fits(ty) {
+            return err(format!(
+                "`{}` of type {ty} is given {x} of type {}",
+                self.f.var_name(v),
+                x.ty()
+            ));
+        }
+        Ok(x)
+    }
+
+    /// Bytes of a local array: from its type, or for `[T]` (a variable-length
+    /// array) from the element count its declaration's initialiser gives.
+    fn array_size(&mut self, v: VarId, init: Option<ExprId>) -> Result<u64> {
+        let f = self.f;
+        let ty = &f.vars[v].ty;
+        let name = f.var_name(v);
+        match (ty, init) {
+            (Type::Array { len: Some(_), .. }, None) => {
+                ty.size().map_or_else(|| err(format!("array `{name}` of unsized type {ty}")), Ok)
+            }
+            (Type::Array { of, len: None }, Some(n)) => {
+                let n = self.eval(n)?;
+                let count = n.as_i64().filter(|c| *c >= 0);
+                match (count, of.size()) {
+                    (Some(c), Some(each)) => Ok(c as u64 * each),
+                    _ => err(format!("array `{name}` of type {ty} declared with length {n}")),
+                }
+            }
+            (Type::Array { len: None, .. }, None) => {
+                err(format!("array `{name}` of unknown length is declared without one"))
+            }
+            _ => err(format!("array `{name}` of type {ty} cannot have an initializer")),
+        }
+    }
+
+    /// Makes (or, for a declaration run again, revives) `v`'s allocation.
+    fn storage(&mut self, v: VarId, size: u64) -> Result<u64> {
+        let p = match self.slots[v.index()] {
+            Slot::Mem(p) => {
+                self.it.memory.revive(p, size)?;
+                p
+            }
+            _ => {
+                let origin = Origin::Local(self.f.var_name(v));
+                let p = self.it.memory.new_alloc(size, origin, false)?;
+                self.slots[v.index()] = Slot::Mem(p);
+                p
+            }
+        };
+        self.scoped.push(p);
+        Ok(p)
+    }
+
+    fn assign(&mut self, place: ExprId, value: ExprId) -> Result<()> {
+        let f = self.f;
+        if let Expr::Var(v) = f.exprs[place].kind {
+            let x = self.checked(v, value)?;
+            return match (self.homes[v.index()], self.slots[v.index()]) {
+                (Home::Reg, _) => {
+                    self.slots[v.index()] = Slot::Val(x);
+                    Ok(())
+                }
+                (Home::Mem, Slot::Mem(p)) => self.it.memory.store_at(p, x),
+                (Home::Mem, _) => err(format!("assignment to `{}` before its declaration", f.var_name(v))),
+                (Home::Array, _) => err(format!("assignment to the array `{}`", f.var_name(v))),
+            };
+        }
+        let x = self.eval(value)?;
+        let ty = f.ty(place);
+        if !x.fits(ty) || matches!(ty, Type::Array { .. }) {
+            return err(format!("store of {x} of type {} into a place of type {ty}", x.ty()));
+        }
+        let p = self.place(place)?;
+        self.it.memory.store_at(p, x)
+    }
+
+    fn read_var(&self, v: VarId) -> Result<Value> {
+        match self.slots[v.index()] {
+            Slot::Val(x) => Ok(x),
+            Slot::Mem(p) => match self.homes[v.index()] {
+                Home::Array => Ok(Value::Ptr(p)),
+                _ => {
+                    let ty = match &self.f.vars[v].ty {
+                        Type::Array { .. } => &self.ptr_ty,
+                        t => t,
+                    };
+                    self.it.memory.load_at(p, ty).map_err(|e| {
+                        let n = ty.size().unwrap_or(8);
+                        if self.it.memory.is_uninit(p, n) {
+                            self.uninit(v)
+                        } else {
+                            e
+                        }
+                    })
+                }
+            },
+            Slot::Uninit => Err(self.uninit(v)),
+        }
+    }
+
+    fn uninit(&self, v: VarId) -> Error {
+        Error::Interp {
+            message: format!("read of uninitialized variable `{}`", self.f.var_name(v)),
+        }
+    }
+
+    /// The value of expression `e`.
+    fn eval(&mut self, e: ExprId) -> Result<Value> {
+        let f = self.f;
+        let data = &f.exprs[e];
+        match &data.kind {
+            Expr::Var(v) => self.read_var(*v),
+            Expr::Const(c) => self.constant(c, &data.ty),
+            Expr::Unary(op, a) => ops::unary(*op, self.eval(*a)?),
+            Expr::Binary(op, a, b) => self.binary(*op, *a, *b, &data.ty),
+            Expr::Cast(a) => ops::cast(self.eval(*a)?, &data.ty),
+            Expr::Index(..) | Expr::Deref(_) => {
+                let p = self.place(e)?;
+                match data.ty {
+                    // An array element of array type decays to its address.
+                    Type::Array { .. } => Ok(Value::Ptr(p)),
+                    _ => self.it.memory.load_at(p, &data.ty),
+                }
+            }
+            Expr::AddrOf(p) => Ok(Value::Ptr(self.place(*p)?)),
+            Expr::Call(func, args) => self.call(*func, args),
+            Expr::Select(c, a, b) => {
+                let arm = if ops::truthy(self.eval(*c)?)? { a } else { b };
+                self.eval(*arm)
+            }
+        }
+    }
+
+    fn constant(&mut self, c: &Const, ty: &Type) -> Result<Value> {
+        let v = match (c, ty) {
+            (Const::Int(i), Type::Scalar(s)) => Value::int_of(*s, *i),
+            (Const::Int(i), Type::Ptr { .. }) => Some(Value::Ptr(*i as u64)),
+            (Const::F32(x), _) => Some(Value::F32(*x)),
+            (Const::F64(x), _) => Some(Value::F64(*x)),
+            (Const::Bool(b), _) => Some(Value::Bool(*b)),
+            (Const::Null, _) => Some(Value::Ptr(0)),
+            (Const::Str(s), _) => Some(Value::Ptr(self.it.memory.literal(s)?)),
+            _ => None,
+        };
+        v.map_or_else(|| err(format!("constant {c:?} of type {ty}")), Ok)
+    }
+
+    fn binary(&mut self, op: crate::ir::BinOp, a: ExprId, b: ExprId, ty: &Type) -> Result<Value> {
+        use crate::ir::BinOp::{And, Or};
+        let x = self.eval(a)?;
+        // `&&` and `||` short-circuit (their operands have no effects).
+        if let (And | Or, Value::Bool(bx)) = (op, x) {
+            if bx == (op == Or) {
+                return Ok(x);
+            }
+        }
+        let y = self.eval(b)?;
+        match (x, y) {
+            (Value::Ptr(_), _) => ops::ptr_binary(op, x, y, elem_size(self.f.ty(a))?, ty),
+            (_, Value::Ptr(_)) => ops::ptr_binary(op, x, y, elem_size(self.f.ty(b))?, ty),
+            _ => ops::binary(op, x, y),
+        }
+    }
+
+    /// The address of the place expression `e` (`Var`, `Index`, `Deref`).
+    fn place(&mut self, e: ExprId) -> Result<u64> {
+        let f = self.f;
+        let data = &f.exprs[e];
+        match &data.kind {
+            Expr::Var(v) => match self.slots[v.index()] {
+                Slot::Mem(p) => Ok(p),
+                _ => err(format!(
+                    "address of `{}`, which is not marked addr_taken",
+                    f.var_name(*v)
+                )),
+            },
+            Expr::Index(base, i) => {
+                let p = self.eval(*base)?;
+                let i = self.eval(*i)?;
+                let (Value::Ptr(p), Some(i)) = (p, i.as_i64()) else {
+                    return err(format!("indexing {p} with {i}"));
+                };
+                let size = data.ty.size();
+                let off = size.and_then(|s| i.checked_mul(s as i64));
+                off.map_or_else(|| err(format!("index {i} of elements of type {}", data.ty)), |o| ptr_add(p, o))
+            }
+            Expr::Deref(p) => match self.eval(*p)? {
+                Value::Ptr(p) => Ok(p),
+                v => err(format!("dereference of the non-pointer {v}")),
+            },
+            _ => err(format!("expression {e} is not a place")),
+        }
+    }
+
+    fn call(&mut self, func: FuncId, args: &[ExprId]) -> Result<Value> {
+        let decl = &self.f.externs[func];
+        let mut vals = Vec::with_capacity(args.len());
+        for &a in args {
+            vals.push(self.eval(a)?);
+        }
+        let n = decl.params.len();
+        if vals.len() < n || (!decl.variadic && vals.len() != n) {
+            return err(format!("`{}` takes {n} arguments, got {}", decl.name, vals.len()));
+        }
+        let it = &mut *self.it;
+        let r = match self.callees[func.index()] {
+            Callee::User(i) => (it.externs[i])(&mut it.memory, &vals)?,
+            Callee::Builtin(b) => b(&mut it.memory, &mut it.output, &vals)?,
+            Callee::Unknown => {
+                return err(format!(
+                    "call of the unknown extern `{}` (register it with Interpreter::register)",
+                    decl.name
+                ))
+            }
+        };
+        match &decl.ret {
+            Type::Void => Ok(Value::Void),
+            t if r.fits(t) => Ok(r),
+            t => err(format!(
+                "extern `{}` returned {r} of type {}, but is declared to return {t}",
+                decl.name,
+                r.ty()
+            )),
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! An interpreter for [`ir::Function`](crate::ir::Function): runs extracted
+//! code without a C compiler.
+//!
+//! It is the default way to run a function and the oracle of the
+//! differential tests, so its results equal those of the generated C
+//! compiled with `-fwrapv` on x86-64 or aarch64 Linux, and where C would
+//! silently go wrong (out-of-bounds or use-after-free accesses, reads of
+//! uninitialised variables or memory, division by zero, shifts out of range,
+//! `INT_MIN / -1`, out-of-range float-to-int casts) it stops with
+//! [`Error::Interp`](crate::Error::Interp) naming the problem and, when the
+//! statement has one, its source location.
+//!
+//! Memory is a safe model ([`Memory`]): pointers are allocation ids and
+//! offsets, never host addresses. Host data goes in with
+//! [`Memory::alloc_slice`] and comes out with [`Memory::read_slice`].
+//!
+//! ```ignore
+//! let mut it = Interpreter::new();
+//! let xs = it.memory_mut().alloc_slice(&[1i32, 2, 3]);
+//! let sum = it.call(&func, &[xs, Value::I32(3)])?;
+//! assert_eq!(sum, Value::I32(6));
+//! ```
+
+mod builtins;
+mod eval;
+mod memory;
+mod ops;
+mod printf;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use memory::Memory;
+pub use value::{Pod, Value};
+
+use crate::ir::Function;
+use crate::{Error, Result};
+use builtins::Output;
+use std::collections::HashMap;
+
+/// A host function that the interpreted code calls as an extern.
+pub type ExternFn = Box<dyn FnMut(&mut Memory, &[Value]) -> Result<Value>>;
+
+/// Default for [`Interpreter::set_step_limit`].
+pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
+
+/// Runs [`Function`]s over one [`Memory`]; memory, registered externs and
+/// output persist across calls.
+pub struct Interpreter {
+    memory: Memory,
+    /// User externs in registration order, found through `extern_index`.
+    externs: Vec<ExternFn>,
+    extern_index: HashMap<String, usize>,
+    output: Output,
+    step_limit: u64,
+}
+
+impl Default for Interpreter {
+    fn default() -> Self {
+        Interpreter {
+            memory: Memory::new(),
+            externs: Vec::new(),
+            extern_index: HashMap::new(),
+            output: Output::default(),
+            step_limit: DEFAULT_STEP_LIMIT,
+        }
+    }
+}
+
+impl std::fmt::Debug for Interpreter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interpreter")
+            .field("externs", &self.extern_index.keys().collect::<Vec<_>>())
+            .field("step_limit", &self.step_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Interpreter {
+    /// An interpreter with empty memory, no user externs and the default
+    /// step limit.
+    pub fn new() -> Interpreter {
+        Interpreter::default()
+    }
+
+    /// Makes `name` callable as an extern; it overrides a built-in of the
+    /// same name and replaces an earlier registration. The function gets the
+    /// memory and the evaluated arguments and returns the result
+    /// ([`Value::Void`] for a `void` extern).
+    pub fn register(
+        &mut self,
+        name: impl Into<String>,
+        f: impl FnMut(&mut Memory, &[Value]) -> Result<Value> + 'static,
+    ) {
+        let name = name.into();
+        match self.extern_index.get(&name) {
+            Some(&i) => self.externs[i] = Box::new(f),
+            None => {
+                self.extern_index.insert(name, self.externs.len());
+                self.externs.push(Box::new(f));
+            }
+        }
+    }
+
+    /// The memory, to read results.
+    pub fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    /// The memory, to allocate arguments.
+    pub fn memory_mut(&mut self) -> &mut Memory {
+        &mut self.memory
+    }
+
+    /// Everything `printf`, `puts` and `putchar` wrote so far (bytes that are
+    /// not UTF-8 appear as U+FFFD).
+    pub fn output(&self) -> &str {
+        self.output.text()
+    }
+
+    /// Returns [`output`](Interpreter::output) and clears it.
+    pub fn take_output(&mut self) -> String {
+        self.output.take()
+    }
+
+    /// Also copies the output to the process's stdout as it is written
+    /// (off by default).
+    pub fn set_echo(&mut self, echo: bool) {
+        self.output.echo = echo;
+    }
+
+    /// Caps the statements (and loop iterations) one [`call`](Interpreter::call)
+    /// may execute; default [`DEFAULT_STEP_LIMIT`].
+    pub fn set_step_limit(&mut self, steps: u64) {
+        self.step_limit = steps;
+    }
+
+    /// Runs `f` with `args`, which must match its parameters in number and
+    /// type (a pointer for pointer and array parameters). Returns the result,
+    /// [`Value::Void`] for a `void` function.
+    pub fn call(&mut self, f: &Function, args: &[Value]) -> Result<Value> {
+        check_args(f, args)?;
+        eval::run(self, f, args)
+    }
+}
+
+fn check_args(f: &Function, args: &[Value]) -> Result<()> {
+    if args.len() != f.params.len() {
+        return Err(Error::Interp {
+            message: format!(
+                "`{}` takes {} arguments, got {}",
+                f.name,
+                f.params.len(),
+                args.len()
+            ),
+        });
+    }
+    for (i, (&p, a)) in f.params.iter().zip(args).enumerate() {
+        let ty = &f.vars[p].ty;
+        if !a.fits(ty) {
+            return Err(Error::Interp {
+                message: format!(
+                    "argument {} of `{}` is {a} of type {}, but parameter `{}` has type {ty}",
+                    i + 1,
+                    f.name,
+                    a.ty(),
+                    f.var_name(p)
+                ),
+            });
+        }
+    }
+    Ok(())
+}

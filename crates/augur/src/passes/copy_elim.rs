@@ -1,0 +1,140 @@
+//! Copy elimination (BuildIt's RCE): every first-stage operation made a
+//! temporary; a temporary read exactly once is folded into its reader when
+//! nothing in between changes what it reads, so `t1 = x + 1; y = t1;`
+//! prints as `y = x + 1;`.
+
+use super::effects::{effects, read_counts, top_exprs, Effects};
+use crate::ir::{Block, Expr, ExprId, Function, StmtKind, VarId, VarKind};
+
+/// How far ahead to look for the single reader (keeps the pass linear).
+const WINDOW: usize = 64;
+
+/// Runs the pass over the whole function.
+pub fn run(f: &mut Function) {
+    let counts = read_counts(f);
+    let mut body = std::mem::take(&mut f.body);
+    block(f, &mut body, &counts);
+    f.body = body;
+}
+
+fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
+    for s in b.iter_mut() {
+        match &mut s.kind {
+            StmtKind::If { then_, else_, .. } => {
+                block(f, then_, counts);
+                block(f, else_, counts);
+            }
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => block(f, body, counts),
+            _ => {}
+        }
+    }
+    let fx: Vec<Effects> = b.iter().map(|s| effects(f, s)).collect();
+    let mut removed = vec![false; b.len()];
+    for i in 0..b.len() {
+        let StmtKind::Decl {
+            var,
+            init: Some(e),
+        } = b[i].kind
+        else {
+            continue;
+        };
+        if f.vars[var].kind != VarKind::Temp || counts[var.0 as usize] != 1 || f.vars[var].addr_taken {
+            continue;
+        }
+        if let Some((j, use_node)) = find_reader(f, b, &fx, &removed, i, var, e) {
+            f.exprs[use_node] = f.exprs[e].clone();
+            removed[i] = true;
+            let notes = std::mem::take(&mut b[i].annotations);
+            b[j].annotations.splice(0..0, notes);
+        }
+    }
+    let mut k = 0;
+    b.retain(|_| {
+        k += 1;
+        !removed[k - 1]
+    });
+}
+
+/// Finds the statement that reads `var` (defined as `e` at `i`) and checks
+/// that moving `e` there keeps its value and the order of effects.
+fn find_reader(
+    f: &Function,
+    b: &Block,
+    fx: &[Effects],
+    removed: &[bool],
+    i: usize,
+    var: VarId,
+    e: ExprId,
+) -> Option<(usize, ExprId)> {
+    let mut reads = Vec::new();
+    f.for_each_var(e, &mut |v| reads.push(v));
+    let e_mem = f.reads_memory(e);
+    let e_call = f.has_call(e);
+    let mut between = 0;
+    for j in i + 1..b.len().min(i + 1 + WINDOW) {
+        if removed[j] {
+            continue;
+        }
+        if let Some(node) = find_top_use(f, &b[j], var) {
+            return reader_ok(f, &b[j], e_mem, e_call, between).then_some((j, node));
+        }
+        let k = &fx[j];
+        let clobbers = k.writes.iter().any(|w| reads.contains(w))
+            || (e_mem && (k.writes_memory || k.calls))
+            || k.jumps;
+        if clobbers || e_call || k.calls && e_mem {
+            return None;
+        }
+        between += 1;
+    }
+    None
+}
+
+/// Within the reader itself, C leaves the order of evaluation open: a moved
+/// call must not meet another call or a memory read, a moved memory read
+/// must not meet a call.
+fn reader_ok(f: &Function, s: &crate::ir::Stmt, e_mem: bool, e_call: bool, between: usize) -> bool {
+    if e_call && between > 0 {
+        return false;
+    }
+    let mut calls = false;
+    let mut mem = false;
+    top_exprs(s, &mut |x, is_place| {
+        calls |= f.has_call(x);
+        // The place's own store is not a read.
+        mem |= if is_place {
+            let mut m = false;
+            f.for_each_child(x, |c| m |= f.reads_memory(c));
+            m
+        } else {
+            f.reads_memory(x)
+        };
+    });
+    !(e_call && (calls || mem) || e_mem && calls)
+}
+
+/// The `Var(var)` node in a top-level expression of `s`, if any.
+fn find_top_use(f: &Function, s: &crate::ir::Stmt, var: VarId) -> Option<ExprId> {
+    let mut found = None;
+    top_exprs(s, &mut |x, is_place| {
+        if found.is_none() {
+            found = if is_place {
+                let mut r = None;
+                f.for_each_child(x, |c| r = r.or_else(|| find_var(f, c, var)));
+                r
+            } else {
+                find_var(f, x, var)
+            };
+        }
+    });
+    found
+}
+
+fn find_var(f: &Function, x: ExprId, var: VarId) -> Option<ExprId> {
+    if let Expr::Var(v) = f.exprs[x].kind {
+        return (v == var).then_some(x);
+    }
+    let mut r = None;
+    f.for_each_child(x, |c| r = r.or_else(|| find_var(f, c, var)));
+    r
+}

@@ -1,0 +1,145 @@
+//! What statements read, write and call: the facts copy elimination and
+//! dead-code removal rely on.
+
+use crate::ir::{Expr, ExprId, Function, Stmt, StmtKind, VarId};
+
+/// Effects of a statement (including nested blocks).
+#[derive(Default, Clone, Debug)]
+pub struct Effects {
+    /// Variables assigned or declared.
+    pub writes: Vec<VarId>,
+    /// Stores through pointers or into arrays.
+    pub writes_memory: bool,
+    /// Contains a call (which may write memory and address-taken variables).
+    pub calls: bool,
+    /// Contains `break`, `continue`, `return` or `goto`.
+    pub jumps: bool,
+}
+
+/// Computes the effects of `s`.
+pub fn effects(f: &Function, s: &Stmt) -> Effects {
+    let mut e = Effects::default();
+    add(f, s, &mut e);
+    e
+}
+
+fn add(f: &Function, s: &Stmt, e: &mut Effects) {
+    let expr = |x: ExprId, e: &mut Effects| e.calls |= f.has_call(x);
+    match &s.kind {
+        StmtKind::Decl { var, init } => {
+            e.writes.push(*var);
+            if let Some(i) = init {
+                expr(*i, e);
+            }
+        }
+        StmtKind::Assign { place, value } => {
+            match f.exprs[*place].kind {
+                Expr::Var(v) => e.writes.push(v),
+                _ => e.writes_memory = true,
+            }
+            expr(*place, e);
+            expr(*value, e);
+        }
+        StmtKind::Eval(x) => expr(*x, e),
+        StmtKind::If { cond, then_, else_ } => {
+            expr(*cond, e);
+            then_.iter().chain(else_).for_each(|s| add(f, s, e));
+        }
+        StmtKind::While { cond, body } => {
+            expr(*cond, e);
+            body.iter().for_each(|s| add(f, s, e));
+        }
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            add(f, init, e);
+            expr(*cond, e);
+            add(f, step, e);
+            body.iter().for_each(|s| add(f, s, e));
+        }
+        StmtKind::Return(x) => {
+            e.jumps = true;
+            if let Some(x) = x {
+                expr(*x, e);
+            }
+        }
+        StmtKind::Break | StmtKind::Continue | StmtKind::Goto(_) => e.jumps = true,
+        StmtKind::Label(_) => {}
+    }
+}
+
+/// Calls `visit` on every expression root of `s` that is evaluated at the
+/// statement itself (not in nested blocks, not a `while` condition), with
+/// a flag telling whether it is an assignment's place.
+pub fn top_exprs(s: &Stmt, visit: &mut impl FnMut(ExprId, bool)) {
+    match &s.kind {
+        StmtKind::Decl { init: Some(i), .. } => visit(*i, false),
+        StmtKind::Assign { place, value } => {
+            visit(*place, true);
+            visit(*value, false);
+        }
+        StmtKind::Eval(x) | StmtKind::If { cond: x, .. } | StmtKind::Return(Some(x)) => {
+            visit(*x, false)
+        }
+        _ => {}
+    }
+}
+
+/// Calls `visit` on every expression root anywhere in `s`, nested blocks
+/// included, with the place flag.
+pub fn all_exprs(s: &Stmt, visit: &mut impl FnMut(ExprId, bool)) {
+    match &s.kind {
+        StmtKind::Decl { init: Some(i), .. } => visit(*i, false),
+        StmtKind::Decl { init: None, .. } => {}
+        StmtKind::Assign { place, value } => {
+            visit(*place, true);
+            visit(*value, false);
+        }
+        StmtKind::Eval(x) | StmtKind::Return(Some(x)) => visit(*x, false),
+        StmtKind::If { cond, then_, else_ } => {
+            visit(*cond, false);
+            then_.iter().chain(else_).for_each(|s| all_exprs(s, visit));
+        }
+        StmtKind::While { cond, body } => {
+            visit(*cond, false);
+            body.iter().for_each(|s| all_exprs(s, visit));
+        }
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            all_exprs(init, visit);
+            visit(*cond, false);
+            all_exprs(step, visit);
+            body.iter().for_each(|s| all_exprs(s, visit));
+        }
+        StmtKind::Return(None)
+        | StmtKind::Break
+        | StmtKind::Continue
+        | StmtKind::Label(_)
+        | StmtKind::Goto(_) => {}
+    }
+}
+
+/// Counts reads of every variable (an assignment's target variable is a
+/// write, not a read).
+pub fn read_counts(f: &Function) -> Vec<u32> {
+    let mut counts = vec![0u32; f.vars.len()];
+    for s in &f.body {
+        all_exprs(s, &mut |x, is_place| count(f, x, is_place, &mut counts));
+    }
+    counts
+}
+
+fn count(f: &Function, x: ExprId, is_place: bool, counts: &mut [u32]) {
+    match &f.exprs[x].kind {
+        Expr::Var(v) if !is_place => counts[v.0 as usize] += 1,
+        Expr::Var(_) => {}
+        _ => f.for_each_child(x, |c| count(f, c, false, counts)),
+    }
+}

@@ -1,0 +1,33 @@
+//! IR passes, each a module: copy elimination, dead code, control-flow
+//! cleanup and `for` recovery, scope repair, naming. [`run`] applies them
+//! in order and verifies the IR after each.
+
+mod control;
+mod copy_elim;
+mod dead;
+pub(crate) mod effects;
+mod naming;
+mod scope;
+
+use crate::error::Error;
+use crate::ir::{verify::verify, Function};
+
+/// Runs every pass in order, verifying after each.
+pub fn run(f: &mut Function) -> Result<(), Error> {
+    let passes: [(&str, fn(&mut Function)); 7] = [
+        ("scope repair", scope::run),
+        ("copy elimination", copy_elim::run),
+        ("dead code", dead::run),
+        ("control cleanup", control::run),
+        ("dead code after cleanup", dead::run),
+        ("scope repair again", scope::run),
+        ("naming", naming::run),
+    ];
+    for (name, pass) in passes {
+        pass(f);
+        verify(f).map_err(|message| Error::Internal {
+            message: format!("IR invalid after {name}: {message}\n{f}"),
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,483 @@
+//! `Dyn<T>`: a second-stage value.
+
+use super::ctype::{CScalar, CType};
+use crate::ir::{SrcLoc, Type, VarId, VarKind};
+use crate::trace::driver::{self, with};
+use crate::trace::engine::{Ctl, Engine};
+use crate::trace::graph::{Op, OpExpr, Operand, Place};
+use crate::Error;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::Location;
+
+/// A second-stage value of C type `T`: a handle to a variable of the
+/// generated code.
+///
+/// Operators on `Dyn` values do not compute anything now: they add code to
+/// the generated function. Each result denotes the value *at the point it was
+/// computed*, like any Rust value:
+///
+/// ```
+/// use augur::{Builder, Dyn};
+/// let f = Builder::new()
+///     .extract("f", |x: Dyn<i32>| {
+///         let y = Dyn::new(0);
+///         let e = x + 1; // the value of x + 1 now
+///         x.set(5);
+///         y.set(e); // old x + 1, not 6
+///         y
+///     })
+///     .unwrap();
+/// assert_eq!(f.interpret(&[10.into()]).unwrap(), 11.into());
+/// ```
+///
+/// Handles are `Copy`. A handle made by [`Dyn::new`] (or a parameter) names
+/// a *variable*: all copies see later assignments. A handle made by an
+/// operator names a *value*: it cannot be assigned. Handles live only inside
+/// the run of the closure that made them; using one elsewhere is an error.
+pub struct Dyn<T: ?Sized> {
+    pub(crate) var: VarId,
+    pub(crate) gen: u32,
+    _t: PhantomData<fn() -> *const T>,
+}
+
+impl<T: ?Sized> Clone for Dyn<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: ?Sized> Copy for Dyn<T> {}
+
+impl<T: ?Sized> fmt::Debug for Dyn<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Dyn({})", self.var)
+    }
+}
+
+/// An operand not yet validated: a handle (checked against the current run)
+/// or a constant.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    #[doc(hidden)]
+    Var(VarId, u32),
+    #[doc(hidden)]
+    Const(crate::ir::Const, Type),
+}
+
+/// Values usable where a `Dyn<T>` operand is expected: `Dyn<T>` itself and
+/// literals of `T`.
+pub trait IntoArg<T: ?Sized> {
+    /// The operand.
+    fn into_arg(self) -> Arg;
+}
+
+impl<T: ?Sized> IntoArg<T> for Dyn<T> {
+    fn into_arg(self) -> Arg {
+        Arg::Var(self.var, self.gen)
+    }
+}
+
+impl<T: CScalar> IntoArg<T> for T {
+    fn into_arg(self) -> Arg {
+        Arg::Const(self.to_const(), T::ty())
+    }
+}
+
+/// A type-erased operand for variadic calls (`printf`).
+#[derive(Clone, Debug)]
+pub struct AnyArg(pub(crate) Arg);
+
+impl<T: ?Sized> From<Dyn<T>> for AnyArg {
+    fn from(d: Dyn<T>) -> Self {
+        AnyArg(d.into_arg())
+    }
+}
+
+macro_rules! any_arg_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for AnyArg {
+            fn from(v: $t) -> Self {
+                AnyArg(IntoArg::<$t>::into_arg(v))
+            }
+        }
+    )*};
+}
+any_arg_from!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+#[track_caller]
+pub(crate) fn caller() -> SrcLoc {
+    SrcLoc::from_location(Location::caller())
+}
+
+impl Engine {
+    /// Validates an argument against the current run.
+    pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
+        match a {
+            Arg::Const(c, t) => Ok(Operand::Const(c, t)),
+            Arg::Var(v, g) if g == self.gen && v.0 < self.func.vars.len() as u32 => {
+                Ok(Operand::Var(v))
+            }
+            Arg::Var(..) => Err(stale(loc)),
+        }
+    }
+
+    fn handle_var(&self, d: VarId, gen: u32, loc: SrcLoc) -> Result<VarId, Ctl> {
+        if gen == self.gen && d.0 < self.func.vars.len() as u32 {
+            Ok(d)
+        } else {
+            Err(stale(loc))
+        }
+    }
+
+    /// The place a handle stands for, for assignment.
+    pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
+        let v = self.handle_var(v, gen, loc)?;
+        match self.func.vars[v].kind {
+            VarKind::Local | VarKind::Param(_) => Ok(Place::Var(v)),
+            VarKind::Temp => match self.var_place.get(&v) {
+                Some(p) => Ok(p.clone()),
+                None => Err(Ctl::Fail(Error::Misuse {
+                    message: "cannot assign to a computed value; declare a variable with \
+                              Dyn::new and assign that"
+                        .into(),
+                    location: Some(loc),
+                })),
+            },
+        }
+    }
+
+    /// Records `ty t = expr` and returns `t`.
+    pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
+        let v = self.op(Op::Let { ty, expr }, loc)?;
+        v.ok_or_else(|| Ctl::Fail(Error::Internal {
+            message: "a let defined no variable".into(),
+        }))
+    }
+}
+
+fn stale(loc: SrcLoc) -> Ctl {
+    Ctl::Fail(Error::Misuse {
+        message: "a Dyn value was used outside the run that made it (from another \
+                  extraction, or kept from an earlier run in state outside the closure)"
+            .into(),
+        location: Some(loc),
+    })
+}
+
+impl<T: ?Sized> Dyn<T> {
+    pub(crate) fn from_var(var: VarId, gen: u32) -> Dyn<T> {
+        Dyn {
+            var,
+            gen,
+            _t: PhantomData,
+        }
+    }
+
+    pub(crate) fn arg(self) -> Arg {
+        Arg::Var(self.var, self.gen)
+    }
+}
+
+/// Makes a `Dyn<R>` for an operation computed by `build`.
+#[track_caller]
+pub(crate) fn compute<R: CType + ?Sized>(
+    build: impl FnOnce(&mut Engine, SrcLoc) -> Result<OpExpr, Ctl>,
+) -> Dyn<R> {
+    let loc = caller();
+    with(|e| {
+        let expr = build(e, loc)?;
+        let v = e.let_(R::ty(), expr, loc)?;
+        Ok(Dyn::from_var(v, e.gen))
+    })
+}
+
+impl<T: CType + ?Sized> Dyn<T> {
+    /// Declares a new variable initialised with `init`.
+    #[track_caller]
+    pub fn new(init: impl IntoArg<T>) -> Dyn<T> {
+        Self::declare(None, Some(init.into_arg()), caller())
+    }
+
+    /// Declares a new variable with a name for the generated code.
+    #[track_caller]
+    pub fn named(name: &str, init: impl IntoArg<T>) -> Dyn<T> {
+        Self::declare(Some(name.to_string()), Some(init.into_arg()), caller())
+    }
+
+    /// Declares a variable without a value (arrays, or variables every path
+    /// assigns before reading).
+    #[track_caller]
+    pub fn uninit() -> Dyn<T> {
+        Self::declare(None, None, caller())
+    }
+
+    /// `uninit` with a name.
+    #[track_caller]
+    pub fn uninit_named(name: &str) -> Dyn<T> {
+        Self::declare(Some(name.to_string()), None, caller())
+    }
+
+    fn declare(hint: Option<String>, init: Option<Arg>, loc: SrcLoc) -> Dyn<T> {
+        with(|e| {
+            let init = init.map(|a| e.operand(a, loc)).transpose()?;
+            let op = Op::Decl {
+                ty: T::ty(),
+                init,
+                hint,
+            };
+            let v = e.op(op, loc)?.expect("a declaration defines a variable");
+            Ok(Dyn::from_var(v, e.gen))
+        })
+    }
+
+    /// A constant as a value: `Dyn::lit(3)`.
+    #[track_caller]
+    pub fn lit(v: T) -> Dyn<T>
+    where
+        T: CScalar,
+    {
+        let a = v.into_arg();
+        compute(move |e, loc| Ok(OpExpr::Use(e.operand(a, loc)?)))
+    }
+
+    /// Assigns `v` to this variable (or to the memory this value was loaded
+    /// from, for the results of [`at`](Dyn::at) and [`deref`](Dyn::deref)).
+    #[track_caller]
+    pub fn set(&self, v: impl IntoArg<T>) {
+        let loc = caller();
+        let a = v.into_arg();
+        let (var, gen) = (self.var, self.gen);
+        with(|e| {
+            let place = e.place_of(var, gen, loc)?;
+            let value = e.operand(a, loc)?;
+            e.op(Op::Assign { place, value }, loc)?;
+            Ok(())
+        })
+    }
+
+    /// Gives this variable a name in the generated code (parameters too).
+    #[track_caller]
+    pub fn name(self, name: &str) -> Self {
+        let loc = caller();
+        with(|e| {
+            let v = e.handle_var(self.var, self.gen, loc)?;
+            let d = &mut e.func.vars[v];
+            if d.hint.is_none() {
+                d.hint = Some(name.to_string());
+            }
+            Ok(())
+        });
+        self
+    }
+
+    /// Converts to another scalar type (C cast, Rust `as` for in-range values).
+    #[track_caller]
+    pub fn cast<U: CScalar>(self) -> Dyn<U> {
+        let a = self.arg();
+        compute(move |e, loc| Ok(OpExpr::Cast(e.operand(a, loc)?)))
+    }
+
+    /// Reinterprets a pointer as a pointer of another type (C pointer cast).
+    #[track_caller]
+    pub fn cast_ptr<U: CType + ?Sized>(self) -> Dyn<U> {
+        let a = self.arg();
+        compute(move |e, loc| Ok(OpExpr::Cast(e.operand(a, loc)?)))
+    }
+
+    /// The address of this variable, or of the element this value was
+    /// loaded from: `&x`, `&a[i]`.
+    #[track_caller]
+    pub fn addr(self) -> Dyn<*mut T> {
+        let (var, gen) = (self.var, self.gen);
+        compute(move |e, loc| {
+            let place = e.place_of(var, gen, loc)?;
+            if let Place::Var(v) = place {
+                e.func.vars[v].addr_taken = true;
+            }
+            Ok(OpExpr::AddrOf(place))
+        })
+    }
+
+    /// `c ? a : b`, choosing in the second stage without a branch.
+    #[track_caller]
+    pub fn select(c: impl IntoArg<bool>, a: impl IntoArg<T>, b: impl IntoArg<T>) -> Dyn<T> {
+        let (c, a, b) = (c.into_arg(), a.into_arg(), b.into_arg());
+        compute(move |e, loc| {
+            Ok(OpExpr::Select(
+                e.operand(c, loc)?,
+                e.operand(a, loc)?,
+                e.operand(b, loc)?,
+            ))
+        })
+    }
+}
+
+/// Loads `base[index]` (or `*ptr`) into a value that remembers its place.
+#[track_caller]
+fn load<T: CType + ?Sized>(place: impl FnOnce(&Engine, SrcLoc) -> Result<Place, Ctl>) -> Dyn<T> {
+    let loc = caller();
+    with(|e| {
+        if matches!(T::ty(), Type::Array { .. }) {
+            return Err(Ctl::Fail(Error::Misuse {
+                message: "arrays of arrays are not supported: index a flat array".into(),
+                location: Some(loc),
+            }));
+        }
+        let p = place(e, loc)?;
+        let v = e.let_(T::ty(), OpExpr::Load(p.clone()), loc)?;
+        e.var_place.insert(v, p);
+        Ok(Dyn::from_var(v, e.gen))
+    })
+}
+
+/// Integer types usable as an index.
+pub trait IntoIndex {
+    /// The operand.
+    fn into_index(self) -> Arg;
+}
+macro_rules! index_types {
+    ($($t:ty),*) => {$(
+        impl IntoIndex for $t {
+            fn into_index(self) -> Arg {
+                IntoArg::<$t>::into_arg(self)
+            }
+        }
+        impl IntoIndex for Dyn<$t> {
+            fn into_index(self) -> Arg {
+                self.arg()
+            }
+        }
+    )*};
+}
+index_types!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl IntoIndex for usize {
+    fn into_index(self) -> Arg {
+        IntoArg::<i64>::into_arg(self as i64)
+    }
+}
+
+macro_rules! indexable {
+    ($($(#[$m:meta])* [$($g:tt)*] $self_ty:ty => $elem:ty;)*) => {$(
+        impl<$($g)*> Dyn<$self_ty> {
+            $(#[$m])*
+            #[track_caller]
+            pub fn at(self, index: impl IntoIndex) -> Dyn<$elem> {
+                let (b, i) = (self.arg(), index.into_index());
+                load(move |e, loc| Ok(Place::Index(e.operand(b, loc)?, e.operand(i, loc)?)))
+            }
+        }
+    )*};
+}
+
+indexable! {
+    /// `p[i]`: a value that [`set`](Dyn::set) stores back to `p[i]`.
+    [T: CType] *mut T => T;
+    /// `p[i]` (read only in C; `set` is the caller's responsibility).
+    [T: CType] *const T => T;
+    /// `a[i]` on a fixed array.
+    [T: CType, const N: usize] [T; N] => T;
+    /// `a[i]` on an unsized array parameter.
+    [T: CType] [T] => T;
+}
+
+impl<T: CType> Dyn<*mut T> {
+    /// `*p`: a value that [`set`](Dyn::set) stores back through `p`.
+    #[track_caller]
+    pub fn deref(self) -> Dyn<T> {
+        let p = self.arg();
+        load(move |e, loc| Ok(Place::Deref(e.operand(p, loc)?)))
+    }
+
+    /// `p + i` (pointer arithmetic in elements).
+    #[track_caller]
+    pub fn offset(self, i: impl IntoIndex) -> Dyn<*mut T> {
+        let (p, i) = (self.arg(), i.into_index());
+        compute(move |e, loc| {
+            Ok(OpExpr::Binary(
+                crate::ir::BinOp::Add,
+                e.operand(p, loc)?,
+                e.operand(i, loc)?,
+            ))
+        })
+    }
+
+    /// The null pointer.
+    #[track_caller]
+    pub fn null() -> Dyn<*mut T> {
+        compute(|_, _| {
+            Ok(OpExpr::Use(Operand::Const(
+                crate::ir::Const::Null,
+                <*mut T as CType>::ty(),
+            )))
+        })
+    }
+}
+
+impl<T: CType> Dyn<*const T> {
+    /// `*p`.
+    #[track_caller]
+    pub fn deref(self) -> Dyn<T> {
+        let p = self.arg();
+        load(move |e, loc| Ok(Place::Deref(e.operand(p, loc)?)))
+    }
+}
+
+impl Dyn<*const super::ctype::CChar> {
+    /// A C string literal.
+    #[track_caller]
+    pub fn str(s: &str) -> Dyn<*const super::ctype::CChar> {
+        let c = crate::ir::Const::Str(s.to_string());
+        compute(move |_, _| {
+            Ok(OpExpr::Use(Operand::Const(
+                c,
+                <*const super::ctype::CChar as CType>::ty(),
+            )))
+        })
+    }
+}
+
+impl Dyn<bool> {
+    /// Branches on this condition: asks the decision oracle. Extraction runs
+    /// the closure once for each answer, so both sides of the `if` (or the
+    /// body and the exit of a `while`) end up in the generated code.
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// let f = Builder::new()
+    ///     .extract("abs", |x: Dyn<i32>| {
+    ///         let r = Dyn::new(x);
+    ///         if x.lt(0).is_true() {
+    ///             r.set(-x);
+    ///         }
+    ///         r
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(f.interpret(&[(-4).into()]).unwrap(), 4.into());
+    /// ```
+    #[track_caller]
+    pub fn is_true(self) -> bool {
+        let loc = caller();
+        let a = self.arg();
+        with(|e| {
+            let c = e.operand(a, loc)?;
+            e.decide(c, loc)
+        })
+    }
+}
+
+/// Attaches an annotation to the next operation: `"pragma: omp parallel for"`
+/// prints `_Pragma("omp parallel for")` before it, anything else a comment.
+#[track_caller]
+pub fn annotate(text: impl Into<String>) {
+    let t = text.into();
+    with(|e| {
+        e.annotate(t);
+        Ok(())
+    })
+}
+
+/// True while an extraction is running on this thread.
+pub fn in_extraction() -> bool {
+    driver::current_gen().is_some()
+}

@@ -1,0 +1,11 @@
+//! The first-stage API: `Dyn`, `Static`, operators, externs, annotations.
+
+pub mod ctype;
+pub mod dyn_val;
+pub mod extern_fn;
+pub mod libc;
+mod ops;
+pub mod signature;
+pub mod static_var;
+
+pub use ops::CBits;

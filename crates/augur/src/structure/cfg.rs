@@ -1,0 +1,347 @@
+//! The control-flow graph of a trace: basic blocks, reverse postorder,
+//! dominators, loops.
+
+use crate::error::Error;
+use crate::ir::Arena;
+use crate::trace::graph::{Node, NodeId, Op, Succ};
+
+/// A block index (dense, in creation order).
+pub type BlockId = usize;
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+    /// Continues in another block.
+    Goto(BlockId),
+    /// A decision: the branch node, then its two targets.
+    Branch(NodeId, BlockId, BlockId),
+    /// The function returns (the return node).
+    Return(NodeId),
+}
+
+/// A basic block: straight-line nodes and a terminator.
+#[derive(Clone, Debug)]
+pub struct Block {
+    /// The statements (not the branch or return node that ends the block).
+    pub nodes: Vec<NodeId>,
+    /// How it ends.
+    pub term: Term,
+}
+
+/// Blocks plus the analyses structuring needs.
+pub struct Cfg {
+    /// Blocks; block 0 is the entry.
+    pub blocks: Vec<Block>,
+    /// Reverse postorder index of each block.
+    pub rpo_index: Vec<usize>,
+    /// Blocks in reverse postorder.
+    pub rpo: Vec<BlockId>,
+    /// Immediate dominator (the entry's is itself).
+    pub idom: Vec<BlockId>,
+    /// Dominator-tree children, sorted by reverse postorder.
+    pub dom_children: Vec<Vec<BlockId>>,
+    /// Predecessors through forward (non-back) edges.
+    pub forward_preds: Vec<u32>,
+    /// True for blocks that are the target of a back-edge.
+    pub is_header: Vec<bool>,
+    /// For loop headers: the blocks of the natural loop.
+    pub loop_body: Vec<Vec<bool>>,
+    /// Pre/post numbers of the dominator tree for O(1) dominance queries.
+    dom_pre: Vec<u32>,
+    dom_post: Vec<u32>,
+    /// Block of each node and its index in the block (`usize::MAX`: terminator).
+    pub node_pos: Vec<(BlockId, usize)>,
+}
+
+impl Cfg {
+    /// Builds the CFG of the graph reachable from `entry`.
+    pub fn build(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Cfg, Error> {
+        let (blocks, node_pos) = make_blocks(nodes, entry)?;
+        let n = blocks.len();
+        let rpo = reverse_postorder(&blocks);
+        let mut rpo_index = vec![usize::MAX; n];
+        for (i, &b) in rpo.iter().enumerate() {
+            rpo_index[b] = i;
+        }
+        let preds = predecessors(&blocks);
+        let idom = dominators(&rpo, &rpo_index, &preds);
+        let mut cfg = Cfg {
+            blocks,
+            rpo_index,
+            rpo,
+            idom,
+            dom_children: vec![Vec::new(); n],
+            forward_preds: vec![0; n],
+            is_header: vec![false; n],
+            loop_body: vec![Vec::new(); n],
+            dom_pre: vec![0; n],
+            dom_post: vec![0; n],
+            node_pos,
+        };
+        cfg.dom_tree();
+        cfg.loops(&preds);
+        Ok(cfg)
+    }
+
+    /// Successor blocks of `b`.
+    pub fn succs(&self, b: BlockId) -> Vec<BlockId> {
+        match self.blocks[b].term {
+            Term::Goto(t) => vec![t],
+            Term::Branch(_, t, e) => vec![t, e],
+            Term::Return(_) => vec![],
+        }
+    }
+
+    /// True if `a` dominates `b`.
+    pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
+        self.dom_pre[a] <= self.dom_pre[b] && self.dom_post[b] <= self.dom_post[a]
+    }
+
+    /// True for an edge `from -> to` that closes a loop.
+    pub fn is_back_edge(&self, from: BlockId, to: BlockId) -> bool {
+        self.dominates(to, from)
+    }
+
+    fn dom_tree(&mut self) {
+        let n = self.blocks.len();
+        for &b in &self.rpo {
+            if b != 0 {
+                self.dom_children[self.idom[b]].push(b);
+            }
+        }
+        for c in &mut self.dom_children {
+            c.sort_by_key(|&x| self.rpo_index[x]);
+        }
+        // Iterative pre/post numbering.
+        let mut counter = 0u32;
+        let mut stack = vec![(0usize, 0usize)];
+        self.dom_pre[0] = 0;
+        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+            if *i == 0 {
+                self.dom_pre[b] = counter;
+                counter += 1;
+            }
+            if *i < self.dom_children[b].len() {
+                let c = self.dom_children[b][*i];
+                *i += 1;
+                stack.push((c, 0));
+            } else {
+                self.dom_post[b] = counter;
+                counter += 1;
+                stack.pop();
+            }
+        }
+        debug_assert!(counter as usize == 2 * n);
+    }
+
+    fn loops(&mut self, preds: &[Vec<BlockId>]) {
+        let n = self.blocks.len();
+        for b in 0..n {
+            for s in self.succs(b) {
+                if self.is_back_edge(b, s) {
+                    self.is_header[s] = true;
+                } else {
+                    self.forward_preds[s] += 1;
+                }
+            }
+        }
+        for h in 0..n {
+            if !self.is_header[h] {
+                continue;
+            }
+            let mut body = vec![false; n];
+            body[h] = true;
+            let mut stack: Vec<BlockId> = preds[h]
+                .iter()
+                .copied()
+                .filter(|&p| self.is_back_edge(p, h))
+                .collect();
+            while let Some(b) = stack.pop() {
+                if !body[b] {
+                    body[b] = true;
+                    stack.extend(preds[b].iter().copied());
+                }
+            }
+            self.loop_body[h] = body;
+        }
+    }
+}
+
+/// Splits the reachable graph into basic blocks.
+#[allow(clippy::type_complexity)]
+fn make_blocks(
+    nodes: &Arena<NodeId, Node>,
+    entry: NodeId,
+) -> Result<(Vec<Block>, Vec<(BlockId, usize)>), Error> {
+    let mut preds = vec![0u32; nodes.len()];
+    let mut branch_target = vec![false; nodes.len()];
+    let mut seen = vec![false; nodes.len()];
+    let mut stack = vec![entry];
+    seen[entry.0 as usize] = true;
+    while let Some(n) = stack.pop() {
+        let node = &nodes[n];
+        let is_branch = matches!(node.op, Op::Branch(_));
+        match (&node.succ, &node.op) {
+            (Succ::Open, Op::Return(_)) => {}
+            (Succ::Open, _) | (Succ::Branch(None, _) | Succ::Branch(_, None), _) => {
+                return Err(Error::Internal {
+                    message: format!("unexplored successor of {n:?} at {}", node.loc),
+                })
+            }
+            _ => {}
+        }
+        for s in node.successors() {
+            preds[s.0 as usize] += 1;
+            branch_target[s.0 as usize] |= is_branch;
+            if !seen[s.0 as usize] {
+                seen[s.0 as usize] = true;
+                stack.push(s);
+            }
+        }
+    }
+    let leader = |n: NodeId| {
+        let i = n.0 as usize;
+        n == entry || preds[i] != 1 || branch_target[i]
+    };
+    let mut block_of = vec![usize::MAX; nodes.len()];
+    let mut order = Vec::new();
+    let mut stack = vec![entry];
+    while let Some(n) = stack.pop() {
+        if block_of[n.0 as usize] != usize::MAX {
+            continue;
+        }
+        block_of[n.0 as usize] = order.len();
+        order.push(n);
+        // Visit successors of the whole chain.
+        let mut cur = n;
+        loop {
+            let node = &nodes[cur];
+            match node.succ {
+                Succ::Next(s) if !leader(s) => cur = s,
+                Succ::Next(s) => {
+                    stack.push(s);
+                    break;
+                }
+                Succ::Branch(Some(t), Some(e)) => {
+                    stack.push(e);
+                    stack.push(t);
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+    let mut node_pos = vec![(usize::MAX, 0); nodes.len()];
+    let mut blocks = Vec::with_capacity(order.len());
+    for (bi, &start) in order.iter().enumerate() {
+        let mut list = Vec::new();
+        let mut cur = start;
+        let term = loop {
+            let node = &nodes[cur];
+            match (&node.op, &node.succ) {
+                (Op::Branch(_), Succ::Branch(Some(t), Some(e))) => {
+                    node_pos[cur.0 as usize] = (bi, usize::MAX);
+                    break Term::Branch(cur, block_of[t.0 as usize], block_of[e.0 as usize]);
+                }
+                (Op::Return(_), _) => {
+                    node_pos[cur.0 as usize] = (bi, usize::MAX);
+                    break Term::Return(cur);
+                }
+                (_, Succ::Next(s)) => {
+                    node_pos[cur.0 as usize] = (bi, list.len());
+                    list.push(cur);
+                    if leader(*s) {
+                        break Term::Goto(block_of[s.0 as usize]);
+                    }
+                    cur = *s;
+                }
+                _ => {
+                    return Err(Error::Internal {
+                        message: format!("malformed node {cur:?}"),
+                    })
+                }
+            }
+        };
+        blocks.push(Block { nodes: list, term });
+    }
+    Ok((blocks, node_pos))
+}
+
+fn successors(b: &Block) -> impl Iterator<Item = BlockId> {
+    let (x, y) = match b.term {
+        Term::Goto(t) => (Some(t), None),
+        Term::Branch(_, t, e) => (Some(t), Some(e)),
+        Term::Return(_) => (None, None),
+    };
+    x.into_iter().chain(y)
+}
+
+fn predecessors(blocks: &[Block]) -> Vec<Vec<BlockId>> {
+    let mut preds = vec![Vec::new(); blocks.len()];
+    for (b, block) in blocks.iter().enumerate() {
+        for s in successors(block) {
+            preds[s].push(b);
+        }
+    }
+    preds
+}
+
+/// Reverse postorder from block 0, iteratively (then-sides first).
+fn reverse_postorder(blocks: &[Block]) -> Vec<BlockId> {
+    let n = blocks.len();
+    let mut visited = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    let mut stack: Vec<(BlockId, Vec<BlockId>)> = vec![(0, successors(&blocks[0]).collect())];
+    visited[0] = true;
+    while let Some((b, rest)) = stack.last_mut() {
+        if rest.is_empty() {
+            post.push(*b);
+            stack.pop();
+            continue;
+        }
+        let s = rest.remove(0);
+        if !visited[s] {
+            visited[s] = true;
+            stack.push((s, successors(&blocks[s]).collect()));
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Cooper, Harvey and Kennedy's iterative dominators.
+fn dominators(rpo: &[BlockId], rpo_index: &[usize], preds: &[Vec<BlockId>]) -> Vec<BlockId> {
+    let n = rpo_index.len();
+    let undef = usize::MAX;
+    let mut idom = vec![undef; n];
+    idom[0] = 0;
+    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+        while a != b {
+            while rpo_index[a] > rpo_index[b] {
+                a = idom[a];
+            }
+            while rpo_index[b] > rpo_index[a] {
+                b = idom[b];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new = undef;
+            for &p in &preds[b] {
+                if idom[p] == undef {
+                    continue;
+                }
+                new = if new == undef { p } else { intersect(&idom, p, new) };
+            }
+            if new != idom[b] {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom
+}

@@ -1,0 +1,258 @@
+//! Emits structured statements from a reducible CFG, walking the dominator
+//! tree (after Ramsey, "Beyond Relooper", adapted to C's loops):
+//!
+//! * a block's code is followed by its dominator-tree children that are
+//!   *merge* blocks (two or more forward predecessors), innermost first: they
+//!   are the code after an `if`;
+//! * a loop header opens `while (true) { ... }`; the loop's *follow* (its
+//!   nearest exit target) is emitted after it;
+//! * a jump to the innermost `if`'s merge falls through, to the innermost
+//!   loop's header is `continue`, to its follow is `break`, to a block with
+//!   one forward predecessor emits that block in place;
+//! * anything else (a labelled Rust `break 'outer`, irreducible flow) becomes
+//!   a `goto`, counted in the stats; code from structured Rust needs none.
+
+use super::cfg::{BlockId, Cfg, Term};
+use super::lower;
+use crate::ir::{Block, Const, Expr, Function, LabelId, Scalar, Stmt, StmtKind, Type};
+use crate::trace::graph::{Node, NodeId};
+use crate::ir::Arena;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ctx {
+    IfFollow(BlockId),
+    Loop {
+        header: BlockId,
+        follow: Option<BlockId>,
+    },
+}
+
+pub struct Emitter<'a> {
+    cfg: &'a Cfg,
+    nodes: &'a Arena<NodeId, Node>,
+    func: &'a mut Function,
+    emitted: Vec<bool>,
+    follow: Vec<Option<BlockId>>,
+    goto_targets: Vec<bool>,
+    pub gotos: u64,
+}
+
+impl<'a> Emitter<'a> {
+    pub fn new(cfg: &'a Cfg, nodes: &'a Arena<NodeId, Node>, func: &'a mut Function) -> Self {
+        let n = cfg.blocks.len();
+        let mut e = Emitter {
+            cfg,
+            nodes,
+            func,
+            emitted: vec![false; n],
+            follow: vec![None; n],
+            goto_targets: vec![false; n],
+            gotos: 0,
+        };
+        for h in 0..n {
+            if cfg.is_header[h] {
+                e.follow[h] = e.loop_follow(h);
+            }
+        }
+        e
+    }
+
+    /// Emits the whole function body.
+    pub fn run(mut self) -> (Block, u64) {
+        let mut ctx = Vec::new();
+        let mut body = self.emit_block(0, &mut ctx);
+        // Blocks reached only by `goto` (never in structured code).
+        for b in 0..self.cfg.blocks.len() {
+            if !self.emitted[b] {
+                body.extend(self.emit_block(b, &mut ctx));
+            }
+        }
+        let targets = self.goto_targets;
+        strip_labels(&mut body, &targets);
+        (body, self.gotos)
+    }
+
+    /// The exit target a loop's `break` goes to: the nearest (in reverse
+    /// postorder) exit that does not only lead to a `return`.
+    fn loop_follow(&self, h: BlockId) -> Option<BlockId> {
+        let body = &self.cfg.loop_body[h];
+        let mut exits: Vec<BlockId> = Vec::new();
+        for b in 0..self.cfg.blocks.len() {
+            if body[b] {
+                for s in self.cfg.succs(b) {
+                    if !body[s] && !exits.contains(&s) {
+                        exits.push(s);
+                    }
+                }
+            }
+        }
+        exits.sort_by_key(|&b| self.cfg.rpo_index[b]);
+        exits
+            .iter()
+            .copied()
+            .find(|&b| !self.returns_only(b))
+            .or_else(|| exits.first().copied())
+    }
+
+    /// True if everything reachable from `b` is dominated by `b` and has no
+    /// loop: the code ends in `return` without rejoining anything.
+    fn returns_only(&self, b: BlockId) -> bool {
+        let mut stack = vec![b];
+        let mut seen = vec![false; self.cfg.blocks.len()];
+        while let Some(x) = stack.pop() {
+            if seen[x] {
+                continue;
+            }
+            seen[x] = true;
+            if !self.cfg.dominates(b, x) || self.cfg.is_header[x] {
+                return false;
+            }
+            stack.extend(self.cfg.succs(x));
+        }
+        true
+    }
+
+    fn emit_block(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> Block {
+        if self.emitted[b] {
+            return vec![self.goto(b)];
+        }
+        let opening = self.cfg.is_header[b]
+            && !matches!(ctx.last(), Some(Ctx::Loop { header, .. }) if *header == b);
+        if !opening {
+            return self.emit_node(b, ctx);
+        }
+        let follow = self.follow[b];
+        ctx.push(Ctx::Loop { header: b, follow });
+        let body = self.emit_node(b, ctx);
+        ctx.pop();
+        let t = self.const_true();
+        let mut out = vec![Stmt::new(StmtKind::While { cond: t, body })];
+        if let Some(f) = follow {
+            out.extend(self.jump(f, ctx, true));
+        }
+        // Merge children of the header outside the loop that are not its follow.
+        let outside: Vec<BlockId> = self.cfg.dom_children[b]
+            .iter()
+            .copied()
+            .filter(|&c| {
+                self.cfg.forward_preds[c] >= 2 && !self.cfg.loop_body[b][c] && Some(c) != follow
+            })
+            .collect();
+        for c in outside {
+            if !self.emitted[c] {
+                out.extend(self.emit_block(c, ctx));
+            }
+        }
+        out
+    }
+
+    fn const_true(&mut self) -> crate::ir::ExprId {
+        self.func
+            .expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool))
+    }
+
+    /// The block's own code, then its merge children.
+    fn emit_node(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> Block {
+        self.emitted[b] = true;
+        let mut out = vec![Stmt::new(StmtKind::Label(LabelId(b as u32)))];
+        for &n in &self.cfg.blocks[b].nodes {
+            out.push(lower::stmt(self.func, &self.nodes[n]));
+        }
+        let in_loop = |c: BlockId| !self.cfg.is_header[b] || self.cfg.loop_body[b][c];
+        let merges: Vec<BlockId> = self.cfg.dom_children[b]
+            .iter()
+            .copied()
+            .filter(|&c| self.cfg.forward_preds[c] >= 2 && in_loop(c))
+            .filter(|&c| !(self.cfg.is_header[b] && Some(c) == self.follow[b]))
+            .collect();
+        match self.cfg.blocks[b].term {
+            Term::Return(n) => out.push(lower::stmt(self.func, &self.nodes[n])),
+            Term::Goto(t) => out.extend(self.jump(t, ctx, false)),
+            Term::Branch(n, t, e) => {
+                for &m in merges.iter().rev() {
+                    ctx.push(Ctx::IfFollow(m));
+                }
+                let cond = lower::cond(self.func, &self.nodes[n]);
+                let then_ = self.jump(t, ctx, false);
+                let else_ = self.jump(e, ctx, false);
+                let mut s = Stmt::new(StmtKind::If { cond, then_, else_ });
+                s.annotations = self.nodes[n].annotations.clone();
+                s.loc = Some(self.nodes[n].loc);
+                out.push(s);
+                for &m in &merges {
+                    ctx.pop();
+                    if !self.emitted[m] {
+                        out.extend(self.emit_block(m, ctx));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Control transfer to `target` at the end of the current code.
+    fn jump(&mut self, target: BlockId, ctx: &mut Vec<Ctx>, after_loop: bool) -> Block {
+        let mut crossed_if = false;
+        let mut crossed_loop = false;
+        for c in ctx.iter().rev() {
+            match *c {
+                Ctx::IfFollow(m) => {
+                    if m == target {
+                        return if crossed_if || crossed_loop {
+                            vec![self.goto(target)]
+                        } else {
+                            Vec::new()
+                        };
+                    }
+                    crossed_if = true;
+                }
+                Ctx::Loop { header, follow } => {
+                    let kind = if header == target {
+                        Some(StmtKind::Continue)
+                    } else if follow == Some(target) {
+                        Some(StmtKind::Break)
+                    } else {
+                        None
+                    };
+                    if let Some(k) = kind {
+                        return if crossed_loop {
+                            vec![self.goto(target)]
+                        } else {
+                            vec![Stmt::new(k)]
+                        };
+                    }
+                    crossed_loop = true;
+                }
+            }
+        }
+        let single = self.cfg.forward_preds[target] <= 1;
+        if !self.emitted[target] && (single || after_loop) {
+            return self.emit_block(target, ctx);
+        }
+        vec![self.goto(target)]
+    }
+
+    fn goto(&mut self, target: BlockId) -> Stmt {
+        self.gotos += 1;
+        self.goto_targets[target] = true;
+        Stmt::new(StmtKind::Goto(LabelId(target as u32)))
+    }
+}
+
+/// Removes labels no `goto` targets.
+fn strip_labels(b: &mut Block, targets: &[bool]) {
+    b.retain(|s| match s.kind {
+        StmtKind::Label(l) => targets[l.0 as usize],
+        _ => true,
+    });
+    for s in b.iter_mut() {
+        match &mut s.kind {
+            StmtKind::If { then_, else_, .. } => {
+                strip_labels(then_, targets);
+                strip_labels(else_, targets);
+            }
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => strip_labels(body, targets),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Turns recorded operations into IR statements and expressions.
+
+use crate::ir::{Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, VarId};
+use crate::trace::graph::{Node, Op, OpExpr, Operand, Place};
+
+/// The IR expression for an operand (a fresh node per use).
+pub fn operand(f: &mut Function, o: &Operand) -> ExprId {
+    match o {
+        Operand::Var(v) => {
+            let ty = f.vars[*v].ty.clone();
+            f.expr(Expr::Var(*v), ty)
+        }
+        Operand::Const(c, ty) => f.expr(Expr::Const(c.clone()), ty.clone()),
+    }
+}
+
+/// The IR expression for a place.
+pub fn place(f: &mut Function, p: &Place) -> ExprId {
+    match p {
+        Place::Var(v) => operand(f, &Operand::Var(*v)),
+        Place::Index(b, i) => {
+            let b = operand(f, b);
+            let i = operand(f, i);
+            let ty = element(f.ty(b));
+            f.expr(Expr::Index(b, i), ty)
+        }
+        Place::Deref(p) => {
+            let p = operand(f, p);
+            let ty = element(f.ty(p));
+            f.expr(Expr::Deref(p), ty)
+        }
+    }
+}
+
+fn element(t: &Type) -> Type {
+    t.element().cloned().unwrap_or(Type::Void)
+}
+
+/// The IR expression computed by a `Let` of type `ty`.
+pub fn op_expr(f: &mut Function, e: &OpExpr, ty: &Type) -> ExprId {
+    let kind = match e {
+        OpExpr::Use(o) => return operand(f, o),
+        OpExpr::Load(p) => return place(f, p),
+        OpExpr::Unary(op, a) => Expr::Unary(*op, operand(f, a)),
+        OpExpr::Binary(op, a, b) => {
+            let a = operand(f, a);
+            Expr::Binary(*op, a, operand(f, b))
+        }
+        OpExpr::Cast(a) => Expr::Cast(operand(f, a)),
+        OpExpr::AddrOf(p) => Expr::AddrOf(place(f, p)),
+        OpExpr::Call(id, args) => Expr::Call(*id, args.iter().map(|a| operand(f, a)).collect()),
+        OpExpr::Select(c, a, b) => {
+            let c = operand(f, c);
+            let a = operand(f, a);
+            Expr::Select(c, a, operand(f, b))
+        }
+    };
+    f.expr(kind, ty.clone())
+}
+
+/// The statement for a straight-line node.
+pub fn stmt(f: &mut Function, n: &Node) -> Stmt {
+    let kind = match &n.op {
+        Op::Let { ty, expr } => StmtKind::Decl {
+            var: n.def.expect("let defines a variable"),
+            init: Some(op_expr(f, expr, ty)),
+        },
+        Op::Decl { init, .. } => StmtKind::Decl {
+            var: n.def.expect("decl defines a variable"),
+            init: init.as_ref().map(|o| operand(f, o)),
+        },
+        Op::Assign { place: p, value } => {
+            let p = place(f, p);
+            StmtKind::Assign {
+                place: p,
+                value: operand(f, value),
+            }
+        }
+        Op::Eval(e) => StmtKind::Eval(op_expr(f, e, &Type::Void)),
+        Op::Return(v) => StmtKind::Return(v.as_ref().map(|o| operand(f, o))),
+        Op::Branch(c) => StmtKind::Eval(operand(f, c)),
+    };
+    Stmt {
+        kind,
+        annotations: n.annotations.clone(),
+        loc: Some(n.loc),
+    }
+}
+
+/// The condition of a branch node.
+pub fn cond(f: &mut Function, n: &Node) -> ExprId {
+    match &n.op {
+        Op::Branch(c) => operand(f, c),
+        _ => f.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool)),
+    }
+}
+
+/// Every variable an operation reads.
+pub fn uses(op: &Op, out: &mut Vec<VarId>) {
+    let mut o = |x: &Operand| {
+        if let Operand::Var(v) = x {
+            out.push(*v)
+        }
+    };
+    fn place_uses(p: &Place, o: &mut dyn FnMut(&Operand)) {
+        match p {
+            Place::Var(_) => {}
+            Place::Index(b, i) => {
+                o(b);
+                o(i)
+            }
+            Place::Deref(p) => o(p),
+        }
+    }
+    fn expr_uses(e: &OpExpr, o: &mut dyn FnMut(&Operand)) {
+        match e {
+            OpExpr::Use(a) | OpExpr::Unary(_, a) | OpExpr::Cast(a) => o(a),
+            OpExpr::Binary(_, a, b) => {
+                o(a);
+                o(b)
+            }
+            OpExpr::Load(p) => {
+                if let Place::Var(v) = p {
+                    o(&Operand::Var(*v))
+                }
+                place_uses(p, o)
+            }
+            OpExpr::AddrOf(p) => place_uses(p, o),
+            OpExpr::Call(_, args) => args.iter().for_each(o),
+            OpExpr::Select(c, a, b) => {
+                o(c);
+                o(a);
+                o(b)
+            }
+        }
+    }
+    match op {
+        Op::Let { expr, .. } | Op::Eval(expr) => expr_uses(expr, &mut o),
+        Op::Decl { init, .. } => init.iter().for_each(o),
+        Op::Assign { place, value } => {
+            if let Place::Var(v) = place {
+                o(&Operand::Var(*v))
+            }
+            place_uses(place, &mut o);
+            o(value)
+        }
+        Op::Branch(c) => o(c),
+        Op::Return(v) => v.iter().for_each(o),
+    }
+}

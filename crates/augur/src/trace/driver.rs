@@ -1,0 +1,231 @@
+//! The extraction loop: runs the closure under the engine until every
+//! scheduled run is done, restarting attempts when asked.
+//!
+//! The engine lives in a thread-local for the duration of one extraction,
+//! so extractions on different threads are independent. Runs end early by
+//! unwinding with a private payload (`resume_unwind` skips the panic hook);
+//! a real panic in user code is caught and reported with its location.
+
+use super::engine::{Config, Ctl, Engine, Trace};
+use super::graph::Operand;
+use super::tag;
+use crate::error::Error;
+use crate::ir::{SrcLoc, Type, VarId};
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe, Location};
+use std::sync::Once;
+use std::time::Instant;
+
+thread_local! {
+    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+    static IN_EXTRACTION: Cell<bool> = const { Cell::new(false) };
+    static LAST_PANIC: RefCell<Option<(String, Option<SrcLoc>)>> = const { RefCell::new(None) };
+    static NEXT_GEN: Cell<u32> = const { Cell::new(1) };
+}
+
+/// The private unwinding payload that ends a run.
+struct Payload(Ctl);
+
+/// Runs `f` on the engine of the extraction in progress; control outcomes
+/// (end of run, restart, error) unwind to the driver.
+#[track_caller]
+pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
+    let r = ENGINE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => match slot.as_mut() {
+            Some(e) => f(e),
+            None => Err(Ctl::Fail(outside())),
+        },
+        Err(_) => Err(Ctl::Fail(Error::Internal {
+            message: "re-entrant use of the engine".into(),
+        })),
+    });
+    match r {
+        Ok(v) => v,
+        Err(ctl) => throw(ctl),
+    }
+}
+
+/// The current handle generation, or `None` outside an extraction.
+pub(crate) fn current_gen() -> Option<u32> {
+    ENGINE.with(|cell| cell.try_borrow().ok().and_then(|s| s.as_ref().map(|e| e.gen)))
+}
+
+#[track_caller]
+fn outside() -> Error {
+    Error::Misuse {
+        message: "a staging operation was used outside an extraction \
+                  (Dyn, Static and annotations only work inside Builder::extract)"
+            .into(),
+        location: Some(SrcLoc::from_location(Location::caller())),
+    }
+}
+
+/// Ends the run (or the extraction) by unwinding to the driver.
+pub(crate) fn throw(ctl: Ctl) -> ! {
+    if !IN_EXTRACTION.with(|c| c.get()) {
+        // No driver to catch it: a plain panic with the message.
+        match ctl {
+            Ctl::Fail(e) => panic!("{e}"),
+            other => panic!("augur control flow outside an extraction: {other:?}"),
+        }
+    }
+    panic::resume_unwind(Box::new(Payload(ctl)))
+}
+
+fn install_hook() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if IN_EXTRACTION.with(|c| c.get()) {
+                let message = panic_message(info.payload());
+                let loc = info.location().map(|l| SrcLoc {
+                    file: leak_file(l.file()),
+                    line: l.line(),
+                    col: l.column(),
+                });
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some((message, loc)));
+            } else {
+                previous(info)
+            }
+        }));
+    });
+}
+
+/// Panic locations borrow the file name only for the hook's duration;
+/// file names of a binary are few, so keeping them is cheap.
+fn leak_file(f: &str) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static FILES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut g = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    let set = g.get_or_insert_with(HashSet::new);
+    if let Some(s) = set.get(f) {
+        return s;
+    }
+    let s: &'static str = Box::leak(f.to_string().into_boxed_str());
+    set.insert(s);
+    s
+}
+
+fn panic_message(p: &(dyn Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_string()
+    }
+}
+
+/// What one execution of the closure did.
+enum Outcome {
+    Returned(Option<Operand>),
+    Ctl(Ctl),
+    Panicked(Box<dyn Any + Send>),
+}
+
+/// The body of an extraction: called with the parameters' variables,
+/// returns the operand to return (after converting the user's result).
+pub(crate) type Body<'a> = dyn Fn(&[VarId]) -> Option<Operand> + 'a;
+
+/// Extracts `body` into a trace graph.
+pub(crate) fn extract(
+    config: Config,
+    name: &str,
+    params: Vec<Type>,
+    ret: Type,
+    ret_loc: SrcLoc,
+    body: &Body<'_>,
+) -> Result<Trace, Error> {
+    install_hook();
+    if IN_EXTRACTION.with(|c| c.get()) {
+        return Err(Error::Misuse {
+            message: "Builder::extract called inside another extraction".into(),
+            location: Some(ret_loc),
+        });
+    }
+    let engine = Engine::new(config, name, params, ret, bump_gen());
+    ENGINE.with(|c| *c.borrow_mut() = Some(engine));
+    IN_EXTRACTION.with(|c| c.set(true));
+    let start = Instant::now();
+    let result = drive(body, ret_loc);
+    IN_EXTRACTION.with(|c| c.set(false));
+    tag::reset_driver_frame();
+    let mut engine = ENGINE
+        .with(|c| c.borrow_mut().take())
+        .expect("engine present during extraction");
+    engine.stats.time_trace = start.elapsed();
+    result.map(|()| engine.into_trace())
+}
+
+fn bump_gen() -> u32 {
+    NEXT_GEN.with(|g| {
+        let v = g.get();
+        g.set(v.wrapping_add(1).max(1));
+        v
+    })
+}
+
+fn engine_mut<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
+    ENGINE.with(|c| f(c.borrow_mut().as_mut().expect("engine present")))
+}
+
+fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
+    loop {
+        let gen = bump_gen();
+        if !engine_mut(|e| e.next_run(gen))? {
+            return Ok(());
+        }
+        let params = engine_mut(|e| e.func.params.clone());
+        let outcome = run_once(body, &params);
+        let ctl = match outcome {
+            Outcome::Returned(v) => match engine_mut(|e| e.finish(v, ret_loc)) {
+                Ok(()) => continue,
+                Err(ctl) => ctl,
+            },
+            Outcome::Ctl(ctl) => ctl,
+            Outcome::Panicked(p) => {
+                let (message, location) = LAST_PANIC
+                    .with(|l| l.borrow_mut().take())
+                    .unwrap_or_else(|| (panic_message(&*p), None));
+                return Err(Error::Panic { message, location });
+            }
+        };
+        match ctl {
+            Ctl::EndRun => {}
+            Ctl::Restart => engine_mut(|e| {
+                e.may_restart()?;
+                e.start_attempt();
+                Ok::<(), Error>(())
+            })?,
+            Ctl::Fail(e) => return Err(e),
+        }
+    }
+}
+
+fn run_once(body: &Body<'_>, params: &[VarId]) -> Outcome {
+    let mut out = None;
+    tag::driver_frame(&mut || {
+        out = Some(panic::catch_unwind(AssertUnwindSafe(|| body(params))));
+    });
+    match out.expect("the driver frame ran the closure") {
+        Ok(v) => Outcome::Returned(v),
+        Err(p) => match p.downcast::<Payload>() {
+            Ok(payload) => Outcome::Ctl(payload.0),
+            Err(p) => Outcome::Panicked(p),
+        },
+    }
+}
+
+/// Like [`with`] but never unwinds (for destructors, which run during unwinding).
+pub(crate) fn with_quiet(f: impl FnOnce(&mut Engine)) {
+    ENGINE.with(|cell| {
+        if let Ok(mut slot) = cell.try_borrow_mut() {
+            if let Some(e) = slot.as_mut() {
+                f(e)
+            }
+        }
+    })
+}

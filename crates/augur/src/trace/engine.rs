@@ -1,0 +1,747 @@
+//! The engine: records operations of the runs of one extraction into the
+//! trace graph, answers the decision oracle, closes loops, memoizes.
+//!
+//! A run executes the closure once. It starts in *catch-up* mode, following
+//! the graph from the entry with the decisions of its job (no tags are taken:
+//! each operation is only compared with the recorded node, which is the
+//! determinism check). Where the recorded path ends it switches to *record*
+//! mode: each operation is tagged and becomes a node, unless
+//! * its tag was seen earlier in this run with an oracle decision in between
+//!   and the same operation: a loop candidate, checked in *verify* mode by
+//!   following the cycle again `audit_rounds` times before the back-edge is
+//!   made (a plain Rust loop leaves the cycle without a decision and is
+//!   caught: its head is marked `never_close` and the attempt restarts); or
+//! * another run recorded the same tag (same occurrence) with the same
+//!   operation: the run links to that node and ends (memoization).
+//!
+//! At a new decision the run takes the `true` side and schedules a job for
+//! the `false` side, so `n` sequential ifs take `n + 1` runs.
+
+use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
+use super::stats::Stats;
+use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
+use crate::error::Error;
+use crate::ir::{Arena, ExternDecl, FuncId, SrcLoc, Type, VarData, VarId, VarKind};
+
+/// Limits and switches of an extraction.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// How tags are taken.
+    pub tagger: Tagger,
+    /// How many times one decision site may be reached in one run before the
+    /// loop around it is declared never-closing.
+    pub max_site_visits: u64,
+    /// How many extra turns a loop candidate's cycle must repeat identically.
+    pub audit_rounds: u32,
+    /// Maximum runs (over all attempts).
+    pub max_runs: u64,
+    /// Maximum recorded operations in one attempt.
+    pub max_nodes: usize,
+    /// Maximum attempts (restarts + 1).
+    pub max_attempts: u32,
+    /// Link to code recorded by other runs.
+    pub memoize: bool,
+    /// Close loops at all (off: every loop unrolls up to the limits).
+    pub close_loops: bool,
+    /// Allow generated loops without an exit.
+    pub allow_infinite_loops: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            tagger: Tagger::FramePointer,
+            max_site_visits: 1000,
+            audit_rounds: 16,
+            max_runs: 1_000_000,
+            max_nodes: 4_000_000,
+            max_attempts: 1000,
+            memoize: true,
+            close_loops: true,
+            allow_infinite_loops: false,
+        }
+    }
+}
+
+/// How a run ends early; carried by the unwinding payload.
+#[derive(Debug)]
+pub enum Ctl {
+    /// The run linked to existing code or closed a loop: nothing more to do.
+    EndRun,
+    /// Start the attempt over (a loop candidate was a plain Rust loop).
+    Restart,
+    /// Stop the extraction with this error.
+    Fail(Error),
+}
+
+/// A scheduled run: the decisions that lead to its unexplored side.
+struct Job {
+    decisions: Vec<bool>,
+}
+
+/// Where the next node attaches.
+#[derive(Clone, Copy, Debug)]
+enum Cursor {
+    Root,
+    After(NodeId),
+    Side(NodeId, bool),
+}
+
+/// The latest occurrence of a key in the current run.
+#[derive(Clone, Copy)]
+struct Seen {
+    path_idx: usize,
+    decisions: u32,
+    count: u32,
+}
+
+/// A loop candidate being checked.
+struct Verify {
+    cycle: Vec<(NodeId, Option<bool>)>,
+    pos: usize,
+    rounds: u32,
+    attach: Cursor,
+    head: NodeId,
+    last_decision: Option<bool>,
+}
+
+enum Mode {
+    CatchUp,
+    Record,
+    Verify(Box<Verify>),
+}
+
+/// State of the run in progress.
+struct Run {
+    prefix: Vec<bool>,
+    pos: usize,
+    decisions: Vec<bool>,
+    mode: Mode,
+    cursor: Cursor,
+    seen: FastMap<Tag, Seen>,
+    never_counts: FastMap<Tag, u32>,
+    salt: u64,
+    path: Vec<(NodeId, Option<bool>)>,
+    site_visits: FastMap<SrcLoc, u64>,
+    pending_annotations: Vec<String>,
+    statics: Vec<Option<u64>>,
+    statics_hash: Option<u64>,
+}
+
+impl Run {
+    fn new(prefix: Vec<bool>) -> Run {
+        Run {
+            prefix,
+            pos: 0,
+            decisions: Vec::new(),
+            mode: Mode::CatchUp,
+            cursor: Cursor::Root,
+            seen: FastMap::default(),
+            never_counts: FastMap::default(),
+            salt: 0,
+            path: Vec::new(),
+            site_visits: FastMap::default(),
+            pending_annotations: Vec::new(),
+            statics: Vec::new(),
+            statics_hash: Some(0),
+        }
+    }
+
+    fn decision_count(&self) -> u32 {
+        self.decisions.len() as u32
+    }
+}
+
+/// The recorded result of an extraction, input of structuring.
+pub struct Trace {
+    /// Variables, externs, parameters (body empty).
+    pub func: crate::ir::Function,
+    /// The graph.
+    pub nodes: Arena<NodeId, Node>,
+    /// First node.
+    pub entry: Option<NodeId>,
+    /// Counters.
+    pub stats: Stats,
+}
+
+/// Everything one extraction keeps.
+pub struct Engine {
+    pub(crate) config: Config,
+    pub(crate) func: crate::ir::Function,
+    pub(crate) nodes: Arena<NodeId, Node>,
+    entry: Option<NodeId>,
+    memo: FastMap<(Tag, u32), Vec<NodeId>>,
+    never_close: FastSet<Tag>,
+    worklist: Vec<Job>,
+    extern_ids: FastMap<String, FuncId>,
+    /// For temporaries loaded from a place: the place, so `set` can store to it.
+    pub(crate) var_place: FastMap<VarId, Place>,
+    pub(crate) stats: Stats,
+    run: Run,
+    /// Generation of handles: changes every run.
+    pub(crate) gen: u32,
+    attempts: u32,
+    tags: TagCounts,
+    param_types: Vec<Type>,
+    name: String,
+    ret: Type,
+}
+
+impl Engine {
+    /// A fresh engine for one extraction.
+    pub fn new(config: Config, name: &str, params: Vec<Type>, ret: Type, gen: u32) -> Engine {
+        let stats = Stats {
+            tagger: config.tagger,
+            ..Stats::default()
+        };
+        let mut e = Engine {
+            config,
+            func: crate::ir::Function::new(name, ret.clone()),
+            nodes: Arena::new(),
+            entry: None,
+            memo: FastMap::default(),
+            never_close: FastSet::default(),
+            worklist: Vec::new(),
+            extern_ids: FastMap::default(),
+            var_place: FastMap::default(),
+            stats,
+            run: Run::new(Vec::new()),
+            gen,
+            attempts: 0,
+            tags: TagCounts::default(),
+            param_types: params,
+            name: name.to_string(),
+            ret,
+        };
+        e.start_attempt();
+        e
+    }
+
+    /// Discards all exploration (keeps `never_close`) and schedules the first run.
+    pub fn start_attempt(&mut self) {
+        self.attempts += 1;
+        self.func = crate::ir::Function::new(self.name.clone(), self.ret.clone());
+        for (i, ty) in self.param_types.iter().enumerate() {
+            let v = self.func.vars.push(VarData {
+                ty: ty.clone(),
+                kind: VarKind::Param(i as u32),
+                hint: None,
+                name: None,
+                addr_taken: false,
+                loc: None,
+            });
+            self.func.params.push(v);
+        }
+        self.nodes = Arena::new();
+        self.entry = None;
+        self.memo.clear();
+        self.worklist.clear();
+        self.extern_ids.clear();
+        self.var_place.clear();
+        self.stats.runs = 0;
+        self.worklist.push(Job {
+            decisions: Vec::new(),
+        });
+    }
+
+    /// True when the attempt limit allows another attempt.
+    pub fn may_restart(&self) -> Result<(), Error> {
+        if self.attempts >= self.config.max_attempts {
+            return Err(Error::Limit {
+                what: format!("{} attempts (restarts)", self.config.max_attempts),
+                location: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// Begins the next scheduled run; `None` when exploration is complete.
+    pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
+        let Some(job) = self.worklist.pop() else {
+            return Ok(false);
+        };
+        if self.stats.total_runs >= self.config.max_runs {
+            return Err(Error::Limit {
+                what: format!("{} runs of the closure", self.config.max_runs),
+                location: None,
+            });
+        }
+        self.stats.runs += 1;
+        self.stats.total_runs += 1;
+        self.gen = gen;
+        self.run = Run::new(job.decisions);
+        Ok(true)
+    }
+
+    /// Finishes the extraction.
+    pub fn into_trace(mut self) -> Trace {
+        self.stats.nodes = self.nodes.len() as u64;
+        self.stats.tags_frame_pointer = self.tags.frame_pointer;
+        self.stats.tags_unwinder = self.tags.unwinder;
+        Trace {
+            func: self.func,
+            nodes: self.nodes,
+            entry: self.entry,
+            stats: self.stats,
+        }
+    }
+
+    // ----- first-stage state -----
+
+    /// Registers a `Static` with the hash of its value; returns its slot.
+    pub fn static_register(&mut self, hash: u64) -> u32 {
+        self.run.statics.push(Some(hash));
+        self.run.statics_hash = None;
+        (self.run.statics.len() - 1) as u32
+    }
+
+    /// Records a new value hash for a `Static`.
+    pub fn static_update(&mut self, slot: u32, hash: u64) {
+        if let Some(s) = self.run.statics.get_mut(slot as usize) {
+            *s = Some(hash);
+            self.run.statics_hash = None;
+        }
+    }
+
+    /// Forgets a dropped `Static`.
+    pub fn static_drop(&mut self, slot: u32) {
+        let st = &mut self.run.statics;
+        if let Some(s) = st.get_mut(slot as usize) {
+            *s = None;
+        }
+        while matches!(st.last(), Some(None)) {
+            st.pop();
+        }
+        self.run.statics_hash = None;
+    }
+
+    fn statics_hash(&mut self) -> u64 {
+        if let Some(h) = self.run.statics_hash {
+            return h;
+        }
+        let mut h = 0;
+        for (i, s) in self.run.statics.iter().enumerate() {
+            if let Some(v) = s {
+                h = mix(h, mix(i as u64, *v));
+            }
+        }
+        self.run.statics_hash = Some(h);
+        h
+    }
+
+    /// Queues an annotation for the next operation.
+    pub fn annotate(&mut self, text: String) {
+        self.run.pending_annotations.push(text);
+    }
+
+    /// The id of an extern, declaring it on first use.
+    pub fn extern_fn(&mut self, decl: &ExternDecl) -> Result<FuncId, Error> {
+        if let Some(&id) = self.extern_ids.get(&decl.name) {
+            if self.func.externs[id] != *decl {
+                return Err(Error::Misuse {
+                    message: format!(
+                        "extern function `{}` is used with two different signatures",
+                        decl.name
+                    ),
+                    location: None,
+                });
+            }
+            return Ok(id);
+        }
+        let id = self.func.externs.push(decl.clone());
+        self.extern_ids.insert(decl.name.clone(), id);
+        Ok(id)
+    }
+
+    // ----- operations -----
+
+    /// Performs an operation; returns the variable it defines.
+    pub fn op(&mut self, op: Op, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
+        let n = self.step(op, loc)?;
+        Ok(self.nodes[n].def)
+    }
+
+    /// Asks the oracle about `cond`.
+    pub fn decide(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
+        let n = self.step(Op::Branch(cond), loc)?;
+        let d = match &mut self.run.mode {
+            Mode::CatchUp => match self.run.prefix.get(self.run.pos) {
+                Some(&d) => {
+                    self.run.pos += 1;
+                    d
+                }
+                None => return Err(internal("replay reached a branch past its decisions")),
+            },
+            Mode::Record => {
+                let mut alt = self.run.decisions.clone();
+                alt.push(false);
+                self.worklist.push(Job { decisions: alt });
+                true
+            }
+            // Verify mode follows the cycle's own decisions; no state changes.
+            Mode::Verify(v) => return Ok(v.last_decision.unwrap_or(true)),
+        };
+        self.run.decisions.push(d);
+        if let Some(last) = self.run.path.last_mut() {
+            last.1 = Some(d);
+        }
+        self.run.cursor = Cursor::Side(n, d);
+        Ok(d)
+    }
+
+    /// The closure returned `value`.
+    pub fn finish(&mut self, value: Option<Operand>, loc: SrcLoc) -> Result<(), Ctl> {
+        let op = Op::Return(value);
+        match self.run.mode {
+            Mode::Verify(_) => self.reject_loop(),
+            Mode::CatchUp => {
+                if let Some(n) = self.recorded_successor()? {
+                    self.check_replay(n, &op, loc)?;
+                    return Ok(());
+                }
+                if self.run.pos < self.run.prefix.len() {
+                    return Err(self.nondeterministic(None, loc, "the closure returned early"));
+                }
+                self.record_return(op, loc)
+            }
+            Mode::Record => self.record_return(op, loc),
+        }
+    }
+
+    /// Returns have no future, so equal returns are shared whatever the tag.
+    fn record_return(&mut self, op: Op, loc: SrcLoc) -> Result<(), Ctl> {
+        let key = (RETURN_TAG, 0);
+        if let Some(&n) = self.memo.get(&key).and_then(|c| c.iter().find(|&&n| self.nodes[n].op == op)) {
+            return self.link(n);
+        }
+        let n = self.new_node(op, loc, RETURN_TAG, RETURN_TAG, 0)?;
+        self.memo.entry(key).or_default().push(n);
+        self.link(n)
+    }
+
+    fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+        // Tags are taken here, at one call depth for every mode, so that the
+        // engine's own frames hash alike in record and verify mode.
+        let mut tags = None;
+        loop {
+            match self.run.mode {
+                Mode::CatchUp => match self.recorded_successor()? {
+                    Some(n) => {
+                        self.check_replay(n, &op, loc)?;
+                        self.pass(n);
+                        return Ok(n);
+                    }
+                    None if self.run.pos < self.run.prefix.len() => {
+                        return Err(self.nondeterministic(None, loc, "a new operation appeared"));
+                    }
+                    None => self.run.mode = Mode::Record,
+                },
+                Mode::Record | Mode::Verify(_) if tags.is_none() => tags = Some(self.tag_now()),
+                Mode::Record => return self.record(op, loc, tags.expect("tagged")),
+                Mode::Verify(_) => return self.verify_step(op, loc, tags.expect("tagged")),
+            }
+        }
+    }
+
+    /// The node recorded after the cursor, if any.
+    fn recorded_successor(&self) -> Result<Option<NodeId>, Ctl> {
+        Ok(match self.run.cursor {
+            Cursor::Root => self.entry,
+            Cursor::After(p) => match self.nodes[p].succ {
+                Succ::Next(n) => Some(n),
+                Succ::Open => None,
+                Succ::Branch(..) => return Err(internal("cursor after a branch")),
+            },
+            Cursor::Side(p, d) => match self.nodes[p].succ {
+                Succ::Branch(t, e) => {
+                    if d {
+                        t
+                    } else {
+                        e
+                    }
+                }
+                _ => return Err(internal("cursor on the side of a non-branch")),
+            },
+        })
+    }
+
+    fn check_replay(&self, n: NodeId, op: &Op, loc: SrcLoc) -> Result<(), Ctl> {
+        let node = &self.nodes[n];
+        if node.op != *op || node.loc != loc {
+            return Err(self.nondeterministic(Some(node.loc), loc, "a different operation"));
+        }
+        if node.annotations != self.run.pending_annotations {
+            return Err(self.nondeterministic(Some(node.loc), loc, "different annotations"));
+        }
+        Ok(())
+    }
+
+    fn nondeterministic(&self, recorded: Option<SrcLoc>, replayed: SrcLoc, what: &str) -> Ctl {
+        Ctl::Fail(Error::NonDeterministic {
+            message: format!("replaying the same oracle decisions produced {what}"),
+            recorded,
+            replayed: Some(replayed),
+        })
+    }
+
+    /// Updates the run's state for passing node `n` (catch-up).
+    fn pass(&mut self, n: NodeId) {
+        let (base, key) = (self.nodes[n].base, self.nodes[n].key);
+        if self.never_close.contains(&base) {
+            self.bump_salt(base);
+        }
+        self.run.pending_annotations.clear();
+        self.note_seen(n, key);
+    }
+
+    fn bump_salt(&mut self, base: Tag) {
+        let c = self.run.never_counts.entry(base).or_insert(0);
+        *c += 1;
+        self.run.salt = mix(self.run.salt ^ base.path, mix(base.state, *c as u64));
+    }
+
+    fn note_seen(&mut self, n: NodeId, key: Tag) {
+        let idx = self.run.path.len();
+        let decisions = self.run.decision_count();
+        let e = self.run.seen.entry(key).or_insert(Seen {
+            path_idx: idx,
+            decisions,
+            count: 0,
+        });
+        e.path_idx = idx;
+        e.decisions = decisions;
+        e.count += 1;
+        self.run.path.push((n, None));
+        self.run.cursor = Cursor::After(n);
+    }
+
+    /// Tags the current program point: (base, key).
+    fn tag_now(&mut self) -> (Tag, Tag) {
+        let path = tag::call_path(self.config.tagger, &mut self.tags);
+        let base = Tag {
+            path,
+            state: self.statics_hash(),
+        };
+        if self.never_close.contains(&base) {
+            self.bump_salt(base);
+        }
+        let key = if self.run.salt == 0 {
+            base
+        } else {
+            Tag {
+                path,
+                state: mix(base.state, self.run.salt),
+            }
+        };
+        (base, key)
+    }
+
+    fn record(&mut self, op: Op, loc: SrcLoc, (base, key): (Tag, Tag)) -> Result<NodeId, Ctl> {
+        if matches!(op, Op::Branch(_)) {
+            self.count_site(loc)?;
+        }
+        let seen = self.run.seen.get(&key).copied();
+        if std::env::var("AUGUR_DEBUG").is_ok() {
+            eprintln!("record {:?} at {} base {:?} key {:?} seen {:?} dec {}", op, loc, base, key, seen.map(|s| (s.path_idx, s.decisions, s.count)), self.run.decision_count());
+        }
+        if let Some(s) = seen {
+            let closable = self.config.close_loops && !self.never_close.contains(&base);
+            if closable && s.decisions < self.run.decision_count() {
+                let h = self.run.path[s.path_idx].0;
+                if self.same_op(h, &op, loc) {
+                    return Ok(self.start_verify(s.path_idx, h));
+                }
+                // The same program point with different content after a
+                // decision: hidden first-stage state (a plain Rust loop
+                // counter) changed. Salt every later tag with this point's
+                // occurrences, so iterations stay apart on every path.
+                return Err(self.mark_plain_loop(base));
+            }
+        }
+        let occ = seen.map_or(0, |s| s.count);
+        if self.config.memoize {
+            if let Some(cands) = self.memo.get(&(key, occ)) {
+                if let Some(&n) = cands.iter().find(|&&n| self.same_op(n, &op, loc)) {
+                    self.stats.memo_hits += 1;
+                    self.link(n)?;
+                    return Err(Ctl::EndRun);
+                }
+            }
+        }
+        let n = self.new_node(op, loc, base, key, occ)?;
+        self.link(n)?;
+        self.memo.entry((key, occ)).or_default().push(n);
+        self.note_seen(n, key);
+        Ok(n)
+    }
+
+    fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
+        let node = &self.nodes[n];
+        node.op == *op && node.loc == loc && node.annotations == self.run.pending_annotations
+    }
+
+    fn count_site(&mut self, loc: SrcLoc) -> Result<(), Ctl> {
+        let c = self.run.site_visits.entry(loc).or_insert(0);
+        *c += 1;
+        if *c > self.config.max_site_visits {
+            return Err(Ctl::Fail(Error::LoopNeverCloses {
+                location: loc,
+                iterations: *c,
+            }));
+        }
+        Ok(())
+    }
+
+    fn new_node(&mut self, op: Op, loc: SrcLoc, base: Tag, key: Tag, occ: u32) -> Result<NodeId, Ctl> {
+        if self.nodes.len() >= self.config.max_nodes {
+            return Err(Ctl::Fail(Error::Limit {
+                what: format!(
+                    "{} recorded operations (a first-stage loop that never ends?)",
+                    self.config.max_nodes
+                ),
+                location: Some(loc),
+            }));
+        }
+        let def = match &op {
+            Op::Let { ty, .. } => Some(self.new_var(ty.clone(), VarKind::Temp, None, loc)),
+            Op::Decl { ty, hint, .. } => {
+                Some(self.new_var(ty.clone(), VarKind::Local, hint.clone(), loc))
+            }
+            _ => None,
+        };
+        let annotations = std::mem::take(&mut self.run.pending_annotations);
+        Ok(self.nodes.push(Node {
+            op,
+            def,
+            annotations,
+            loc,
+            base,
+            key,
+            occ,
+            succ: Succ::Open,
+        }))
+    }
+
+    fn new_var(&mut self, ty: Type, kind: VarKind, hint: Option<String>, loc: SrcLoc) -> VarId {
+        self.func.vars.push(VarData {
+            ty,
+            kind,
+            hint,
+            name: None,
+            addr_taken: false,
+            loc: Some(loc),
+        })
+    }
+
+    /// Attaches `n` at the cursor.
+    fn link(&mut self, n: NodeId) -> Result<(), Ctl> {
+        match self.run.cursor {
+            Cursor::Root => {
+                if self.entry.is_some() {
+                    return Err(internal("entry recorded twice"));
+                }
+                self.entry = Some(n);
+            }
+            Cursor::After(p) => {
+                if !matches!(self.nodes[p].succ, Succ::Open) {
+                    return Err(internal("successor recorded twice"));
+                }
+                self.nodes[p].succ = Succ::Next(n);
+            }
+            Cursor::Side(p, d) => {
+                let succ = &mut self.nodes[p].succ;
+                let (mut t, mut e) = match *succ {
+                    Succ::Branch(t, e) => (t, e),
+                    Succ::Open => (None, None),
+                    Succ::Next(_) => return Err(internal("branch node with a plain successor")),
+                };
+                let slot = if d { &mut t } else { &mut e };
+                if slot.is_some() {
+                    return Err(internal("branch side recorded twice"));
+                }
+                *slot = Some(n);
+                *succ = Succ::Branch(t, e);
+            }
+        }
+        Ok(())
+    }
+
+    // ----- loop audits -----
+
+    fn start_verify(&mut self, head_idx: usize, head: NodeId) -> NodeId {
+        self.stats.loop_audits += 1;
+        let cycle = self.run.path[head_idx..].to_vec();
+        let last_decision = cycle[0].1;
+        self.run.pending_annotations.clear();
+        self.run.mode = Mode::Verify(Box::new(Verify {
+            cycle,
+            pos: 1 % (self.run.path.len() - head_idx),
+            rounds: 0,
+            attach: self.run.cursor,
+            head,
+            last_decision,
+        }));
+        head
+    }
+
+    fn verify_step(&mut self, op: Op, loc: SrcLoc, (_, key): (Tag, Tag)) -> Result<NodeId, Ctl> {
+        let Mode::Verify(v) = &mut self.run.mode else {
+            unreachable!("verify_step outside verify mode")
+        };
+        let (expected, decision) = v.cycle[v.pos];
+        let node = &self.nodes[expected];
+        let same = node.key == key
+            && node.op == op
+            && node.loc == loc
+            && node.annotations == self.run.pending_annotations;
+        self.run.pending_annotations.clear();
+        if !same && std::env::var("AUGUR_DEBUG").is_ok() {
+            eprintln!("verify mismatch: expected {:?} {:?} at {} got {:?} {:?} at {}", node.op, node.key, node.loc, op, key, loc);
+        }
+        if !same {
+            return self.reject_loop().map(|_| expected);
+        }
+        v.last_decision = decision;
+        if v.pos == 0 {
+            v.rounds += 1;
+        }
+        v.pos = (v.pos + 1) % v.cycle.len();
+        if v.rounds >= self.config.audit_rounds {
+            let (attach, head) = (v.attach, v.head);
+            self.run.mode = Mode::Record;
+            self.run.cursor = attach;
+            self.link(head)?;
+            self.stats.back_edges += 1;
+            return Err(Ctl::EndRun);
+        }
+        Ok(expected)
+    }
+
+    /// The loop candidate was a plain Rust loop: never close at its head
+    /// again, and start over so that every run salts its tags alike.
+    fn reject_loop(&mut self) -> Result<(), Ctl> {
+        let Mode::Verify(v) = &self.run.mode else {
+            return Ok(());
+        };
+        let base = self.nodes[v.head].base;
+        Err(self.mark_plain_loop(base))
+    }
+
+    fn mark_plain_loop(&mut self, base: Tag) -> Ctl {
+        self.never_close.insert(base);
+        self.stats.loop_restarts += 1;
+        Ctl::Restart
+    }
+}
+
+/// The key all return nodes share.
+const RETURN_TAG: Tag = Tag {
+    path: 0x5245_5455_524e,
+    state: 0,
+};
+
+fn internal(what: &str) -> Ctl {
+    Ctl::Fail(Error::Internal {
+        message: what.to_string(),
+    })
+}

@@ -1,0 +1,85 @@
+//! Counters every extraction keeps; part of the public result.
+
+use super::tag::Tagger;
+use std::fmt;
+use std::time::Duration;
+
+/// What an extraction did and how long it took.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Executions of the closure in the final attempt (control-flow runs).
+    pub runs: u64,
+    /// Executions of the closure over all attempts.
+    pub total_runs: u64,
+    /// Attempts started over because a loop candidate proved to be a plain
+    /// Rust loop (its head is then never closed again).
+    pub loop_restarts: u64,
+    /// Attempts started over because a prophecy was violated.
+    pub prophecy_restarts: u64,
+    /// Runs ended by linking to code another run recorded.
+    pub memo_hits: u64,
+    /// Loops closed.
+    pub back_edges: u64,
+    /// Loop candidates checked by re-running their cycle.
+    pub loop_audits: u64,
+    /// Operations recorded in the final trace graph.
+    pub nodes: u64,
+    /// Statements in the generated function.
+    pub statements: u64,
+    /// Tags taken by the frame-pointer walk.
+    pub tags_frame_pointer: u64,
+    /// Tags taken by the unwinder.
+    pub tags_unwinder: u64,
+    /// The tagger the builder asked for.
+    pub tagger: Tagger,
+    /// `goto`s the structurer had to emit (0 for code from structured Rust).
+    pub gotos: u64,
+    /// Time running the closure (all runs, all attempts).
+    pub time_trace: Duration,
+    /// Time structuring the graph into statements.
+    pub time_structure: Duration,
+    /// Time in the IR passes.
+    pub time_passes: Duration,
+}
+
+impl Stats {
+    /// Which tagger actually produced the tags: `"frame-pointer"`,
+    /// `"unwinder"`, or `"mixed"` when some frames lacked frame pointers.
+    pub fn tagger_used(&self) -> &'static str {
+        match (self.tags_frame_pointer, self.tags_unwinder) {
+            (_, 0) => "frame-pointer",
+            (0, _) => "unwinder",
+            _ => "mixed",
+        }
+    }
+
+    /// Total first-stage time.
+    pub fn total_time(&self) -> Duration {
+        self.time_trace + self.time_structure + self.time_passes
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "runs {} (total {}, loop restarts {}, prophecy restarts {}), memo hits {}, \
+             loops {}, audits {}, nodes {}, statements {}, tags {} ({}), \
+             time trace {:?} structure {:?} passes {:?}",
+            self.runs,
+            self.total_runs,
+            self.loop_restarts,
+            self.prophecy_restarts,
+            self.memo_hits,
+            self.back_edges,
+            self.loop_audits,
+            self.nodes,
+            self.statements,
+            self.tags_frame_pointer + self.tags_unwinder,
+            self.tagger_used(),
+            self.time_trace,
+            self.time_structure,
+            self.time_passes
+        )
+    }
+}
