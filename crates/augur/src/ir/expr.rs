@@ -74,25 +74,41 @@ pub enum UnOp {
 /// (pointer `Add`/`Sub` take an integer on the right).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
+    /// `a + b` (pointer + integer: element offset).
     Add,
+    /// `a - b`.
     Sub,
+    /// `a * b`.
     Mul,
+    /// `a / b` (truncating for integers).
     Div,
+    /// `a % b`.
     Rem,
+    /// `a & b`.
     BitAnd,
+    /// `a | b`.
     BitOr,
+    /// `a ^ b`.
     BitXor,
+    /// `a << b`.
     Shl,
+    /// `a >> b` (arithmetic for signed types).
     Shr,
     /// Logical and on `bool` (C `&&`; operands have no side effects).
     And,
     /// Logical or on `bool` (C `||`).
     Or,
+    /// `a == b`.
     Eq,
+    /// `a != b`.
     Ne,
+    /// `a < b`.
     Lt,
+    /// `a <= b`.
     Le,
+    /// `a > b`.
     Gt,
+    /// `a >= b`.
     Ge,
 }
 

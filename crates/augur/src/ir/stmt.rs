@@ -69,25 +69,47 @@ impl Stmt {
 pub enum StmtKind {
     /// Declares `var` (its type is in [`Function::vars`](super::Function::vars)),
     /// optionally initialised.
-    Decl { var: VarId, init: Option<ExprId> },
+    Decl {
+        /// The variable.
+        var: VarId,
+        /// Its initial value.
+        init: Option<ExprId>,
+    },
     /// `place = value`; `place` is a `Var`, `Index` or `Deref` expression.
-    Assign { place: ExprId, value: ExprId },
+    Assign {
+        /// Where to store.
+        place: ExprId,
+        /// What to store.
+        value: ExprId,
+    },
     /// Evaluates an expression for its effects (a call).
     Eval(ExprId),
     /// `if (cond) { then_ } else { else_ }`.
     If {
+        /// The condition.
         cond: ExprId,
+        /// Runs when it holds.
         then_: Block,
+        /// Runs otherwise.
         else_: Block,
     },
     /// `while (cond) { body }`; `while (1)` is a `Const(Bool(true))` condition.
-    While { cond: ExprId, body: Block },
+    While {
+        /// Checked before each iteration.
+        cond: ExprId,
+        /// The body.
+        body: Block,
+    },
     /// `for (init; cond; step) { body }`. `init` is a `Decl` or `Assign`,
     /// `step` an `Assign`; `continue` in `body` runs `step`.
     For {
+        /// Runs once first.
         init: Box<Stmt>,
+        /// Checked before each iteration.
         cond: ExprId,
+        /// Runs after each iteration (and on `continue`).
         step: Box<Stmt>,
+        /// The body.
         body: Block,
     },
     /// Leaves the innermost loop.

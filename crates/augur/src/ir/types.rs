@@ -13,15 +13,25 @@ pub enum Scalar {
     Bool,
     /// C `char`, for strings handed to C functions (`printf`).
     Char,
+    /// Rust `i8`.
     I8,
+    /// Rust `i16`.
     I16,
+    /// Rust `i32`.
     I32,
+    /// Rust `i64`.
     I64,
+    /// Rust `u8`.
     U8,
+    /// Rust `u16`.
     U16,
+    /// Rust `u32`.
     U32,
+    /// Rust `u64`.
     U64,
+    /// Rust `f32`.
     F32,
+    /// Rust `f64`.
     F64,
 }
 
@@ -99,10 +109,20 @@ pub enum Type {
     /// A scalar.
     Scalar(Scalar),
     /// A raw pointer. `mutable: false` prints as `const T *`.
-    Ptr { to: Box<Type>, mutable: bool },
+    Ptr {
+        /// The pointee.
+        to: Box<Type>,
+        /// False for `*const`.
+        mutable: bool,
+    },
     /// An array of `len` elements; `None` is an array of unknown length
     /// (a variable-length local takes its length from its declaration).
-    Array { of: Box<Type>, len: Option<u64> },
+    Array {
+        /// The element type.
+        of: Box<Type>,
+        /// The length, if fixed.
+        len: Option<u64>,
+    },
 }
 
 impl Type {

@@ -14,7 +14,8 @@ use crate::ir::{verify::verify, Function};
 
 /// Runs every pass in order, verifying after each.
 pub fn run(f: &mut Function) -> Result<(), Error> {
-    let passes: [(&str, fn(&mut Function)); 7] = [
+    type Pass = (&'static str, fn(&mut Function));
+    let passes: [Pass; 7] = [
         ("scope repair", scope::run),
         ("copy elimination", copy_elim::run),
         ("dead code", dead::run),

@@ -49,14 +49,12 @@ pub struct Cfg {
     /// Pre/post numbers of the dominator tree for O(1) dominance queries.
     dom_pre: Vec<u32>,
     dom_post: Vec<u32>,
-    /// Block of each node and its index in the block (`usize::MAX`: terminator).
-    pub node_pos: Vec<(BlockId, usize)>,
 }
 
 impl Cfg {
     /// Builds the CFG of the graph reachable from `entry`.
     pub fn build(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Cfg, Error> {
-        let (blocks, node_pos) = make_blocks(nodes, entry)?;
+        let blocks = make_blocks(nodes, entry)?;
         let n = blocks.len();
         let rpo = reverse_postorder(&blocks);
         let mut rpo_index = vec![usize::MAX; n];
@@ -76,7 +74,6 @@ impl Cfg {
             loop_body: vec![Vec::new(); n],
             dom_pre: vec![0; n],
             dom_post: vec![0; n],
-            node_pos,
         };
         cfg.dom_tree();
         cfg.loops(&preds);
@@ -168,11 +165,7 @@ impl Cfg {
 }
 
 /// Splits the reachable graph into basic blocks.
-#[allow(clippy::type_complexity)]
-fn make_blocks(
-    nodes: &Arena<NodeId, Node>,
-    entry: NodeId,
-) -> Result<(Vec<Block>, Vec<(BlockId, usize)>), Error> {
+fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>, Error> {
     let mut preds = vec![0u32; nodes.len()];
     let mut branch_target = vec![false; nodes.len()];
     let mut seen = vec![false; nodes.len()];
@@ -231,24 +224,20 @@ fn make_blocks(
             }
         }
     }
-    let mut node_pos = vec![(usize::MAX, 0); nodes.len()];
     let mut blocks = Vec::with_capacity(order.len());
-    for (bi, &start) in order.iter().enumerate() {
+    for &start in &order {
         let mut list = Vec::new();
         let mut cur = start;
         let term = loop {
             let node = &nodes[cur];
             match (&node.op, &node.succ) {
                 (Op::Branch(_), Succ::Branch(Some(t), Some(e))) => {
-                    node_pos[cur.0 as usize] = (bi, usize::MAX);
                     break Term::Branch(cur, block_of[t.0 as usize], block_of[e.0 as usize]);
                 }
                 (Op::Return(_), _) => {
-                    node_pos[cur.0 as usize] = (bi, usize::MAX);
                     break Term::Return(cur);
                 }
                 (_, Succ::Next(s)) => {
-                    node_pos[cur.0 as usize] = (bi, list.len());
                     list.push(cur);
                     if leader(*s) {
                         break Term::Goto(block_of[s.0 as usize]);
@@ -264,7 +253,7 @@ fn make_blocks(
         };
         blocks.push(Block { nodes: list, term });
     }
-    Ok((blocks, node_pos))
+    Ok(blocks)
 }
 
 fn successors(b: &Block) -> impl Iterator<Item = BlockId> {

@@ -34,10 +34,18 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
             o.write(&[c]);
             Ok(Value::I32(c as i32))
         },
-        "malloc" => |m, _, a| Ok(Value::Ptr(m.new_alloc(size(a, 0, "malloc")?, Origin::Malloc, false)?)),
+        "malloc" => |m, _, a| {
+            Ok(Value::Ptr(m.new_alloc(
+                size(a, 0, "malloc")?,
+                Origin::Malloc,
+                false,
+            )?))
+        },
         "calloc" => |m, _, a| {
             let (n, each) = (size(a, 0, "calloc")?, size(a, 1, "calloc")?);
-            let total = n.checked_mul(each).ok_or_else(|| fail(format!("calloc({n}, {each}) overflows")))?;
+            let total = n
+                .checked_mul(each)
+                .ok_or_else(|| fail(format!("calloc({n}, {each}) overflows")))?;
             Ok(Value::Ptr(m.new_alloc(total, Origin::Malloc, true)?))
         },
         "free" => |m, _, a| {
@@ -56,11 +64,15 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
         },
         "abs" => |_, _, a| {
             let v = int(a, 0, "abs")? as i32;
-            v.checked_abs().map(Value::I32).ok_or_else(|| fail("abs of INT_MIN overflows".into()))
+            v.checked_abs()
+                .map(Value::I32)
+                .ok_or_else(|| fail("abs of INT_MIN overflows".into()))
         },
         "labs" => |_, _, a| {
             let v = int(a, 0, "labs")?;
-            v.checked_abs().map(Value::I64).ok_or_else(|| fail("labs of LONG_MIN overflows".into()))
+            v.checked_abs()
+                .map(Value::I64)
+                .ok_or_else(|| fail("labs of LONG_MIN overflows".into()))
         },
         "fabs" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "fabs")?.abs())),
         "fabsf" => |_, _, a| Ok(Value::F32(f32_arg(a, 0, "fabsf")?.abs())),
@@ -72,9 +84,23 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
         "cos" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "cos")?.cos())),
         "floor" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "floor")?.floor())),
         "ceil" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "ceil")?.ceil())),
-        "pow" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "pow")?.powf(f64_arg(a, 1, "pow")?))),
-        "fmin" => |_, _, a| Ok(Value::F64(fmin(f64_arg(a, 0, "fmin")?, f64_arg(a, 1, "fmin")?))),
-        "fmax" => |_, _, a| Ok(Value::F64(fmax(f64_arg(a, 0, "fmax")?, f64_arg(a, 1, "fmax")?))),
+        "pow" => |_, _, a| {
+            Ok(Value::F64(
+                f64_arg(a, 0, "pow")?.powf(f64_arg(a, 1, "pow")?),
+            ))
+        },
+        "fmin" => |_, _, a| {
+            Ok(Value::F64(fmin(
+                f64_arg(a, 0, "fmin")?,
+                f64_arg(a, 1, "fmin")?,
+            )))
+        },
+        "fmax" => |_, _, a| {
+            Ok(Value::F64(fmax(
+                f64_arg(a, 0, "fmax")?,
+                f64_arg(a, 1, "fmax")?,
+            )))
+        },
         "fminf" => |_, _, a| {
             let (x, y) = (f32_arg(a, 0, "fminf")?, f32_arg(a, 1, "fminf")?);
             Ok(Value::F32(fmin(x as f64, y as f64) as f32))
@@ -113,16 +139,25 @@ fn fail(message: String) -> Error {
 }
 
 fn arg(a: &[Value], i: usize, func: &str) -> Result<Value> {
-    a.get(i)
-        .copied()
-        .ok_or_else(|| fail(format!("{func} takes at least {} arguments, got {}", i + 1, a.len())))
+    a.get(i).copied().ok_or_else(|| {
+        fail(format!(
+            "{func} takes at least {} arguments, got {}",
+            i + 1,
+            a.len()
+        ))
+    })
 }
 
 /// An integer argument (any integer type, as a prototype would convert it).
 fn int(a: &[Value], i: usize, func: &str) -> Result<i64> {
     let v = arg(a, i, func)?;
-    v.as_i64()
-        .ok_or_else(|| fail(format!("argument {} of {func} must be an integer, got {}", i + 1, v.ty())))
+    v.as_i64().ok_or_else(|| {
+        fail(format!(
+            "argument {} of {func} must be an integer, got {}",
+            i + 1,
+            v.ty()
+        ))
+    })
 }
 
 /// A `size_t` argument; a negative signed value is an error rather than the
@@ -139,8 +174,13 @@ fn size(a: &[Value], i: usize, func: &str) -> Result<u64> {
 
 fn ptr(a: &[Value], i: usize, func: &str) -> Result<u64> {
     let v = arg(a, i, func)?;
-    v.as_ptr()
-        .ok_or_else(|| fail(format!("argument {} of {func} must be a pointer, got {}", i + 1, v.ty())))
+    v.as_ptr().ok_or_else(|| {
+        fail(format!(
+            "argument {} of {func} must be a pointer, got {}",
+            i + 1,
+            v.ty()
+        ))
+    })
 }
 
 fn f64_arg(a: &[Value], i: usize, func: &str) -> Result<f64> {
@@ -150,7 +190,11 @@ fn f64_arg(a: &[Value], i: usize, func: &str) -> Result<f64> {
         Value::F32(x) => Ok(x as f64),
         Value::U64(x) => Ok(x as f64),
         v => v.as_i64().map(|x| x as f64).ok_or_else(|| {
-            fail(format!("argument {} of {func} must be a number, got {}", i + 1, v.ty()))
+            fail(format!(
+                "argument {} of {func} must be a number, got {}",
+                i + 1,
+                v.ty()
+            ))
         }),
     }
 }
@@ -162,7 +206,11 @@ fn f32_arg(a: &[Value], i: usize, func: &str) -> Result<f32> {
         Value::F64(x) => Ok(x as f32),
         Value::U64(x) => Ok(x as f32),
         v => v.as_i64().map(|x| x as f32).ok_or_else(|| {
-            fail(format!("argument {} of {func} must be a number, got {}", i + 1, v.ty()))
+            fail(format!(
+                "argument {} of {func} must be a number, got {}",
+                i + 1,
+                v.ty()
+            ))
         }),
     }
 }

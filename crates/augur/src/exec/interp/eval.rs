@@ -109,7 +109,9 @@ fn at<T>(r: Result<T>, s: &Stmt) -> Result<T> {
 fn elem_size(ty: &Type) -> Result<u64> {
     match ty.element() {
         Some(Type::Void) => Ok(1),
-        Some(t) => t.size().map_or_else(|| err(format!("pointer arithmetic on {ty}")), Ok),
+        Some(t) => t
+            .size()
+            .map_or_else(|| err(format!("pointer arithmetic on {ty}")), Ok),
         None => err(format!("pointer arithmetic on the non-pointer type {ty}")),
     }
 }
@@ -157,7 +159,10 @@ impl<'a> Frame<'a> {
         match self.block(&f.body)? {
             Flow::Return(v) => Ok(v),
             _ if f.ret == Type::Void => Ok(Value::Void),
-            _ => err(format!("`{}` reached its end without returning a value", f.name)),
+            _ => err(format!(
+                "`{}` reached its end without returning a value",
+                f.name
+            )),
         }
     }
 
@@ -340,21 +345,25 @@ impl<'a> Frame<'a> {
         let ty = &f.vars[v].ty;
         let name = f.var_name(v);
         match (ty, init) {
-            (Type::Array { len: Some(_), .. }, None) => {
-                ty.size().map_or_else(|| err(format!("array `{name}` of unsized type {ty}")), Ok)
-            }
+            (Type::Array { len: Some(_), .. }, None) => ty
+                .size()
+                .map_or_else(|| err(format!("array `{name}` of unsized type {ty}")), Ok),
             (Type::Array { of, len: None }, Some(n)) => {
                 let n = self.eval(n)?;
                 let count = n.as_i64().filter(|c| *c >= 0);
                 match (count, of.size()) {
                     (Some(c), Some(each)) => Ok(c as u64 * each),
-                    _ => err(format!("array `{name}` of type {ty} declared with length {n}")),
+                    _ => err(format!(
+                        "array `{name}` of type {ty} declared with length {n}"
+                    )),
                 }
             }
-            (Type::Array { len: None, .. }, None) => {
-                err(format!("array `{name}` of unknown length is declared without one"))
-            }
-            _ => err(format!("array `{name}` of type {ty} cannot have an initializer")),
+            (Type::Array { len: None, .. }, None) => err(format!(
+                "array `{name}` of unknown length is declared without one"
+            )),
+            _ => err(format!(
+                "array `{name}` of type {ty} cannot have an initializer"
+            )),
         }
     }
 
@@ -386,14 +395,20 @@ impl<'a> Frame<'a> {
                     Ok(())
                 }
                 (Home::Mem, Slot::Mem(p)) => self.it.memory.store_at(p, x),
-                (Home::Mem, _) => err(format!("assignment to `{}` before its declaration", f.var_name(v))),
+                (Home::Mem, _) => err(format!(
+                    "assignment to `{}` before its declaration",
+                    f.var_name(v)
+                )),
                 (Home::Array, _) => err(format!("assignment to the array `{}`", f.var_name(v))),
             };
         }
         let x = self.eval(value)?;
         let ty = f.ty(place);
         if !x.fits(ty) || matches!(ty, Type::Array { .. }) {
-            return err(format!("store of {x} of type {} into a place of type {ty}", x.ty()));
+            return err(format!(
+                "store of {x} of type {} into a place of type {ty}",
+                x.ty()
+            ));
         }
         let p = self.place(place)?;
         self.it.memory.store_at(p, x)
@@ -507,7 +522,10 @@ impl<'a> Frame<'a> {
                 };
                 let size = data.ty.size();
                 let off = size.and_then(|s| i.checked_mul(s as i64));
-                off.map_or_else(|| err(format!("index {i} of elements of type {}", data.ty)), |o| ptr_add(p, o))
+                off.map_or_else(
+                    || err(format!("index {i} of elements of type {}", data.ty)),
+                    |o| ptr_add(p, o),
+                )
             }
             Expr::Deref(p) => match self.eval(*p)? {
                 Value::Ptr(p) => Ok(p),
@@ -525,7 +543,11 @@ impl<'a> Frame<'a> {
         }
         let n = decl.params.len();
         if vals.len() < n || (!decl.variadic && vals.len() != n) {
-            return err(format!("`{}` takes {n} arguments, got {}", decl.name, vals.len()));
+            return err(format!(
+                "`{}` takes {n} arguments, got {}",
+                decl.name,
+                vals.len()
+            ));
         }
         let it = &mut *self.it;
         let r = match self.callees[func.index()] {

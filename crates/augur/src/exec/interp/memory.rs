@@ -167,7 +167,8 @@ impl Memory {
     /// A new host buffer holding `data`; see [`alloc`](Memory::alloc).
     pub fn alloc_slice<T: Pod>(&mut self, data: &[T]) -> Value {
         let p = self.alloc(data.len() * T::SCALAR.size() as usize);
-        self.write_slice(p, data).expect("a fresh buffer is large enough");
+        self.write_slice(p, data)
+            .expect("a fresh buffer is large enough");
         p
     }
 
@@ -278,7 +279,7 @@ impl Memory {
             state: State::Live,
             origin,
         });
-        Ok(((id as u64 + 1) << 32) | 0)
+        Ok((id as u64 + 1) << 32)
     }
 
     fn reserve(&mut self, size: u64) -> Result<()> {
@@ -435,7 +436,9 @@ impl Memory {
             Type::Scalar(s) => self.load_scalar(p, *s),
             Type::Ptr { .. } => {
                 let b = self.read(p, 8, "load")?;
-                Ok(Value::Ptr(u64::from_le_bytes(b.try_into().expect("8 bytes"))))
+                Ok(Value::Ptr(u64::from_le_bytes(
+                    b.try_into().expect("8 bytes"),
+                )))
             }
             _ => Err(interp_err(format!("load of a value of type {ty}"))),
         }

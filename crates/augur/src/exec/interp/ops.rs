@@ -51,7 +51,14 @@ arith!(i32, i64, u32, u64);
 /// `x op y` for a non-comparison, non-shift operator.
 fn arith<T: Arith>(op: BinOp, x: T, y: T) -> Result<T> {
     if matches!(op, BinOp::Div | BinOp::Rem) && y == T::ZERO {
-        return err(format!("{} by zero", if op == BinOp::Div { "division" } else { "remainder" }));
+        return err(format!(
+            "{} by zero",
+            if op == BinOp::Div {
+                "division"
+            } else {
+                "remainder"
+            }
+        ));
     }
     let r = match op {
         BinOp::Add => Some(x.wadd(y)),
@@ -82,7 +89,11 @@ where
         BinOp::Sub => x - y,
         BinOp::Mul => x * y,
         BinOp::Div => x / y,
-        _ => return err(format!("operator {op} is not defined on floating-point values")),
+        _ => {
+            return err(format!(
+                "operator {op} is not defined on floating-point values"
+            ))
+        }
     })
 }
 
@@ -209,8 +220,9 @@ pub(super) fn ptr_binary(op: BinOp, a: Value, b: Value, elem: u64, result: &Type
     let scaled = |i: Value, neg: bool| -> Result<i64> {
         let i = i.as_i64().expect("an integer");
         let i = if neg { i.wrapping_neg() } else { i };
-        i.checked_mul(elem as i64)
-            .ok_or_else(|| Error::Interp { message: format!("pointer offset {i} overflows") })
+        i.checked_mul(elem as i64).ok_or_else(|| Error::Interp {
+            message: format!("pointer offset {i} overflows"),
+        })
     };
     match (op, a, b) {
         (_, Ptr(_), Ptr(_)) if op.is_comparison() => Ok(Value::Bool(comparison(op, compare(a, b)))),
@@ -299,11 +311,16 @@ fn cast_scalar(v: Value, s: Scalar) -> Result<Value> {
         Value::Ptr(p) if matches!(s, Scalar::I64 | Scalar::U64) => {
             Ok(Value::int_of(s, p as i64).expect("an integer type"))
         }
-        Value::Ptr(_) => err(format!("cast of a pointer to {}, which cannot hold it", s.rust_name())),
+        Value::Ptr(_) => err(format!(
+            "cast of a pointer to {}, which cannot hold it",
+            s.rust_name()
+        )),
         Value::Void => err("cast of a void value".into()),
         v => {
             let bits = v.as_i64().expect("an integer or bool");
-            let unsigned = v.scalar().is_some_and(|t| t != Scalar::Bool && !t.is_signed());
+            let unsigned = v
+                .scalar()
+                .is_some_and(|t| t != Scalar::Bool && !t.is_signed());
             match s {
                 Scalar::F32 if unsigned => Ok(Value::F32(bits as u64 as f32)),
                 Scalar::F64 if unsigned => Ok(Value::F64(bits as u64 as f64)),
@@ -327,8 +344,15 @@ fn float_to_int(f: f64, s: Scalar) -> Result<Value> {
     };
     // `hi` is exclusive and exactly representable, `lo` inclusive.
     if !(t >= lo && t < hi) {
-        return err(format!("conversion of {f:?} to {} is out of range", s.rust_name()));
+        return err(format!(
+            "conversion of {f:?} to {} is out of range",
+            s.rust_name()
+        ));
     }
-    let bits = if s.is_signed() { t as i64 } else { t as u64 as i64 };
+    let bits = if s.is_signed() {
+        t as i64
+    } else {
+        t as u64 as i64
+    };
     Ok(Value::int_of(s, bits).expect("an integer type"))
 }

@@ -42,7 +42,10 @@ impl Args<'_> {
     fn next(&mut self, conv: u8) -> Result<Value> {
         let v = self.values.get(self.next).copied();
         self.next += 1;
-        v.map_or_else(|| err(format!("too few arguments for `%{}`", conv as char)), Ok)
+        v.map_or_else(
+            || err(format!("too few arguments for `%{}`", conv as char)),
+            Ok,
+        )
     }
 
     /// An argument of a type that is passed as `int` (what `*` and `%c` take).
@@ -56,7 +59,11 @@ impl Args<'_> {
             | Value::U8(_)
             | Value::U16(_)
             | Value::U32(_)) => Ok(v.as_i64().expect("an integer")),
-            v => err(format!("`%{}` expects an int argument, got {}", conv as char, v.ty())),
+            v => err(format!(
+                "`%{}` expects an int argument, got {}",
+                conv as char,
+                v.ty()
+            )),
         }
     }
 }
@@ -173,7 +180,13 @@ fn convert(mem: &Memory, s: &Spec, args: &mut Args, out: &mut Vec<u8>) -> Result
             let v = match args.next(s.conv)? {
                 Value::F64(v) => v,
                 Value::F32(v) => v as f64,
-                v => return err(format!("`%{}` expects a double, got {}", s.conv as char, v.ty())),
+                v => {
+                    return err(format!(
+                        "`%{}` expects a double, got {}",
+                        s.conv as char,
+                        v.ty()
+                    ))
+                }
             };
             float(s, v, out);
         }
@@ -341,6 +354,13 @@ fn split_exp(a: f64, p: usize) -> (String, i32) {
 fn general(a: f64, p: usize, alt: bool) -> String {
     let p = p.max(1);
     let x = if a == 0.0 { 0 } else { split_exp(a, p - 1).1 };
+    // glibc picks the style from the unrounded exponent: a value just below
+    // 10^P that rounds up to it comes out as `1.e+P` under `#`, without the
+    // zeros the standard asks for (seen with glibc 2.36). Mimicked where 10^P
+    // is exact, which covers every precision that matters.
+    if alt && p > 1 && x == p as i32 && p <= 22 && a < 10f64.powi(p as i32) {
+        return exponent(a, 0, true);
+    }
     let mut t = if (x as i64) < p as i64 && x >= -4 {
         fixed(a, (p as i64 - 1 - x as i64) as usize, alt)
     } else {

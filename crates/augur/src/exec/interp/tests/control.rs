@@ -29,7 +29,10 @@ fn pointer_parameter_sums_an_array() {
         assert_eq!(it.call(&f, &[xs, V::I32(5)]).unwrap(), V::I32(15));
         // One past the end is caught, naming the access.
         let msg = fails(it.call(&f, &[xs, V::I32(6)]));
-        assert!(msg.contains("load of 4 bytes at offset 20 of allocation 0 (size 20"), "{msg}");
+        assert!(
+            msg.contains("load of 4 bytes at offset 20 of allocation 0 (size 20"),
+            "{msg}"
+        );
     }
 }
 
@@ -60,7 +63,13 @@ fn array_local_with_a_for_loop() {
     let place = b.v(s);
     let total = count(&mut b, j, ten, vec![assign(place, add)]);
     let (zero, sv) = (b.i32(0), b.v(s));
-    let f = b.build(vec![decl(a, None), fill, decl(s, Some(zero)), total, ret(sv)]);
+    let f = b.build(vec![
+        decl(a, None),
+        fill,
+        decl(s, Some(zero)),
+        total,
+        ret(sv),
+    ]);
     assert_eq!(run(&f, &[]).unwrap(), V::I32(285));
 }
 
@@ -86,7 +95,12 @@ fn while_with_break_and_continue() {
         assign(splace, add),
     ];
     let sv = b.v(sum);
-    let f = b.build(vec![decl(i, Some(z1)), decl(sum, Some(z2)), while_(t, body), ret(sv)]);
+    let f = b.build(vec![
+        decl(i, Some(z1)),
+        decl(sum, Some(z2)),
+        while_(t, body),
+        ret(sv),
+    ]);
     assert_eq!(run(&f, &[]).unwrap(), V::I32(100)); // 1 + 3 + ... + 19
 }
 
@@ -157,7 +171,10 @@ fn errors_name_the_source_location() {
         col: 5,
     });
     let f = b.build(vec![st]);
-    assert_eq!(fails(run(&f, &[])), "division by zero (at src/user.rs:12:5)");
+    assert_eq!(
+        fails(run(&f, &[])),
+        "division by zero (at src/user.rs:12:5)"
+    );
 }
 
 #[test]
@@ -170,7 +187,9 @@ fn user_externs_and_overrides() {
     let f = b.build(vec![ret(a)]);
     let mut it = Interpreter::new();
     assert!(fails(it.call(&f, &[V::I32(2)])).contains("unknown extern `triple`"));
-    it.register("triple", |_, args| Ok(V::I32(args[0].as_i64().unwrap() as i32 * 3)));
+    it.register("triple", |_, args| {
+        Ok(V::I32(args[0].as_i64().unwrap() as i32 * 3))
+    });
     assert_eq!(it.call(&f, &[V::I32(-2)]).unwrap(), V::I32(6));
     // A registered name overrides the built-in.
     it.register("abs", |_, _| Ok(V::I32(7)));

@@ -1,8 +1,8 @@
 //! Pointers, allocations and the memory checks.
 
+use super::super::Memory;
 use super::*;
 use BinOp::*;
-use super::super::Memory;
 use Value as V;
 
 #[test]
@@ -76,7 +76,10 @@ fn malloc_function(free_twice: bool) -> Function {
 #[test]
 fn malloc_free_and_use_after_free() {
     let msg = fails(run(&malloc_function(false), &[]));
-    assert!(msg.contains("allocation 0 (malloc), which was freed"), "{msg}");
+    assert!(
+        msg.contains("allocation 0 (malloc), which was freed"),
+        "{msg}"
+    );
     let msg = fails(run(&malloc_function(true), &[]));
     assert!(msg.contains("already freed"), "{msg}");
 }
@@ -193,7 +196,11 @@ fn pointer_arithmetic_difference_and_comparison() {
     let (qv, pv) = (b.v(q), b.v(p));
     let diff = b.f.expr(Expr::Binary(Sub, qv, pv), I64);
     let m1 = b.int(I64, -1);
-    let f = b.build(vec![decl(q, Some(moved)), if_(both, vec![ret(diff)], vec![]), ret(m1)]);
+    let f = b.build(vec![
+        decl(q, Some(moved)),
+        if_(both, vec![ret(diff)], vec![]),
+        ret(m1),
+    ]);
     let mut it = Interpreter::new();
     let xs = it.memory_mut().alloc_slice(&[0i32; 4]);
     assert_eq!(it.call(&f, &[xs]).unwrap(), V::I64(3));
@@ -223,14 +230,27 @@ fn memcpy_memset_calloc() {
     // fn(dst: *mut u8, src: *mut u8) -> i32 { memset(dst, 1, 4); memcpy(dst, src, 2);
     //   c = calloc(3, 4); return ((int*)c)[2] + dst[3] }
     let mut b = B::new(I32);
-    let (dst, src) = (b.param("dst", ptr(Type::Scalar(Scalar::U8))), b.param("src", ptr(Type::Scalar(Scalar::U8))));
+    let (dst, src) = (
+        b.param("dst", ptr(Type::Scalar(Scalar::U8))),
+        b.param("src", ptr(Type::Scalar(Scalar::U8))),
+    );
     let vp = ptr(Type::Void);
     let (d, one, four) = (b.v(dst), b.i32(1), b.int(U64, 4));
     let d = b.cast(d, vp.clone());
-    let ms = b.call("memset", &[vp.clone(), I32, U64], vp.clone(), &[d, one, four]);
+    let ms = b.call(
+        "memset",
+        &[vp.clone(), I32, U64],
+        vp.clone(),
+        &[d, one, four],
+    );
     let (d, sr, two) = (b.v(dst), b.v(src), b.int(U64, 2));
     let (d, sr) = (b.cast(d, vp.clone()), b.cast(sr, vp.clone()));
-    let mc = b.call("memcpy", &[vp.clone(), vp.clone(), U64], vp.clone(), &[d, sr, two]);
+    let mc = b.call(
+        "memcpy",
+        &[vp.clone(), vp.clone(), U64],
+        vp.clone(),
+        &[d, sr, two],
+    );
     let (n, each) = (b.int(U64, 3), b.int(U64, 4));
     let c = b.call("calloc", &[U64, U64], vp.clone(), &[n, each]);
     let c = b.cast(c, ptr(I32));
@@ -275,15 +295,26 @@ fn host_memory_helpers() {
     assert_eq!(m.load(p, &F32).unwrap(), V::F32(3.0));
     assert_eq!(m.allocation_size(p), Some(8));
     let msg = m.read_slice::<f32>(p, 3).unwrap_err().to_string();
-    assert!(msg.contains("load of 4 bytes at offset 8 of allocation 0 (size 8, host buffer)"), "{msg}");
+    assert!(
+        msg.contains("load of 4 bytes at offset 8 of allocation 0 (size 8, host buffer)"),
+        "{msg}"
+    );
     let s = m.alloc_cstr("hi");
     assert_eq!(m.read_cstr(s).unwrap(), b"hi");
     let flags = m.alloc_slice(&[true, false]);
     m.store(flags, V::U8(2)).unwrap();
-    assert!(m.read_slice::<bool>(flags, 1).unwrap_err().to_string().contains("not 0 or 1"));
+    assert!(m
+        .read_slice::<bool>(flags, 1)
+        .unwrap_err()
+        .to_string()
+        .contains("not 0 or 1"));
     m.free(p).unwrap();
     assert!(m.free(p).is_err());
     assert_eq!(m.allocation_size(p), None);
     assert!(m.free(V::Ptr(0)).is_ok());
-    assert!(m.load(V::Ptr(0), &I32).unwrap_err().to_string().contains("null pointer"));
+    assert!(m
+        .load(V::Ptr(0), &I32)
+        .unwrap_err()
+        .to_string()
+        .contains("null pointer"));
 }

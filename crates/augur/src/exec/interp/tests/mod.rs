@@ -132,7 +132,12 @@ impl B {
 
     /// A call of the extern `name`, declared on first use.
     fn call(&mut self, name: &str, params: &[Type], ret: Type, args: &[ExprId]) -> ExprId {
-        let existing = self.f.externs.iter().find(|(_, d)| d.name == name).map(|(k, _)| k);
+        let existing = self
+            .f
+            .externs
+            .iter()
+            .find(|(_, d)| d.name == name)
+            .map(|(k, _)| k);
         let func = existing.unwrap_or_else(|| {
             self.f.externs.push(ExternDecl {
                 name: name.into(),
