@@ -4,3 +4,4 @@ pub mod compile;
 
 pub use compile::{compile, CompileOptions, Library};
 pub mod interp;
+pub use interp::{Interpreter, Memory, Pod, Value};

@@ -15,7 +15,8 @@ use super::ops;
 use super::value::Value;
 use super::Interpreter;
 use crate::ir::{
-    Block, Const, EntityId, Expr, ExprId, FuncId, Function, Stmt, StmtKind, Type, VarId, VarKind,
+    BinOp, Block, Const, EntityId, Expr, ExprId, FuncId, Function, Stmt, StmtKind, Type, VarId,
+    VarKind,
 };
 use crate::{Error, Result};
 
@@ -485,8 +486,8 @@ impl<'a> Frame<'a> {
         v.map_or_else(|| err(format!("constant {c:?} of type {ty}")), Ok)
     }
 
-    fn binary(&mut self, op: crate::ir::BinOp, a: ExprId, b: ExprId, ty: &Type) -> Result<Value> {
-        use crate::ir::BinOp::{And, Or};
+    fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: &Type) -> Result<Value> {
+        use BinOp::{And, Or};
         let x = self.eval(a)?;
         // `&&` and `||` short-circuit (their operands have no effects).
         if let (And | Or, Value::Bool(bx)) = (op, x) {
@@ -495,11 +496,17 @@ impl<'a> Frame<'a> {
             }
         }
         let y = self.eval(b)?;
-        match (x, y) {
-            (Value::Ptr(_), _) => ops::ptr_binary(op, x, y, elem_size(self.f.ty(a))?, ty),
-            (_, Value::Ptr(_)) => ops::ptr_binary(op, x, y, elem_size(self.f.ty(b))?, ty),
-            _ => ops::binary(op, x, y),
-        }
+        let ptr_operand = match (x, y) {
+            (Value::Ptr(_), _) => a,
+            (_, Value::Ptr(_)) => b,
+            _ => return ops::binary(op, x, y),
+        };
+        // Only arithmetic needs the element size (comparisons work on any pointer).
+        let elem = match op {
+            BinOp::Add | BinOp::Sub => elem_size(self.f.ty(ptr_operand))?,
+            _ => 1,
+        };
+        ops::ptr_binary(op, x, y, elem, ty)
     }
 
     /// The address of the place expression `e` (`Var`, `Index`, `Deref`).

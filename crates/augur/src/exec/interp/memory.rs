@@ -42,7 +42,6 @@ enum State {
     OutOfScope,
 }
 
-#[derive(Debug)]
 struct Alloc {
     bytes: Vec<u8>,
     /// Which bytes have been written; `None` once all of them have.
@@ -88,7 +87,6 @@ impl Alloc {
 }
 
 /// The interpreter's memory. See the [module docs](self) for the model.
-#[derive(Debug)]
 pub struct Memory {
     allocs: Vec<Alloc>,
     /// Bytes held by all allocations.
@@ -106,6 +104,22 @@ impl Default for Memory {
             limit: DEFAULT_LIMIT,
             literals: HashMap::new(),
         }
+    }
+}
+
+impl std::fmt::Debug for Memory {
+    /// A summary: the bytes themselves would flood test output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let live = self
+            .allocs
+            .iter()
+            .filter(|a| a.state == State::Live)
+            .count();
+        f.debug_struct("Memory")
+            .field("allocations", &self.allocs.len())
+            .field("live", &live)
+            .field("bytes_held", &self.held)
+            .finish_non_exhaustive()
     }
 }
 

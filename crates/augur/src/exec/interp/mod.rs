@@ -40,7 +40,7 @@ use builtins::Output;
 use std::collections::HashMap;
 
 /// A host function that the interpreted code calls as an extern.
-pub type ExternFn = Box<dyn FnMut(&mut Memory, &[Value]) -> Result<Value>>;
+pub type HostFn = Box<dyn FnMut(&mut Memory, &[Value]) -> Result<Value>>;
 
 /// Default for [`Interpreter::set_step_limit`].
 pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
@@ -50,7 +50,7 @@ pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
 pub struct Interpreter {
     memory: Memory,
     /// User externs in registration order, found through `extern_index`.
-    externs: Vec<ExternFn>,
+    externs: Vec<HostFn>,
     extern_index: HashMap<String, usize>,
     output: Output,
     step_limit: u64,

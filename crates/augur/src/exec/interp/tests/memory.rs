@@ -50,7 +50,7 @@ fn out_parameter_and_pointer_to_pointer() {
     assert_eq!(stored, V::Ptr(data.as_ptr().unwrap() + 8));
 }
 
-/// `p = malloc(16); p[0] = 7; free(p); return p[index]` (no free if `free_it` is false).
+/// `p = malloc(16); p[0] = 7; free(p); [free(p);] return p[0]`.
 fn malloc_function(free_twice: bool) -> Function {
     let mut b = B::new(I32);
     let p = b.local("p", ptr(I32));
@@ -69,7 +69,6 @@ fn malloc_function(free_twice: bool) -> Function {
         body.push(eval(fr));
     }
     body.push(ret(again));
-    b.f.exprs[fr].ty = Type::Void;
     b.build(body)
 }
 
