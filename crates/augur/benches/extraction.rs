@@ -1,1 +1,677 @@
-fn main() {}
+//! Extraction benchmark: how long `Builder::extract` takes and how many runs
+//! of the closure it needs, on the program shapes BuildIt's paper measures.
+//!
+//! `cargo bench -p augur --bench extraction` prints markdown tables;
+//! `-- --quick` takes fewer repetitions (and is what a debug build under
+//! `cargo test --benches` runs, since cargo then passes no `--bench` flag).
+//!
+//! Every number is the minimum (and median) over repetitions of a full
+//! extraction: all runs of the closure, structuring and the IR passes. The
+//! minimum is the figure to compare, because scheduling noise only ever
+//! adds time; the median shows how noisy the machine was. Each program's
+//! generated code is checked once, so a table row cannot silently measure a
+//! program that extracted into something else.
+
+use augur::{range, Builder, Dyn, Extracted, Stats, Tagger};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Repetitions per table row.
+struct Plan {
+    reps: usize,
+    quick: bool,
+}
+
+/// The repetitions of one extraction.
+struct Sample {
+    /// Wall time of each `Builder::extract`, sorted.
+    wall: Vec<Duration>,
+    /// The stats of the fastest repetition.
+    stats: Stats,
+    /// The smallest trace time over the repetitions (for per-tag costs,
+    /// where structuring and passes are not part of what is measured).
+    min_trace: Duration,
+}
+
+impl Sample {
+    fn min(&self) -> Duration {
+        self.wall[0]
+    }
+    fn median(&self) -> Duration {
+        self.wall[self.wall.len() / 2]
+    }
+}
+
+/// Extracts once untimed (warm-up; its result is returned for checking),
+/// then `reps` times timed.
+fn measure<S: Copy>(
+    plan: &Plan,
+    mut extract: impl FnMut() -> Extracted<S>,
+) -> (Sample, Extracted<S>) {
+    let first = extract();
+    let mut runs: Vec<(Duration, Stats)> = (0..plan.reps)
+        .map(|_| {
+            let t = Instant::now();
+            let e = black_box(extract());
+            (t.elapsed(), e.stats().clone())
+        })
+        .collect();
+    runs.sort_by_key(|r| r.0);
+    let min_trace = runs.iter().map(|r| r.1.time_trace).min().unwrap_or_default();
+    // Runs and tag counts must not vary between repetitions: extraction is
+    // deterministic, so a difference would be an engine bug, not noise.
+    for (_, s) in &runs {
+        assert_eq!(
+            (s.runs, s.total_runs, s.tags_frame_pointer + s.tags_unwinder),
+            (
+                first.stats().runs,
+                first.stats().total_runs,
+                first.stats().tags_frame_pointer + first.stats().tags_unwinder
+            ),
+            "repetitions of one extraction differ"
+        );
+    }
+    let sample = Sample {
+        wall: runs.iter().map(|r| r.0).collect(),
+        stats: runs.swap_remove(0).1,
+        min_trace,
+    };
+    (sample, first)
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// `min (median)` in microseconds.
+fn us_pair(s: &Sample) -> String {
+    format!("{:.1} ({:.1})", us(s.min()), us(s.median()))
+}
+
+/// Trace / structure / passes of the fastest repetition, in microseconds.
+fn phases(s: &Stats) -> String {
+    format!(
+        "{:.0} / {:.0} / {:.0}",
+        us(s.time_trace),
+        us(s.time_structure),
+        us(s.time_passes)
+    )
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// The checks every program shares: structured code only.
+fn check_structured<S: Copy>(e: &Extracted<S>, what: &str) {
+    let c = e.c_code();
+    assert_eq!(e.stats().gotos, 0, "{what}: gotos in\n{c}");
+    assert_eq!(count(&c, "goto"), 0, "{what}: goto in\n{c}");
+    assert!(e.stats().tags_frame_pointer + e.stats().tags_unwinder > 0 || e.stats().nodes == 0);
+}
+
+// ---------------------------------------------------------------------------
+// 1. Straight-line code
+// ---------------------------------------------------------------------------
+
+fn straight_line(n: usize) -> Extracted<unsafe extern "C" fn(i64) -> i64> {
+    Builder::new()
+        .extract("straight", move |a: Dyn<i64>| {
+            let x = Dyn::new(a);
+            for _ in 0..n {
+                x.set(x + 1);
+            }
+            x
+        })
+        .expect("straight-line extraction")
+}
+
+struct StraightRow {
+    n: usize,
+    sample: Sample,
+}
+
+fn bench_straight_line(plan: &Plan) -> Vec<StraightRow> {
+    println!("## 1. Straight-line code: n × `x.set(x + 1)` in a plain Rust loop\n");
+    println!(
+        "| n | runs | statements | min µs (median) | ns/statement | trace / structure / passes µs |"
+    );
+    println!("|---:|---:|---:|---:|---:|---|");
+    let mut rows = Vec::new();
+    for n in [256, 512, 1024, 2048, 4096] {
+        let (sample, first) = measure(plan, || straight_line(n));
+        check_structured(&first, "straight-line");
+        let c = first.c_code();
+        // One statement per iteration, nothing merged or dropped.
+        assert_eq!(count(&c, " + 1;"), n, "straight-line n = {n}:\n{c}");
+        assert_eq!(first.stats().runs, 1);
+        let s = &sample.stats;
+        println!(
+            "| {n} | {} | {} | {} | {:.0} | {} |",
+            s.runs,
+            s.statements,
+            us_pair(&sample),
+            sample.min().as_secs_f64() * 1e9 / n as f64,
+            phases(s)
+        );
+        rows.push(StraightRow { n, sample });
+    }
+    println!();
+    rows
+}
+
+// ---------------------------------------------------------------------------
+// 2. Sequential ifs
+// ---------------------------------------------------------------------------
+
+/// Straight-line statements between two ifs.
+const FILLER: usize = 20;
+
+type Fn1 = unsafe extern "C" fn(i64) -> i64;
+
+fn sequential_ifs_plain(n: i64) -> Extracted<Fn1> {
+    Builder::new()
+        .extract("seq_plain", move |x: Dyn<i64>| {
+            let y = Dyn::new(0i64);
+            let z = Dyn::new(0i64);
+            // A plain Rust loop around a dyn if whose condition mentions
+            // `k`: the engine takes the second `if` for a loop candidate,
+            // sees the operation differ and restarts once with the head
+            // marked as a plain loop.
+            for k in 0..n {
+                if x.lt(k).is_true() {
+                    y.set(y + 1);
+                }
+                for _ in 0..FILLER {
+                    z.set(z + 3);
+                }
+            }
+            y + z
+        })
+        .expect("sequential ifs (plain loop)")
+}
+
+fn sequential_ifs_range(n: i64) -> Extracted<Fn1> {
+    Builder::new()
+        .extract("seq_range", move |x: Dyn<i64>| {
+            let y = Dyn::new(0i64);
+            let z = Dyn::new(0i64);
+            // `range` puts `k` in every tag: no loop candidate, no restart.
+            for k in range(0..n) {
+                if x.lt(k).is_true() {
+                    y.set(y + 1);
+                }
+                for _ in 0..FILLER {
+                    z.set(z + 3);
+                }
+            }
+            y + z
+        })
+        .expect("sequential ifs (range)")
+}
+
+struct IfsRow {
+    n: u64,
+    form: &'static str,
+    sample: Sample,
+}
+
+fn bench_sequential_ifs(plan: &Plan) -> Vec<IfsRow> {
+    println!(
+        "## 2. n sequential ifs `if x.lt(k).is_true() {{ y.set(y + 1) }}`, {FILLER} statements between\n"
+    );
+    println!(
+        "| n | loop around the ifs | runs | BuildIt runs (2n+1) | total runs | restarts | memo hits | statements | min µs (median) | trace / structure / passes µs |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    let mut rows = Vec::new();
+    for n in [8i64, 16, 32, 64, 128, 256] {
+        type Make = fn(i64) -> Extracted<Fn1>;
+        let forms: [(&str, Make); 2] = [
+            ("plain `for k in 0..n`", sequential_ifs_plain),
+            ("`augur::range(0..n)`", sequential_ifs_range),
+        ];
+        for (form, make) in forms {
+            let (sample, first) = measure(plan, || make(n));
+            check_structured(&first, "sequential ifs");
+            let c = first.c_code();
+            assert_eq!(count(&c, "if ("), n as usize, "sequential ifs n = {n}:\n{c}");
+            assert_eq!(count(&c, "while (") + count(&c, "for ("), 0, "{c}");
+            assert_eq!(count(&c, " + 3;"), n as usize * FILLER, "{c}");
+            let s = &sample.stats;
+            println!(
+                "| {n} | {form} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                s.runs,
+                2 * n + 1,
+                s.total_runs,
+                s.loop_restarts,
+                s.memo_hits,
+                s.statements,
+                us_pair(&sample),
+                phases(s)
+            );
+            rows.push(IfsRow {
+                n: n as u64,
+                form,
+                sample,
+            });
+        }
+    }
+    println!();
+    rows
+}
+
+// ---------------------------------------------------------------------------
+// 3. Nested dyn loops
+// ---------------------------------------------------------------------------
+
+/// `depth` dyn loops nested by plain recursion: each level is a different
+/// call path, so a different program point.
+fn nest(depth: u32, n: Dyn<i64>, acc: Dyn<i64>) {
+    if depth == 0 {
+        acc.set(acc + 1);
+        return;
+    }
+    let i = Dyn::new(0i64);
+    while i.lt(n).is_true() {
+        nest(depth - 1, n, acc);
+        i.set(i + 1);
+    }
+}
+
+fn nested_loops(d: u32) -> Extracted<Fn1> {
+    Builder::new()
+        .extract("nested", move |n: Dyn<i64>| {
+            let acc = Dyn::new(0i64);
+            nest(d, n, acc);
+            acc
+        })
+        .expect("nested loops")
+}
+
+struct NestRow {
+    d: u32,
+    sample: Sample,
+}
+
+fn bench_nested_loops(plan: &Plan) -> Vec<NestRow> {
+    println!("## 3. Dyn loops nested d deep (recursion over a plain depth)\n");
+    println!(
+        "| d | runs | BuildIt runs (2d+1) | loops closed | loop audits | memo hits | min µs (median) | trace / structure / passes µs |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---|");
+    let mut rows = Vec::new();
+    for d in 1..=8u32 {
+        let (sample, first) = measure(plan, || nested_loops(d));
+        check_structured(&first, "nested loops");
+        let c = first.c_code();
+        assert_eq!(
+            count(&c, "while (") + count(&c, "for ("),
+            d as usize,
+            "nested loops d = {d}:\n{c}"
+        );
+        // n^d iterations of the innermost statement: check the semantics
+        // too, since a loop closed at the wrong point would still count.
+        let want = 3i64.pow(d);
+        assert_eq!(first.interpret(&[3i64.into()]).expect("interpret"), want.into(), "{c}");
+        let s = &sample.stats;
+        println!(
+            "| {d} | {} | {} | {} | {} | {} | {} | {} |",
+            s.runs,
+            2 * d + 1,
+            s.back_edges,
+            s.loop_audits,
+            s.memo_hits,
+            us_pair(&sample),
+            phases(s)
+        );
+        rows.push(NestRow { d, sample });
+    }
+    println!();
+    rows
+}
+
+// ---------------------------------------------------------------------------
+// 4. A dyn loop containing n ifs
+// ---------------------------------------------------------------------------
+
+type Fn2 = unsafe extern "C" fn(i64, i64) -> i64;
+
+fn loop_with_ifs(n: i64) -> Extracted<Fn2> {
+    Builder::new()
+        .extract("loop_ifs", move |x: Dyn<i64>, m: Dyn<i64>| {
+            let r = Dyn::new(0i64);
+            let i = Dyn::new(0i64);
+            while i.lt(m).is_true() {
+                // Different conditions: `(x + i) % (k + 2) == 0` per k.
+                for k in range(0..n) {
+                    if ((x + i) % (k + 2)).eq(0).is_true() {
+                        r.set(r + k + 1);
+                    }
+                }
+                i.set(i + 1);
+            }
+            r
+        })
+        .expect("dyn loop with ifs")
+}
+
+/// What the extracted loop computes, for checking it.
+fn loop_with_ifs_ref(n: i64, x: i64, m: i64) -> i64 {
+    (0..m)
+        .map(|i| (0..n).filter(|k| (x + i) % (k + 2) == 0).map(|k| k + 1).sum::<i64>())
+        .sum()
+}
+
+struct LoopIfsRow {
+    n: u64,
+    sample: Sample,
+}
+
+fn bench_loop_with_ifs(plan: &Plan) -> Vec<LoopIfsRow> {
+    println!("## 4. One dyn loop containing n ifs with different conditions\n");
+    println!(
+        "| n | runs | BuildIt runs (2n+3) | total runs | restarts | loop audits | memo hits | min µs (median) | trace / structure / passes µs |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let mut rows = Vec::new();
+    for n in [1i64, 2, 4, 8, 16, 32] {
+        let (sample, first) = measure(plan, || loop_with_ifs(n));
+        check_structured(&first, "loop with ifs");
+        let c = first.c_code();
+        assert_eq!(count(&c, "while (") + count(&c, "for ("), 1, "loop with ifs n = {n}:\n{c}");
+        assert_eq!(count(&c, "if ("), n as usize, "loop with ifs n = {n}:\n{c}");
+        for (x, m) in [(0i64, 0i64), (1, 7), (5, 12)] {
+            let got = first.interpret(&[x.into(), m.into()]).expect("interpret");
+            assert_eq!(got, loop_with_ifs_ref(n, x, m).into(), "x = {x}, m = {m}:\n{c}");
+        }
+        let s = &sample.stats;
+        println!(
+            "| {n} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.runs,
+            2 * n + 3,
+            s.total_runs,
+            s.loop_restarts,
+            s.loop_audits,
+            s.memo_hits,
+            us_pair(&sample),
+            phases(s)
+        );
+        rows.push(LoopIfsRow { n: n as u64, sample });
+    }
+    println!();
+    rows
+}
+
+// ---------------------------------------------------------------------------
+// 5. Tag cost by stack depth
+// ---------------------------------------------------------------------------
+
+/// Operations performed at the bottom of the stack.
+const TAG_OPS: usize = 1000;
+
+/// Recurses `depth` frames, then performs `ops` statements `x.set(x + 1)`.
+/// Returns how many bytes of stack the recursion used, to check that the
+/// frames really are there (a tail call turned into a loop would use none).
+#[inline(never)]
+fn descend(depth: u32, x: Dyn<i64>, ops: usize) -> usize {
+    let marker = 0u8;
+    let here = black_box(&marker) as *const u8 as usize;
+    if depth == 0 {
+        for _ in 0..ops {
+            x.set(x + 1);
+        }
+        return here;
+    }
+    // Using the result after the call keeps the call out of tail position.
+    let bottom = descend(depth - 1, x, ops);
+    black_box(bottom)
+}
+
+/// The stack span of the last extraction's recursion (bytes).
+static SPAN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn at_depth(tagger: Tagger, depth: u32, ops: usize) -> Extracted<Fn1> {
+    Builder::new()
+        .tagger(tagger)
+        .extract("deep", move |a: Dyn<i64>| {
+            let x = Dyn::new(a);
+            let marker = 0u8;
+            let top = black_box(&marker) as *const u8 as usize;
+            let bottom = descend(depth, x, ops);
+            SPAN.store(top - bottom, std::sync::atomic::Ordering::Relaxed);
+            x
+        })
+        .expect("tag depth extraction")
+}
+
+struct TagRow {
+    tagger: Tagger,
+    depth: u32,
+    used: &'static str,
+    /// ns per tag: trace time over tags taken.
+    per_tag: f64,
+    /// ns per tag: trace time with the operations minus without, over the
+    /// difference in tags (drops the fixed cost of a run).
+    per_tag_diff: f64,
+}
+
+fn tagger_name(t: Tagger) -> &'static str {
+    match t {
+        Tagger::FramePointer => "FramePointer",
+        Tagger::Unwinder => "Unwinder",
+    }
+}
+
+fn tags(s: &Stats) -> u64 {
+    s.tags_frame_pointer + s.tags_unwinder
+}
+
+fn bench_tag_depth(plan: &Plan) -> Vec<TagRow> {
+    println!(
+        "## 5. Tag cost by stack depth: recurse D frames, then {TAG_OPS} × `x.set(x + 1)` ({} tagged operations)\n",
+        2 * TAG_OPS
+    );
+    println!(
+        "| tagger | D | tagger used | stack span B | tags | trace µs | trace µs without ops | ns/tag (trace/tags) | ns/tag (difference) |"
+    );
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|");
+    let mut rows = Vec::new();
+    for tagger in [Tagger::FramePointer, Tagger::Unwinder] {
+        let mut spans = Vec::new();
+        for depth in [0u32, 10, 20, 40] {
+            let (full, first) = measure(plan, || at_depth(tagger, depth, TAG_OPS));
+            let span = SPAN.load(std::sync::atomic::Ordering::Relaxed);
+            check_structured(&first, "tag depth");
+            let c = first.c_code();
+            assert_eq!(count(&c, " + 1;"), TAG_OPS, "tag depth D = {depth}:\n{c}");
+            assert_eq!(first.stats().runs, 1);
+            let (empty, _) = measure(plan, || at_depth(tagger, depth, 0));
+            let (s, e) = (&full.stats, &empty.stats);
+            let per_tag = full.min_trace.as_secs_f64() * 1e9 / tags(s) as f64;
+            let per_tag_diff = (full.min_trace.as_secs_f64() - empty.min_trace.as_secs_f64())
+                * 1e9
+                / (tags(s) - tags(e)) as f64;
+            println!(
+                "| {} | {depth} | {} | {span} | {} | {:.0} | {:.1} | {per_tag:.0} | {per_tag_diff:.0} |",
+                tagger_name(tagger),
+                s.tagger_used(),
+                tags(s),
+                us(full.min_trace),
+                us(empty.min_trace),
+            );
+            spans.push(span);
+            rows.push(TagRow {
+                tagger,
+                depth,
+                used: s.tagger_used(),
+                per_tag,
+                per_tag_diff,
+            });
+        }
+        // Deeper recursion must use more stack, or the depths are not real.
+        assert!(spans.windows(2).all(|w| w[0] < w[1]), "recursion was flattened: spans {spans:?}");
+    }
+    println!();
+    rows
+}
+
+// ---------------------------------------------------------------------------
+// 6. Summary
+// ---------------------------------------------------------------------------
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn summary(
+    straight: &[StraightRow],
+    ifs: &[IfsRow],
+    nest: &[NestRow],
+    loop_ifs: &[LoopIfsRow],
+    tag_rows: &[TagRow],
+) {
+    println!("## 6. Summary\n");
+    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let profile = if cfg!(debug_assertions) {
+        "debug (targets are for release builds)"
+    } else {
+        "release"
+    };
+    println!("nproc {nproc}, CPU {cpu}, build {profile}\n");
+    println!("| measure | augur | target | BuildIt |");
+    println!("|---|---:|---|---|");
+
+    let sl = |n: usize| straight.iter().find(|r| r.n == n).expect("row");
+    let t2048 = sl(2048).sample.min();
+    println!(
+        "| straight-line, 2048 statements | {:.2} ms | < 3 ms: {} | 129 ms |",
+        ms(t2048),
+        verdict(t2048 < Duration::from_millis(3))
+    );
+    // Linear extraction doubles in time when n doubles; quadratic quadruples.
+    let ratio = sl(4096).sample.min().as_secs_f64() / t2048.as_secs_f64();
+    println!(
+        "| straight-line, time(4096) / time(2048) | {ratio:.2} | ≈ 2 (linear): {} | ≈ 4 (quadratic) |",
+        verdict(ratio < 2.6)
+    );
+
+    for form in ["`augur::range(0..n)`", "plain `for k in 0..n`"] {
+        let r = ifs
+            .iter()
+            .filter(|r| r.form == form)
+            .max_by_key(|r| r.n)
+            .expect("row");
+        let s = &r.sample.stats;
+        println!(
+            "| {} sequential ifs, {form}: runs (total) | {} ({}) | n+1 = {}: {} | 2n+1 = {} |",
+            r.n,
+            s.runs,
+            s.total_runs,
+            r.n + 1,
+            verdict(s.runs <= r.n + 2),
+            2 * r.n + 1
+        );
+        println!(
+            "| {} sequential ifs, {form}: time | {:.2} ms | | |",
+            r.n,
+            ms(r.sample.min())
+        );
+    }
+
+    let deepest = nest.last().expect("row");
+    println!(
+        "| dyn loops nested {} deep: runs | {} | ≤ 2d+1 = {}: {} | 2d+1 = {} |",
+        deepest.d,
+        deepest.sample.stats.runs,
+        2 * deepest.d + 1,
+        verdict(deepest.sample.stats.runs <= 2 * deepest.d as u64 + 1),
+        2 * deepest.d + 1
+    );
+    println!(
+        "| dyn loops nested {} deep: time | {:.0} µs | | |",
+        deepest.d,
+        us(deepest.sample.min())
+    );
+
+    let widest = loop_ifs.last().expect("row");
+    println!(
+        "| dyn loop with {} ifs: runs | {} | ≤ 2n+3 = {}: {} | 2n+3 = {} |",
+        widest.n,
+        widest.sample.stats.runs,
+        2 * widest.n + 3,
+        verdict(widest.sample.stats.runs <= 2 * widest.n + 3),
+        2 * widest.n + 3
+    );
+    println!(
+        "| dyn loop with {} ifs: time | {:.0} µs | | |",
+        widest.n,
+        us(widest.sample.min())
+    );
+
+    for tagger in [Tagger::FramePointer, Tagger::Unwinder] {
+        let r = tag_rows
+            .iter()
+            .find(|r| r.tagger == tagger && r.depth == 20)
+            .expect("row");
+        let target = if tagger == Tagger::FramePointer {
+            format!("< 200 ns: {}", verdict(r.per_tag < 200.0))
+        } else {
+            String::new()
+        };
+        println!(
+            "| ns per tag at depth 20, {} (ran: {}) | {:.0} (difference: {:.0}) | {target} | 3.6–9.3 µs |",
+            tagger_name(tagger),
+            r.used,
+            r.per_tag,
+            r.per_tag_diff
+        );
+        // The slope over depth isolates the walk itself.
+        let d0 = tag_rows.iter().find(|r| r.tagger == tagger && r.depth == 0).expect("row");
+        let d40 = tag_rows.iter().find(|r| r.tagger == tagger && r.depth == 40).expect("row");
+        println!(
+            "| ns per extra stack frame per tag, {} | {:.1} | | |",
+            tagger_name(tagger),
+            (d40.per_tag - d0.per_tag) / 40.0
+        );
+    }
+    println!();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes `--bench`; without it (`cargo test --benches`)
+    // this is a smoke run, so it is quick too.
+    let quick = args.iter().any(|a| a == "--quick") || !args.iter().any(|a| a == "--bench");
+    let plan = Plan {
+        reps: if quick { 3 } else { 15 },
+        quick,
+    };
+    println!(
+        "# augur extraction benchmark ({} repetitions per row, min (median))\n",
+        plan.reps
+    );
+    let straight = bench_straight_line(&plan);
+    let ifs = bench_sequential_ifs(&plan);
+    let nest = bench_nested_loops(&plan);
+    let loop_ifs = bench_loop_with_ifs(&plan);
+    let tag_rows = bench_tag_depth(&plan);
+    summary(&straight, &ifs, &nest, &loop_ifs, &tag_rows);
+}

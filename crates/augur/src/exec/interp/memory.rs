@@ -86,7 +86,14 @@ impl Alloc {
     }
 }
 
-/// The interpreter's memory. See the [module docs](self) for the model.
+/// The interpreter's memory: a safe model of C objects.
+///
+/// Each object (a `malloc` block, a local array or address-taken variable,
+/// a string literal, a host buffer) is one allocation; a pointer is
+/// `((id + 1) << 32) | offset` with null 0, the offset a signed 32-bit
+/// number. Every access is checked for bounds, liveness (freed blocks,
+/// locals whose block ended) and initialisation; values are little-endian
+/// and pointers take 8 bytes.
 pub struct Memory {
     allocs: Vec<Alloc>,
     /// Bytes held by all allocations.

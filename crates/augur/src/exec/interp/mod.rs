@@ -7,7 +7,7 @@
 //! silently go wrong (out-of-bounds or use-after-free accesses, reads of
 //! uninitialised variables or memory, division by zero, shifts out of range,
 //! `INT_MIN / -1`, out-of-range float-to-int casts) it stops with
-//! [`Error::Interp`](crate::Error::Interp) naming the problem and, when the
+//! [`Error::Interp`] naming the problem and, when the
 //! statement has one, its source location.
 //!
 //! Memory is a safe model ([`Memory`]): pointers are allocation ids and
