@@ -8,7 +8,7 @@ use crate::stage::signature::StagedFn;
 use crate::trace::driver::{self, with};
 use crate::trace::engine::Config;
 use crate::trace::{Stats, Tagger};
-use crate::{pipeline, Error, Result};
+use crate::{pipeline, Result};
 use std::marker::PhantomData;
 
 /// Extracts staged closures into second-stage functions.
@@ -74,13 +74,14 @@ impl Builder {
         self
     }
 
-    /// Audit mode: no memoization and no loop closing, so every path is
-    /// explored on its own (bounded by the limits). Comparing its behaviour
-    /// with a normal extraction catches first-stage state that escaped
-    /// `Static`.
+    /// Audit mode: no memoization, so every path is recorded on its own and
+    /// code after a join is duplicated per path (bounded by the limits).
+    /// Comparing its behaviour with a normal extraction on the same inputs
+    /// catches first-stage state that escaped `Static` (a plain `let k = if
+    /// c.is_true() { 1 } else { 2 };` used after the join). DSL test suites
+    /// should run under it.
     pub fn audit(mut self) -> Self {
         self.config.memoize = false;
-        self.config.close_loops = false;
         self
     }
 
@@ -207,8 +208,3 @@ impl<S> std::fmt::Debug for Compiled<S> {
     }
 }
 
-/// Kept so that `Error` stays used in docs of this module.
-#[allow(dead_code)]
-fn _error_is_public(e: Error) -> Error {
-    e
-}

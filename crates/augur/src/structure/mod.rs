@@ -1,8 +1,8 @@
 //! Structuring: the trace graph becomes a structured statement tree.
 //!
-//! [`cfg`] groups nodes into basic blocks and computes dominators and loops;
-//! [`emit`] walks the dominator tree to produce `if`/`while`/`break`/
-//! `continue`/`return`; [`lower`] turns each recorded operation into IR.
+//! `cfg` groups nodes into basic blocks and computes dominators and loops;
+//! `emit` walks the dominator tree to produce `if`/`while`/`break`/
+//! `continue`/`return`; `lower` turns each recorded operation into IR.
 //! Before emitting, two checks turn first-stage mistakes into errors: a
 //! value used where its definition does not dominate the use (a `Dyn` bound
 //! inside a dyn branch and used after it), and a loop with no exit.

@@ -1,7 +1,7 @@
 //! The extraction engine (re-execution under a decision oracle).
 //!
-//! [`driver`] runs the closure again and again; [`engine`] records what each
-//! run does into the [`graph`], keyed by [`tag`]s; [`stats`] counts it all.
+//! `driver` runs the closure again and again; `engine` records what each
+//! run does into the `graph`, keyed by [`tag`]s; [`stats`] counts it all.
 
 pub(crate) mod driver;
 pub(crate) mod engine;

@@ -20,8 +20,21 @@ use crate::ir::{
 };
 use crate::{Error, Result};
 
-fn err<T>(message: String) -> Result<T> {
-    Err(Error::Interp { message })
+/// An error, boxed so that `R<Value>` fits in two registers: the evaluator
+/// returns one per expression node, and a large `Result` would go through
+/// memory every time.
+struct Fault(Box<Error>);
+
+impl From<Error> for Fault {
+    fn from(e: Error) -> Fault {
+        Fault(Box::new(e))
+    }
+}
+
+type R<T> = std::result::Result<T, Fault>;
+
+fn err<T>(message: String) -> R<T> {
+    Err(Error::Interp { message }.into())
 }
 
 /// The state of one variable.
@@ -80,7 +93,7 @@ pub(super) fn run(it: &mut Interpreter, f: &Function, args: &[Value]) -> Result<
     let mut frame = Frame::new(it, f);
     let result = frame.params(args).and_then(|()| frame.body());
     frame.finish();
-    result
+    result.map_err(|e| *e.0)
 }
 
 fn home_of(f: &Function, v: VarId) -> Home {
@@ -96,18 +109,21 @@ fn home_of(f: &Function, v: VarId) -> Home {
 }
 
 /// Appends the statement's source location to an interpreter error.
-fn at<T>(r: Result<T>, s: &Stmt) -> Result<T> {
+fn at<T>(r: R<T>, s: &Stmt) -> R<T> {
     match (r, s.loc) {
-        (Err(Error::Interp { message }), Some(loc)) => Err(Error::Interp {
-            message: format!("{message} (at {loc})"),
-        }),
+        (Err(Fault(mut e)), Some(loc)) => {
+            if let Error::Interp { message } = &mut *e {
+                *message = format!("{message} (at {loc})");
+            }
+            Err(Fault(e))
+        }
         (r, _) => r,
     }
 }
 
 /// The size of what a pointer or array of type `ty` points to (`void`
 /// counts 1, as in GNU C).
-fn elem_size(ty: &Type) -> Result<u64> {
+fn elem_size(ty: &Type) -> R<u64> {
     match ty.element() {
         Some(Type::Void) => Ok(1),
         Some(t) => t
@@ -139,7 +155,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn params(&mut self, args: &[Value]) -> Result<()> {
+    fn params(&mut self, args: &[Value]) -> R<()> {
         for (&p, &a) in self.f.params.iter().zip(args) {
             self.slots[p.index()] = match self.homes[p.index()] {
                 Home::Mem => {
@@ -155,7 +171,7 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    fn body(&mut self) -> Result<Value> {
+    fn body(&mut self) -> R<Value> {
         let f = self.f;
         match self.block(&f.body)? {
             Flow::Return(v) => Ok(v),
@@ -176,7 +192,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn tick(&mut self, s: &Stmt) -> Result<()> {
+    fn tick(&mut self, s: &Stmt) -> R<()> {
         self.steps += 1;
         if self.steps > self.it.step_limit {
             return at(
@@ -190,7 +206,7 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    fn block(&mut self, b: &'a Block) -> Result<Flow> {
+    fn block(&mut self, b: &'a Block) -> R<Flow> {
         let mark = self.scoped.len();
         let mut flow = Flow::Next;
         for s in b {
@@ -210,7 +226,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn stmt(&mut self, s: &'a Stmt) -> Result<Flow> {
+    fn stmt(&mut self, s: &'a Stmt) -> R<Flow> {
         self.tick(s)?;
         match &s.kind {
             StmtKind::Decl { var, init } => at(self.declare(*var, *init), s)?,
@@ -244,11 +260,11 @@ impl<'a> Frame<'a> {
         Ok(Flow::Next)
     }
 
-    fn cond(&mut self, e: ExprId, s: &Stmt) -> Result<bool> {
-        at(self.eval(e).and_then(ops::truthy), s)
+    fn cond(&mut self, e: ExprId, s: &Stmt) -> R<bool> {
+        at(self.eval(e).and_then(|v| Ok(ops::truthy(v)?)), s)
     }
 
-    fn while_loop(&mut self, s: &Stmt, cond: ExprId, body: &'a Block) -> Result<Flow> {
+    fn while_loop(&mut self, s: &Stmt, cond: ExprId, body: &'a Block) -> R<Flow> {
         loop {
             self.tick(s)?;
             if !self.cond(cond, s)? {
@@ -269,7 +285,7 @@ impl<'a> Frame<'a> {
         cond: ExprId,
         step: &'a Stmt,
         body: &'a Block,
-    ) -> Result<Flow> {
+    ) -> R<Flow> {
         self.stmt(init)?;
         loop {
             self.tick(s)?;
@@ -285,7 +301,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn ret(&mut self, e: Option<ExprId>) -> Result<Flow> {
+    fn ret(&mut self, e: Option<ExprId>) -> R<Flow> {
         let v = match e {
             Some(e) => self.eval(e)?,
             None => Value::Void,
@@ -301,7 +317,7 @@ impl<'a> Frame<'a> {
         Ok(Flow::Return(v))
     }
 
-    fn declare(&mut self, v: VarId, init: Option<ExprId>) -> Result<()> {
+    fn declare(&mut self, v: VarId, init: Option<ExprId>) -> R<()> {
         match self.homes[v.index()] {
             Home::Reg => {
                 self.slots[v.index()] = match init {
@@ -326,7 +342,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Evaluates `e`, which must have `v`'s type.
-    fn checked(&mut self, v: VarId, e: ExprId) -> Result<Value> {
+    fn checked(&mut self, v: VarId, e: ExprId) -> R<Value> {
         let x = self.eval(e)?;
         let ty = &self.f.vars[v].ty;
         if !x.fits(ty) {
@@ -341,7 +357,7 @@ impl<'a> Frame<'a> {
 
     /// Bytes of a local array: from its type, or for `[T]` (a variable-length
     /// array) from the element count its declaration's initialiser gives.
-    fn array_size(&mut self, v: VarId, init: Option<ExprId>) -> Result<u64> {
+    fn array_size(&mut self, v: VarId, init: Option<ExprId>) -> R<u64> {
         let f = self.f;
         let ty = &f.vars[v].ty;
         let name = f.var_name(v);
@@ -369,7 +385,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Makes (or, for a declaration run again, revives) `v`'s allocation.
-    fn storage(&mut self, v: VarId, size: u64) -> Result<u64> {
+    fn storage(&mut self, v: VarId, size: u64) -> R<u64> {
         let p = match self.slots[v.index()] {
             Slot::Mem(p) => {
                 self.it.memory.revive(p, size)?;
@@ -386,7 +402,7 @@ impl<'a> Frame<'a> {
         Ok(p)
     }
 
-    fn assign(&mut self, place: ExprId, value: ExprId) -> Result<()> {
+    fn assign(&mut self, place: ExprId, value: ExprId) -> R<()> {
         let f = self.f;
         if let Expr::Var(v) = f.exprs[place].kind {
             let x = self.checked(v, value)?;
@@ -395,7 +411,7 @@ impl<'a> Frame<'a> {
                     self.slots[v.index()] = Slot::Val(x);
                     Ok(())
                 }
-                (Home::Mem, Slot::Mem(p)) => self.it.memory.store_at(p, x),
+                (Home::Mem, Slot::Mem(p)) => Ok(self.it.memory.store_at(p, x)?),
                 (Home::Mem, _) => err(format!(
                     "assignment to `{}` before its declaration",
                     f.var_name(v)
@@ -412,10 +428,10 @@ impl<'a> Frame<'a> {
             ));
         }
         let p = self.place(place)?;
-        self.it.memory.store_at(p, x)
+        Ok(self.it.memory.store_at(p, x)?)
     }
 
-    fn read_var(&self, v: VarId) -> Result<Value> {
+    fn read_var(&self, v: VarId) -> R<Value> {
         match self.slots[v.index()] {
             Slot::Val(x) => Ok(x),
             Slot::Mem(p) => match self.homes[v.index()] {
@@ -435,7 +451,7 @@ impl<'a> Frame<'a> {
                     })
                 }
             },
-            Slot::Uninit => Err(self.uninit(v)),
+            Slot::Uninit => Err(self.uninit(v).into()),
         }
     }
 
@@ -446,13 +462,13 @@ impl<'a> Frame<'a> {
     }
 
     /// The value of expression `e`.
-    fn eval(&mut self, e: ExprId) -> Result<Value> {
+    fn eval(&mut self, e: ExprId) -> R<Value> {
         let f = self.f;
         let data = &f.exprs[e];
         match &data.kind {
             Expr::Var(v) => self.read_var(*v),
             Expr::Const(c) => self.constant(c, &data.ty),
-            Expr::Unary(op, a) => ops::unary(*op, self.eval(*a)?),
+            Expr::Unary(op, a) => Ok(ops::unary(*op, self.eval(*a)?)?),
             Expr::Binary(op, a, b) => self.binary(*op, *a, *b, &data.ty),
             Expr::Cast(a) => ops::cast(self.eval(*a)?, &data.ty),
             Expr::Index(..) | Expr::Deref(_) => {
@@ -460,7 +476,7 @@ impl<'a> Frame<'a> {
                 match data.ty {
                     // An array element of array type decays to its address.
                     Type::Array { .. } => Ok(Value::Ptr(p)),
-                    _ => self.it.memory.load_at(p, &data.ty),
+                    _ => Ok(self.it.memory.load_at(p, &data.ty)?),
                 }
             }
             Expr::AddrOf(p) => Ok(Value::Ptr(self.place(*p)?)),
@@ -472,7 +488,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn constant(&mut self, c: &Const, ty: &Type) -> Result<Value> {
+    fn constant(&mut self, c: &Const, ty: &Type) -> R<Value> {
         let v = match (c, ty) {
             (Const::Int(i), Type::Scalar(s)) => Value::int_of(*s, *i),
             (Const::Int(i), Type::Ptr { .. }) => Some(Value::Ptr(*i as u64)),
@@ -486,7 +502,7 @@ impl<'a> Frame<'a> {
         v.map_or_else(|| err(format!("constant {c:?} of type {ty}")), Ok)
     }
 
-    fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: &Type) -> Result<Value> {
+    fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: &Type) -> R<Value> {
         use BinOp::{And, Or};
         let x = self.eval(a)?;
         // `&&` and `||` short-circuit (their operands have no effects).
@@ -499,18 +515,18 @@ impl<'a> Frame<'a> {
         let ptr_operand = match (x, y) {
             (Value::Ptr(_), _) => a,
             (_, Value::Ptr(_)) => b,
-            _ => return ops::binary(op, x, y),
+            _ => return Ok(ops::binary(op, x, y)?),
         };
         // Only arithmetic needs the element size (comparisons work on any pointer).
         let elem = match op {
             BinOp::Add | BinOp::Sub => elem_size(self.f.ty(ptr_operand))?,
             _ => 1,
         };
-        ops::ptr_binary(op, x, y, elem, ty)
+        Ok(ops::ptr_binary(op, x, y, elem, ty)?)
     }
 
     /// The address of the place expression `e` (`Var`, `Index`, `Deref`).
-    fn place(&mut self, e: ExprId) -> Result<u64> {
+    fn place(&mut self, e: ExprId) -> R<u64> {
         let f = self.f;
         let data = &f.exprs[e];
         match &data.kind {
@@ -531,7 +547,7 @@ impl<'a> Frame<'a> {
                 let off = size.and_then(|s| i.checked_mul(s as i64));
                 off.map_or_else(
                     || err(format!("index {i} of elements of type {}", data.ty)),
-                    |o| ptr_add(p, o),
+                    |o| Ok(ptr_add(p, o)?),
                 )
             }
             Expr::Deref(p) => match self.eval(*p)? {
@@ -542,7 +558,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn call(&mut self, func: FuncId, args: &[ExprId]) -> Result<Value> {
+    fn call(&mut self, func: FuncId, args: &[ExprId]) -> R<Value> {
         let decl = &self.f.externs[func];
         let mut vals = Vec::with_capacity(args.len());
         for &a in args {
