@@ -116,6 +116,18 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
 pub(crate) struct ExprPrinter<'a> {
     pub func: &'a Function,
     pub name: &'a dyn Fn(super::VarId) -> String,
+    /// C promotes 8- and 16-bit operands to `int`; the second stage wraps
+    /// at the type's width (like Rust and the interpreter), so C output
+    /// casts narrow arithmetic results back: `(int8_t)(a + b)`.
+    pub narrow_casts: bool,
+}
+
+/// True for integer types narrower than `int`.
+fn is_narrow(t: &Type) -> bool {
+    matches!(
+        t.as_scalar(),
+        Some(Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 | Scalar::Char)
+    )
 }
 
 impl ExprPrinter<'_> {
@@ -209,6 +221,19 @@ impl ExprPrinter<'_> {
                 (PREC_SELECT, s)
             }
         };
+        let arithmetic = match &data.kind {
+            Expr::Binary(op, ..) => !op.is_comparison() && !matches!(op, BinOp::And | BinOp::Or),
+            Expr::Unary(op, _) => *op != UnOp::Not,
+            _ => false,
+        };
+        if self.narrow_casts && arithmetic && is_narrow(&data.ty) {
+            let cast = format!("({})({text})", c_declarator(&data.ty, ""));
+            return if PREC_UNARY < min {
+                write!(out, "({cast})")
+            } else {
+                out.write_str(&cast)
+            };
+        }
         if prec < min {
             write!(out, "({text})")
         } else {
@@ -391,6 +416,7 @@ impl fmt::Display for Function {
             exprs: ExprPrinter {
                 func: self,
                 name: &name,
+                narrow_casts: false,
             },
             decl: &|v| format!("let {}", decl(v)),
             prefix: &|_, _, _| {},

@@ -135,6 +135,7 @@ fn write_definition(out: &mut String, f: &Function) {
         exprs: ExprPrinter {
             func: f,
             name: &name,
+            narrow_casts: true,
         },
         decl: &decl,
         prefix: &|_, _, _| {},

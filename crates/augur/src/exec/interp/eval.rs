@@ -20,21 +20,8 @@ use crate::ir::{
 };
 use crate::{Error, Result};
 
-/// An error, boxed so that `R<Value>` fits in two registers: the evaluator
-/// returns one per expression node, and a large `Result` would go through
-/// memory every time.
-struct Fault(Box<Error>);
-
-impl From<Error> for Fault {
-    fn from(e: Error) -> Fault {
-        Fault(Box::new(e))
-    }
-}
-
-type R<T> = std::result::Result<T, Fault>;
-
-fn err<T>(message: String) -> R<T> {
-    Err(Error::Interp { message }.into())
+fn err<T>(message: String) -> Result<T> {
+    Err(Error::Interp { message })
 }
 
 /// The state of one variable.
@@ -93,7 +80,7 @@ pub(super) fn run(it: &mut Interpreter, f: &Function, args: &[Value]) -> Result<
     let mut frame = Frame::new(it, f);
     let result = frame.params(args).and_then(|()| frame.body());
     frame.finish();
-    result.map_err(|e| *e.0)
+    result
 }
 
 fn home_of(f: &Function, v: VarId) -> Home {
@@ -109,21 +96,18 @@ fn home_of(f: &Function, v: VarId) -> Home {
 }
 
 /// Appends the statement's source location to an interpreter error.
-fn at<T>(r: R<T>, s: &Stmt) -> R<T> {
+fn at<T>(r: Result<T>, s: &Stmt) -> Result<T> {
     match (r, s.loc) {
-        (Err(Fault(mut e)), Some(loc)) => {
-            if let Error::Interp { message } = &mut *e {
-                *message = format!("{message} (at {loc})");
-            }
-            Err(Fault(e))
-        }
+        (Err(Error::Interp { message }), Some(loc)) => Err(Error::Interp {
+            message: format!("{message} (at {loc})"),
+        }),
         (r, _) => r,
     }
 }
 
 /// The size of what a pointer or array of type `ty` points to (`void`
 /// counts 1, as in GNU C).
-fn elem_size(ty: &Type) -> R<u64> {
+fn elem_size(ty: &Type) -> Result<u64> {
     match ty.element() {
         Some(Type::Void) => Ok(1),
         Some(t) => t
@@ -155,7 +139,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn params(&mut self, args: &[Value]) -> R<()> {
+    fn params(&mut self, args: &[Value]) -> Result<()> {
         for (&p, &a) in self.f.params.iter().zip(args) {
             self.slots[p.index()] = match self.homes[p.index()] {
                 Home::Mem => {
@@ -171,7 +155,7 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    fn body(&mut self) -> R<Value> {
+    fn body(&mut self) -> Result<Value> {
         let f = self.f;
         match self.block(&f.body)? {
             Flow::Return(v) => Ok(v),
@@ -192,7 +176,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn tick(&mut self, s: &Stmt) -> R<()> {
+    fn tick(&mut self, s: &Stmt) -> Result<()> {
         self.steps += 1;
         if self.steps > self.it.step_limit {
             return at(
@@ -206,7 +190,7 @@ impl<'a> Frame<'a> {
         Ok(())
     }
 
-    fn block(&mut self, b: &'a Block) -> R<Flow> {
+    fn block(&mut self, b: &'a Block) -> Result<Flow> {
         let mark = self.scoped.len();
         let mut flow = Flow::Next;
         for s in b {
@@ -226,7 +210,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn stmt(&mut self, s: &'a Stmt) -> R<Flow> {
+    fn stmt(&mut self, s: &'a Stmt) -> Result<Flow> {
         self.tick(s)?;
         match &s.kind {
             StmtKind::Decl { var, init } => at(self.declare(*var, *init), s)?,
@@ -260,11 +244,11 @@ impl<'a> Frame<'a> {
         Ok(Flow::Next)
     }
 
-    fn cond(&mut self, e: ExprId, s: &Stmt) -> R<bool> {
-        at(self.eval(e).and_then(|v| Ok(ops::truthy(v)?)), s)
+    fn cond(&mut self, e: ExprId, s: &Stmt) -> Result<bool> {
+        at(self.eval(e).and_then(ops::truthy), s)
     }
 
-    fn while_loop(&mut self, s: &Stmt, cond: ExprId, body: &'a Block) -> R<Flow> {
+    fn while_loop(&mut self, s: &Stmt, cond: ExprId, body: &'a Block) -> Result<Flow> {
         loop {
             self.tick(s)?;
             if !self.cond(cond, s)? {
@@ -285,7 +269,7 @@ impl<'a> Frame<'a> {
         cond: ExprId,
         step: &'a Stmt,
         body: &'a Block,
-    ) -> R<Flow> {
+    ) -> Result<Flow> {
         self.stmt(init)?;
         loop {
             self.tick(s)?;
@@ -301,7 +285,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn ret(&mut self, e: Option<ExprId>) -> R<Flow> {
+    fn ret(&mut self, e: Option<ExprId>) -> Result<Flow> {
         let v = match e {
             Some(e) => self.eval(e)?,
             None => Value::Void,
@@ -317,7 +301,7 @@ impl<'a> Frame<'a> {
         Ok(Flow::Return(v))
     }
 
-    fn declare(&mut self, v: VarId, init: Option<ExprId>) -> R<()> {
+    fn declare(&mut self, v: VarId, init: Option<ExprId>) -> Result<()> {
         match self.homes[v.index()] {
             Home::Reg => {
                 self.slots[v.index()] = match init {
@@ -342,7 +326,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Evaluates `e`, which must have `v`'s type.
-    fn checked(&mut self, v: VarId, e: ExprId) -> R<Value> {
+    fn checked(&mut self, v: VarId, e: ExprId) -> Result<Value> {
         let x = self.eval(e)?;
         let ty = &self.f.vars[v].ty;
         if !x.fits(ty) {
@@ -357,7 +341,7 @@ impl<'a> Frame<'a> {
 
     /// Bytes of a local array: from its type, or for `[T]` (a variable-length
     /// array) from the element count its declaration's initialiser gives.
-    fn array_size(&mut self, v: VarId, init: Option<ExprId>) -> R<u64> {
+    fn array_size(&mut self, v: VarId, init: Option<ExprId>) -> Result<u64> {
         let f = self.f;
         let ty = &f.vars[v].ty;
         let name = f.var_name(v);
@@ -385,7 +369,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Makes (or, for a declaration run again, revives) `v`'s allocation.
-    fn storage(&mut self, v: VarId, size: u64) -> R<u64> {
+    fn storage(&mut self, v: VarId, size: u64) -> Result<u64> {
         let p = match self.slots[v.index()] {
             Slot::Mem(p) => {
                 self.it.memory.revive(p, size)?;
@@ -402,7 +386,7 @@ impl<'a> Frame<'a> {
         Ok(p)
     }
 
-    fn assign(&mut self, place: ExprId, value: ExprId) -> R<()> {
+    fn assign(&mut self, place: ExprId, value: ExprId) -> Result<()> {
         let f = self.f;
         if let Expr::Var(v) = f.exprs[place].kind {
             let x = self.checked(v, value)?;
@@ -411,7 +395,7 @@ impl<'a> Frame<'a> {
                     self.slots[v.index()] = Slot::Val(x);
                     Ok(())
                 }
-                (Home::Mem, Slot::Mem(p)) => Ok(self.it.memory.store_at(p, x)?),
+                (Home::Mem, Slot::Mem(p)) => self.it.memory.store_at(p, x),
                 (Home::Mem, _) => err(format!(
                     "assignment to `{}` before its declaration",
                     f.var_name(v)
@@ -428,10 +412,10 @@ impl<'a> Frame<'a> {
             ));
         }
         let p = self.place(place)?;
-        Ok(self.it.memory.store_at(p, x)?)
+        self.it.memory.store_at(p, x)
     }
 
-    fn read_var(&self, v: VarId) -> R<Value> {
+    fn read_var(&self, v: VarId) -> Result<Value> {
         match self.slots[v.index()] {
             Slot::Val(x) => Ok(x),
             Slot::Mem(p) => match self.homes[v.index()] {
@@ -451,7 +435,7 @@ impl<'a> Frame<'a> {
                     })
                 }
             },
-            Slot::Uninit => Err(self.uninit(v).into()),
+            Slot::Uninit => Err(self.uninit(v)),
         }
     }
 
@@ -462,13 +446,13 @@ impl<'a> Frame<'a> {
     }
 
     /// The value of expression `e`.
-    fn eval(&mut self, e: ExprId) -> R<Value> {
+    fn eval(&mut self, e: ExprId) -> Result<Value> {
         let f = self.f;
         let data = &f.exprs[e];
         match &data.kind {
             Expr::Var(v) => self.read_var(*v),
             Expr::Const(c) => self.constant(c, &data.ty),
-            Expr::Unary(op, a) => Ok(ops::unary(*op, self.eval(*a)?)?),
+            Expr::Unary(op, a) => ops::unary(*op, self.eval(*a)?),
             Expr::Binary(op, a, b) => self.binary(*op, *a, *b, &data.ty),
             Expr::Cast(a) => ops::cast(self.eval(*a)?, &data.ty),
             Expr::Index(..) | Expr::Deref(_) => {
@@ -476,7 +460,7 @@ impl<'a> Frame<'a> {
                 match data.ty {
                     // An array element of array type decays to its address.
                     Type::Array { .. } => Ok(Value::Ptr(p)),
-                    _ => Ok(self.it.memory.load_at(p, &data.ty)?),
+                    _ => self.it.memory.load_at(p, &data.ty),
                 }
             }
             Expr::AddrOf(p) => Ok(Value::Ptr(self.place(*p)?)),
@@ -488,7 +472,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn constant(&mut self, c: &Const, ty: &Type) -> R<Value> {
+    fn constant(&mut self, c: &Const, ty: &Type) -> Result<Value> {
         let v = match (c, ty) {
             (Const::Int(i), Type::Scalar(s)) => Value::int_of(*s, *i),
             (Const::Int(i), Type::Ptr { .. }) => Some(Value::Ptr(*i as u64)),
@@ -502,7 +486,7 @@ impl<'a> Frame<'a> {
         v.map_or_else(|| err(format!("constant {c:?} of type {ty}")), Ok)
     }
 
-    fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: &Type) -> R<Value> {
+    fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: &Type) -> Result<Value> {
         use BinOp::{And, Or};
         let x = self.eval(a)?;
         // `&&` and `||` short-circuit (their operands have no effects).
@@ -515,18 +499,18 @@ impl<'a> Frame<'a> {
         let ptr_operand = match (x, y) {
             (Value::Ptr(_), _) => a,
             (_, Value::Ptr(_)) => b,
-            _ => return Ok(ops::binary(op, x, y)?),
+            _ => return ops::binary(op, x, y),
         };
         // Only arithmetic needs the element size (comparisons work on any pointer).
         let elem = match op {
             BinOp::Add | BinOp::Sub => elem_size(self.f.ty(ptr_operand))?,
             _ => 1,
         };
-        Ok(ops::ptr_binary(op, x, y, elem, ty)?)
+        ops::ptr_binary(op, x, y, elem, ty)
     }
 
     /// The address of the place expression `e` (`Var`, `Index`, `Deref`).
-    fn place(&mut self, e: ExprId) -> R<u64> {
+    fn place(&mut self, e: ExprId) -> Result<u64> {
         let f = self.f;
         let data = &f.exprs[e];
         match &data.kind {
@@ -547,7 +531,7 @@ impl<'a> Frame<'a> {
                 let off = size.and_then(|s| i.checked_mul(s as i64));
                 off.map_or_else(
                     || err(format!("index {i} of elements of type {}", data.ty)),
-                    |o| Ok(ptr_add(p, o)?),
+                    |o| ptr_add(p, o),
                 )
             }
             Expr::Deref(p) => match self.eval(*p)? {
@@ -558,7 +542,7 @@ impl<'a> Frame<'a> {
         }
     }
 
-    fn call(&mut self, func: FuncId, args: &[ExprId]) -> R<Value> {
+    fn call(&mut self, func: FuncId, args: &[ExprId]) -> Result<Value> {
         let decl = &self.f.externs[func];
         let mut vals = Vec::with_capacity(args.len());
         for &a in args {

@@ -317,3 +317,17 @@ fn host_memory_helpers() {
         .to_string()
         .contains("null pointer"));
 }
+
+#[test]
+fn locals_die_when_the_call_returns() {
+    // fn() -> *mut i32 { x = 3 (addressed); return &x }
+    let mut b = B::new(ptr(I32));
+    let x = b.addressed("x", I32);
+    let (three, xv) = (b.i32(3), b.v(x));
+    let ax = b.addr(xv);
+    let f = b.build(vec![decl(x, Some(three)), ret(ax)]);
+    let mut it = Interpreter::new();
+    let p = it.call(&f, &[]).unwrap();
+    let msg = it.memory().load(p, &I32).unwrap_err().to_string();
+    assert!(msg.contains("local `x`), which is out of scope"), "{msg}");
+}
