@@ -22,7 +22,11 @@ fn main() -> augur::Result<()> {
         }
         res * x
     })?;
-    show("power with a static exponent", &power.c_code(), power.stats());
+    show(
+        "power with a static exponent",
+        &power.c_code(),
+        power.stats(),
+    );
     let compiled = power.compile()?;
     // SAFETY: power15 takes and returns plain integers.
     let v = unsafe { (compiled.get())(3) };
@@ -42,7 +46,11 @@ fn main() -> augur::Result<()> {
         }
         steps
     })?;
-    show("a dyn loop with a dyn branch", &collatz.c_code(), collatz.stats());
+    show(
+        "a dyn loop with a dyn branch",
+        &collatz.c_code(),
+        collatz.stats(),
+    );
     let compiled = collatz.compile()?;
     // SAFETY: plain integers in and out.
     let v = unsafe { (compiled.get())(27) };
@@ -59,7 +67,11 @@ fn main() -> augur::Result<()> {
         }
         count
     })?;
-    show("a static loop around dyn branches", &clamp.c_code(), clamp.stats());
+    show(
+        "a static loop around dyn branches",
+        &clamp.c_code(),
+        clamp.stats(),
+    );
     Ok(())
 }
 

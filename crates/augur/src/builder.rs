@@ -107,8 +107,7 @@ impl Builder {
         }
         let body = |params: &[crate::ir::VarId]| {
             let gen = driver::current_gen().expect("inside an extraction");
-            f.invoke(params, gen)
-                .map(|a| with(|e| e.operand(a, loc)))
+            f.invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
         };
         let trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
         let (func, stats) = pipeline::compile_trace(trace, &config)?;
@@ -207,4 +206,3 @@ impl<S> std::fmt::Debug for Compiled<S> {
         write!(f, "Compiled({})", self.lib.path().display())
     }
 }
-

@@ -145,13 +145,14 @@ impl fmt::Display for Error {
             ),
             Error::Limit { what, location } => write!(f, "limit reached{}: {what}", at(location)),
             Error::CompilerMissing { compiler, message } => {
-                write!(f, "cannot run the C compiler `{compiler}`: {message} (set CC to choose another)")
+                write!(
+                    f,
+                    "cannot run the C compiler `{compiler}`: {message} (set CC to choose another)"
+                )
             }
-            Error::Compile { path, output } => write!(
-                f,
-                "the C compiler rejected {}:\n{output}",
-                path.display()
-            ),
+            Error::Compile { path, output } => {
+                write!(f, "the C compiler rejected {}:\n{output}", path.display())
+            }
             Error::Load { path, message } => {
                 write!(f, "cannot load {}: {message}", path.display())
             }

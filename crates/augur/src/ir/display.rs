@@ -141,7 +141,14 @@ impl ExprPrinter<'_> {
                 let mut s = String::new();
                 write_const(&mut s, c, &data.ty)?;
                 let negative = s.starts_with('-');
-                (if negative { PREC_UNARY } else { PREC_POSTFIX + 1 }, s)
+                (
+                    if negative {
+                        PREC_UNARY
+                    } else {
+                        PREC_POSTFIX + 1
+                    },
+                    s,
+                )
             }
             Expr::Unary(op, a) => {
                 let mut s = String::new();

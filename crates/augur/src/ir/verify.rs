@@ -1,16 +1,19 @@
 //! The IR verifier: checks the invariants in the [module docs](super).
 
 use super::{Block, Expr, ExprId, Function, StmtKind, Type, VarId, VarKind};
-use std::collections::HashSet;
 
 /// Checks `f`'s invariants; the error names the first violation.
 pub fn verify(f: &Function) -> Result<(), String> {
     let mut v = Verifier {
         f,
-        scopes: vec![f.params.iter().copied().collect()],
-        declared: HashSet::new(),
+        scopes: vec![Vec::new()],
+        visible: vec![0; f.vars.len()],
+        declared: vec![false; f.vars.len()],
         loops: 0,
     };
+    for &p in &f.params {
+        v.visible[p.0 as usize] = 1;
+    }
     for &p in &f.params {
         if !matches!(f.vars[p].kind, VarKind::Param(_)) {
             return Err(format!("parameter {p} is not marked as a parameter"));
@@ -19,16 +22,29 @@ pub fn verify(f: &Function) -> Result<(), String> {
     v.block(&f.body)
 }
 
+/// Scopes are lists of the variables they declare; `visible` counts, per
+/// variable, the open scopes declaring it, so a lookup is O(1).
 struct Verifier<'a> {
     f: &'a Function,
-    scopes: Vec<HashSet<VarId>>,
-    declared: HashSet<VarId>,
+    scopes: Vec<Vec<VarId>>,
+    visible: Vec<u32>,
+    declared: Vec<bool>,
     loops: usize,
 }
 
 impl Verifier<'_> {
     fn in_scope(&self, v: VarId) -> bool {
-        self.scopes.iter().any(|s| s.contains(&v))
+        self.visible.get(v.0 as usize).is_some_and(|&c| c > 0)
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn pop_scope(&mut self) {
+        for v in self.scopes.pop().expect("a scope") {
+            self.visible[v.0 as usize] -= 1;
+        }
     }
 
     fn expr(&self, e: ExprId) -> Result<(), String> {
@@ -45,19 +61,27 @@ impl Verifier<'_> {
     }
 
     fn block(&mut self, b: &Block) -> Result<(), String> {
-        self.scopes.push(HashSet::new());
+        self.push_scope();
         for s in b {
             self.stmt(&s.kind)?;
         }
-        self.scopes.pop();
+        self.pop_scope();
         Ok(())
     }
 
     fn declare(&mut self, var: VarId) -> Result<(), String> {
-        if !self.declared.insert(var) {
-            return Err(format!("variable {} is declared twice", self.f.var_name(var)));
+        let i = var.0 as usize;
+        if i >= self.declared.len() {
+            return Err(format!("variable {var} is not in the function"));
         }
-        self.scopes.last_mut().expect("a scope").insert(var);
+        if std::mem::replace(&mut self.declared[i], true) {
+            return Err(format!(
+                "variable {} is declared twice",
+                self.f.var_name(var)
+            ));
+        }
+        self.visible[i] += 1;
+        self.scopes.last_mut().expect("a scope").push(var);
         Ok(())
     }
 
@@ -97,14 +121,14 @@ impl Verifier<'_> {
                 step,
                 body,
             } => {
-                self.scopes.push(HashSet::new());
+                self.push_scope();
                 self.stmt(&init.kind)?;
                 self.expr(*cond)?;
                 self.loops += 1;
                 self.block(body)?;
                 self.loops -= 1;
                 self.stmt(&step.kind)?;
-                self.scopes.pop();
+                self.pop_scope();
             }
             StmtKind::Break | StmtKind::Continue if self.loops == 0 => {
                 return Err("break or continue outside a loop".into());

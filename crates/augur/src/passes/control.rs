@@ -4,8 +4,8 @@
 //! if (c) break; ... }` a `while (!c)`, and recovers `for` loops from
 //! `init; while (cond) { ...; step; }`.
 
-use crate::ir::{Block, Const, Expr, ExprId, Function, Stmt, StmtKind, Type, UnOp};
 use super::effects::all_exprs;
+use crate::ir::{Block, Const, Expr, ExprId, Function, Stmt, StmtKind, Type, UnOp};
 
 /// Runs all cleanups.
 pub fn run(f: &mut Function) {
@@ -78,7 +78,12 @@ fn loop_condition(f: &mut Function, cond: &mut ExprId, body: &mut Block) {
         return;
     }
     let Some(first) = body.first() else { return };
-    let StmtKind::If { cond: c, then_, else_ } = &first.kind else {
+    let StmtKind::If {
+        cond: c,
+        then_,
+        else_,
+    } = &first.kind
+    else {
         return;
     };
     let only_break = matches!(then_.as_slice(), [s] if s.kind == StmtKind::Break);
@@ -197,4 +202,3 @@ fn mentions(f: &Function, s: &Stmt, var: crate::ir::VarId) -> bool {
     all_exprs(s, &mut |x, _| found |= expr_mentions(f, x, var));
     found
 }
-

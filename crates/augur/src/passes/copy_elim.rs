@@ -31,14 +31,13 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
     let fx: Vec<Effects> = b.iter().map(|s| effects(f, s)).collect();
     let mut removed = vec![false; b.len()];
     for i in 0..b.len() {
-        let StmtKind::Decl {
-            var,
-            init: Some(e),
-        } = b[i].kind
-        else {
+        let StmtKind::Decl { var, init: Some(e) } = b[i].kind else {
             continue;
         };
-        if f.vars[var].kind != VarKind::Temp || counts[var.0 as usize] != 1 || f.vars[var].addr_taken {
+        if f.vars[var].kind != VarKind::Temp
+            || counts[var.0 as usize] != 1
+            || f.vars[var].addr_taken
+        {
             continue;
         }
         if let Some((j, use_node)) = find_reader(f, b, &fx, &removed, i, var, e) {

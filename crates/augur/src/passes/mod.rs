@@ -12,7 +12,8 @@ mod scope;
 use crate::error::Error;
 use crate::ir::{verify::verify, Function};
 
-/// Runs every pass in order, verifying after each.
+/// Runs every pass in order, verifying after each in debug builds and
+/// after the last one always.
 pub fn run(f: &mut Function) -> Result<(), Error> {
     type Pass = (&'static str, fn(&mut Function));
     let passes: [Pass; 7] = [
@@ -24,11 +25,14 @@ pub fn run(f: &mut Function) -> Result<(), Error> {
         ("scope repair again", scope::run),
         ("naming", naming::run),
     ];
-    for (name, pass) in passes {
+    let last = passes.len() - 1;
+    for (i, (name, pass)) in passes.into_iter().enumerate() {
         pass(f);
-        verify(f).map_err(|message| Error::Internal {
-            message: format!("IR invalid after {name}: {message}\n{f}"),
-        })?;
+        if cfg!(debug_assertions) || i == last {
+            verify(f).map_err(|message| Error::Internal {
+                message: format!("IR invalid after {name}: {message}\n{f}"),
+            })?;
+        }
     }
     Ok(())
 }

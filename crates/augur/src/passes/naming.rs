@@ -1,10 +1,9 @@
 //! Names variables: user hints first (made unique and C-safe), parameters
 //! `arg0…`, the rest `var0…` in order of declaration.
 
-
 use crate::codegen::c::keywords::RESERVED;
 use crate::ir::{Block, Function, StmtKind, VarId, VarKind};
-use std::collections::HashSet;
+use crate::trace::tag::FastSet as HashSet;
 
 /// Assigns `VarData::name` to every variable.
 pub fn run(f: &mut Function) {
@@ -62,13 +61,18 @@ fn declared(b: &Block, out: &mut Vec<VarId>) {
             _ => {}
         }
     }
-
 }
 
 fn sanitize(h: &str) -> String {
     let mut s: String = h
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');

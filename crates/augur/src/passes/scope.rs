@@ -4,11 +4,11 @@
 //! and assigned where it was defined.
 
 use crate::ir::{Block, Const, Expr, Function, Scalar, Stmt, StmtKind, Type, VarId};
-use std::collections::HashSet;
+use crate::trace::tag::FastSet as HashSet;
 
 /// Hoists every declaration some use cannot see.
 pub fn run(f: &mut Function) {
-    let mut out_of_scope = HashSet::new();
+    let mut out_of_scope = HashSet::default();
     let mut scopes: Vec<HashSet<VarId>> = vec![f.params.iter().copied().collect()];
     find(f, &f.body, &mut scopes, &mut out_of_scope);
     if out_of_scope.is_empty() {
@@ -41,7 +41,7 @@ fn zero(f: &mut Function, ty: &Type) -> Option<crate::ir::ExprId> {
 }
 
 fn find(f: &Function, b: &[Stmt], scopes: &mut Vec<HashSet<VarId>>, bad: &mut HashSet<VarId>) {
-    scopes.push(HashSet::new());
+    scopes.push(HashSet::default());
     for s in b {
         let mut check = |x| {
             f.for_each_var(x, &mut |v| {
@@ -77,7 +77,7 @@ fn find(f: &Function, b: &[Stmt], scopes: &mut Vec<HashSet<VarId>>, bad: &mut Ha
                 step,
                 body,
             } => {
-                scopes.push(HashSet::new());
+                scopes.push(HashSet::default());
                 find(f, std::slice::from_ref(init), scopes, bad);
                 if let StmtKind::Decl { var, .. } = init.kind {
                     scopes.last_mut().expect("scope").insert(var);

@@ -149,9 +149,11 @@ impl Engine {
     /// Records `ty t = expr` and returns `t`.
     pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
         let v = self.op(Op::Let { ty, expr }, loc)?;
-        v.ok_or_else(|| Ctl::Fail(Error::Internal {
-            message: "a let defined no variable".into(),
-        }))
+        v.ok_or_else(|| {
+            Ctl::Fail(Error::Internal {
+                message: "a let defined no variable".into(),
+            })
+        })
     }
 }
 

@@ -14,7 +14,8 @@ use super::ctype::CChar;
 use super::extern_fn::ExternFn;
 
 /// `int printf(const char *, ...)`.
-pub const PRINTF: ExternFn<fn(*const CChar) -> i32> = ExternFn::new("printf").header("stdio.h").variadic();
+pub const PRINTF: ExternFn<fn(*const CChar) -> i32> =
+    ExternFn::new("printf").header("stdio.h").variadic();
 /// `int puts(const char *)`.
 pub const PUTS: ExternFn<fn(*const CChar) -> i32> = ExternFn::new("puts").header("stdio.h");
 /// `int putchar(int)`.
@@ -26,9 +27,11 @@ pub const CALLOC: ExternFn<fn(u64, u64) -> *mut u8> = ExternFn::new("calloc").he
 /// `void free(void *)`.
 pub const FREE: ExternFn<fn(*mut u8)> = ExternFn::new("free").header("stdlib.h");
 /// `void *memcpy(void *, const void *, size_t)`.
-pub const MEMCPY: ExternFn<fn(*mut u8, *const u8, u64) -> *mut u8> = ExternFn::new("memcpy").header("string.h");
+pub const MEMCPY: ExternFn<fn(*mut u8, *const u8, u64) -> *mut u8> =
+    ExternFn::new("memcpy").header("string.h");
 /// `void *memset(void *, int, size_t)`.
-pub const MEMSET: ExternFn<fn(*mut u8, i32, u64) -> *mut u8> = ExternFn::new("memset").header("string.h");
+pub const MEMSET: ExternFn<fn(*mut u8, i32, u64) -> *mut u8> =
+    ExternFn::new("memset").header("string.h");
 /// `int abs(int)`.
 pub const ABS: ExternFn<fn(i32) -> i32> = ExternFn::new("abs").header("stdlib.h");
 /// `double sqrt(double)`.

@@ -324,7 +324,11 @@ fn dominators(rpo: &[BlockId], rpo_index: &[usize], preds: &[Vec<BlockId>]) -> V
                 if idom[p] == undef {
                     continue;
                 }
-                new = if new == undef { p } else { intersect(&idom, p, new) };
+                new = if new == undef {
+                    p
+                } else {
+                    intersect(&idom, p, new)
+                };
             }
             if new != idom[b] {
                 idom[b] = new;

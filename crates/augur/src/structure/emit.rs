@@ -14,9 +14,9 @@
 
 use super::cfg::{BlockId, Cfg, Term};
 use super::lower;
+use crate::ir::Arena;
 use crate::ir::{Block, Const, Expr, Function, LabelId, Scalar, Stmt, StmtKind, Type};
 use crate::trace::graph::{Node, NodeId};
-use crate::ir::Arena;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ctx {
@@ -251,7 +251,9 @@ fn strip_labels(b: &mut Block, targets: &[bool]) {
                 strip_labels(then_, targets);
                 strip_labels(else_, targets);
             }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => strip_labels(body, targets),
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => {
+                strip_labels(body, targets)
+            }
             _ => {}
         }
     }

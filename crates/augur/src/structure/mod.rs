@@ -55,7 +55,12 @@ fn check_definitions(
             Term::Branch(n, ..) | Term::Return(n) => Some(n),
             Term::Goto(_) => None,
         };
-        let all = block.nodes.iter().copied().enumerate().chain(term_node.map(|n| (usize::MAX, n)));
+        let all = block
+            .nodes
+            .iter()
+            .copied()
+            .enumerate()
+            .chain(term_node.map(|n| (usize::MAX, n)));
         for (i, n) in all {
             uses.clear();
             lower::uses(&nodes[n].op, &mut uses);
@@ -63,7 +68,11 @@ fn check_definitions(
                 let Some((db, di)) = def[v.0 as usize] else {
                     continue; // a parameter
                 };
-                let ok = if db == b { di < i } else { cfg.dominates(db, b) };
+                let ok = if db == b {
+                    di < i
+                } else {
+                    cfg.dominates(db, b)
+                };
                 if !ok {
                     return Err(Error::UndefinedValue {
                         defined: func.vars[*v].loc,

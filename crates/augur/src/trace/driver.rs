@@ -48,7 +48,11 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
 
 /// The current handle generation, or `None` outside an extraction.
 pub(crate) fn current_gen() -> Option<u32> {
-    ENGINE.with(|cell| cell.try_borrow().ok().and_then(|s| s.as_ref().map(|e| e.gen)))
+    ENGINE.with(|cell| {
+        cell.try_borrow()
+            .ok()
+            .and_then(|s| s.as_ref().map(|e| e.gen))
+    })
 }
 
 #[track_caller]

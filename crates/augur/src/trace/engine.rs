@@ -170,7 +170,10 @@ pub struct Engine {
     pub(crate) func: crate::ir::Function,
     pub(crate) nodes: Arena<NodeId, Node>,
     entry: Option<NodeId>,
-    memo: FastMap<(Tag, u32), Vec<NodeId>>,
+    /// First node recorded per (key, occurrence); more in `memo_next`.
+    memo: FastMap<(Tag, u32), NodeId>,
+    /// Further nodes with the same key (different operations: rare).
+    memo_next: FastMap<NodeId, NodeId>,
     never_close: FastSet<Tag>,
     worklist: Vec<Job>,
     extern_ids: FastMap<String, FuncId>,
@@ -200,6 +203,7 @@ impl Engine {
             nodes: Arena::new(),
             entry: None,
             memo: FastMap::default(),
+            memo_next: FastMap::default(),
             never_close: FastSet::default(),
             worklist: Vec::new(),
             extern_ids: FastMap::default(),
@@ -235,6 +239,7 @@ impl Engine {
         self.nodes = Arena::new();
         self.entry = None;
         self.memo.clear();
+        self.memo_next.clear();
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
@@ -411,11 +416,11 @@ impl Engine {
     /// Returns have no future, so equal returns are shared whatever the tag.
     fn record_return(&mut self, op: Op, loc: SrcLoc) -> Result<(), Ctl> {
         let key = (RETURN_TAG, 0);
-        if let Some(&n) = self.memo.get(&key).and_then(|c| c.iter().find(|&&n| self.nodes[n].op == op)) {
+        if let Some(n) = self.memo_find(key, |e, n| e.nodes[n].op == op) {
             return self.link(n);
         }
         let n = self.new_node(op, loc, RETURN_TAG, RETURN_TAG, 0)?;
-        self.memo.entry(key).or_default().push(n);
+        self.memo_insert(key, n);
         self.link(n)
     }
 
@@ -541,9 +546,6 @@ impl Engine {
             self.count_site(loc)?;
         }
         let seen = self.run.seen.get(&key).copied();
-        if std::env::var("AUGUR_DEBUG").is_ok() {
-            eprintln!("record {:?} at {} base {:?} key {:?} seen {:?} dec {}", op, loc, base, key, seen.map(|s| (s.path_idx, s.decisions, s.count)), self.run.decision_count());
-        }
         if let Some(s) = seen {
             let closable = self.config.close_loops && !self.never_close.contains(&base);
             if closable && s.decisions < self.run.decision_count() {
@@ -560,19 +562,34 @@ impl Engine {
         }
         let occ = seen.map_or(0, |s| s.count);
         if self.config.memoize {
-            if let Some(cands) = self.memo.get(&(key, occ)) {
-                if let Some(&n) = cands.iter().find(|&&n| self.same_op(n, &op, loc)) {
-                    self.stats.memo_hits += 1;
-                    self.link(n)?;
-                    return Err(Ctl::EndRun);
-                }
+            if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
+                self.stats.memo_hits += 1;
+                self.link(n)?;
+                return Err(Ctl::EndRun);
             }
         }
         let n = self.new_node(op, loc, base, key, occ)?;
         self.link(n)?;
-        self.memo.entry((key, occ)).or_default().push(n);
+        self.memo_insert((key, occ), n);
         self.note_seen(n, key);
         Ok(n)
+    }
+
+    fn memo_find(&self, key: (Tag, u32), ok: impl Fn(&Engine, NodeId) -> bool) -> Option<NodeId> {
+        let mut cur = self.memo.get(&key).copied();
+        while let Some(n) = cur {
+            if ok(self, n) {
+                return Some(n);
+            }
+            cur = self.memo_next.get(&n).copied();
+        }
+        None
+    }
+
+    fn memo_insert(&mut self, key: (Tag, u32), n: NodeId) {
+        if let Some(first) = self.memo.insert(key, n) {
+            self.memo_next.insert(n, first);
+        }
     }
 
     fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
@@ -592,7 +609,14 @@ impl Engine {
         Ok(())
     }
 
-    fn new_node(&mut self, op: Op, loc: SrcLoc, base: Tag, key: Tag, occ: u32) -> Result<NodeId, Ctl> {
+    fn new_node(
+        &mut self,
+        op: Op,
+        loc: SrcLoc,
+        base: Tag,
+        key: Tag,
+        occ: u32,
+    ) -> Result<NodeId, Ctl> {
         if self.nodes.len() >= self.config.max_nodes {
             return Err(Ctl::Fail(Error::Limit {
                 what: format!(
@@ -695,9 +719,6 @@ impl Engine {
             && node.loc == loc
             && node.annotations == self.run.pending_annotations;
         self.run.pending_annotations.clear();
-        if !same && std::env::var("AUGUR_DEBUG").is_ok() {
-            eprintln!("verify mismatch: expected {:?} {:?} at {} got {:?} {:?} at {}", node.op, node.key, node.loc, op, key, loc);
-        }
         if !same {
             return self.reject_loop().map(|_| expected);
         }

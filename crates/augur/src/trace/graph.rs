@@ -8,7 +8,6 @@
 use super::tag::Tag;
 use crate::ir::{BinOp, Const, FuncId, SrcLoc, Type, UnOp, VarId};
 
-
 crate::ir::entity!(
     /// Handle of a node in the trace graph.
     NodeId,
@@ -116,4 +115,3 @@ impl Node {
         a.into_iter().chain(b)
     }
 }
-
