@@ -6,12 +6,14 @@ fn main() {
     let mut best = f64::MAX;
     for _ in 0..reps {
         let t = std::time::Instant::now();
-        let f = b.extract("s", |x: Dyn<i32>| {
-            for _ in 0..n {
-                x.set(x + 1);
-            }
-            x
-        }).unwrap();
+        let f = b
+            .extract("s", |x: Dyn<i32>| {
+                for _ in 0..n {
+                    x.set(x + 1);
+                }
+                x
+            })
+            .unwrap();
         best = best.min(t.elapsed().as_secs_f64());
         std::hint::black_box(f);
     }

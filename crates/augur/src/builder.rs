@@ -80,8 +80,14 @@ impl Builder {
     /// catches first-stage state that escaped `Static` (a plain `let k = if
     /// c.is_true() { 1 } else { 2 };` used after the join). DSL test suites
     /// should run under it.
+    ///
+    /// Audit mode also checks every loop candidate for as many turns as
+    /// [`max_loop_iterations`](Builder::max_loop_iterations) allows (instead
+    /// of 16), so a plain Rust loop of up to that many iterations around a
+    /// dyn `break` is told apart from a dyn loop.
     pub fn audit(mut self) -> Self {
         self.config.memoize = false;
+        self.config.audit_rounds = self.config.max_site_visits.min(u32::MAX as u64) as u32;
         self
     }
 

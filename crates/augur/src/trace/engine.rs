@@ -18,6 +18,7 @@
 //! the `false` side, so `n` sequential ifs take `n + 1` runs.
 
 use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
+use super::run::{Cursor, Job, Mode, Run, Seen};
 use super::stats::Stats;
 use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
 use crate::error::Error;
@@ -74,84 +75,6 @@ pub enum Ctl {
     Fail(Error),
 }
 
-/// A scheduled run: the decisions that lead to its unexplored side.
-struct Job {
-    decisions: Vec<bool>,
-}
-
-/// Where the next node attaches.
-#[derive(Clone, Copy, Debug)]
-enum Cursor {
-    Root,
-    After(NodeId),
-    Side(NodeId, bool),
-}
-
-/// The latest occurrence of a key in the current run.
-#[derive(Clone, Copy)]
-struct Seen {
-    path_idx: usize,
-    decisions: u32,
-    count: u32,
-}
-
-/// A loop candidate being checked.
-struct Verify {
-    cycle: Vec<(NodeId, Option<bool>)>,
-    pos: usize,
-    rounds: u32,
-    attach: Cursor,
-    head: NodeId,
-    last_decision: Option<bool>,
-}
-
-enum Mode {
-    CatchUp,
-    Record,
-    Verify(Box<Verify>),
-}
-
-/// State of the run in progress.
-struct Run {
-    prefix: Vec<bool>,
-    pos: usize,
-    decisions: Vec<bool>,
-    mode: Mode,
-    cursor: Cursor,
-    seen: FastMap<Tag, Seen>,
-    never_counts: FastMap<Tag, u32>,
-    salt: u64,
-    path: Vec<(NodeId, Option<bool>)>,
-    site_visits: FastMap<SrcLoc, u64>,
-    pending_annotations: Vec<String>,
-    statics: Vec<Option<u64>>,
-    statics_hash: Option<u64>,
-}
-
-impl Run {
-    fn new(prefix: Vec<bool>) -> Run {
-        Run {
-            prefix,
-            pos: 0,
-            decisions: Vec::new(),
-            mode: Mode::CatchUp,
-            cursor: Cursor::Root,
-            seen: FastMap::default(),
-            never_counts: FastMap::default(),
-            salt: 0,
-            path: Vec::new(),
-            site_visits: FastMap::default(),
-            pending_annotations: Vec::new(),
-            statics: Vec::new(),
-            statics_hash: Some(0),
-        }
-    }
-
-    fn decision_count(&self) -> u32 {
-        self.decisions.len() as u32
-    }
-}
-
 /// The recorded result of an extraction, input of structuring.
 pub struct Trace {
     /// Variables, externs, parameters (body empty).
@@ -169,25 +92,25 @@ pub struct Engine {
     pub(crate) config: Config,
     pub(crate) func: crate::ir::Function,
     pub(crate) nodes: Arena<NodeId, Node>,
-    entry: Option<NodeId>,
+    pub(super) entry: Option<NodeId>,
     /// First node recorded per (key, occurrence); more in `memo_next`.
-    memo: FastMap<(Tag, u32), NodeId>,
+    pub(super) memo: FastMap<(Tag, u32), NodeId>,
     /// Further nodes with the same key (different operations: rare).
-    memo_next: FastMap<NodeId, NodeId>,
-    never_close: FastSet<Tag>,
-    worklist: Vec<Job>,
-    extern_ids: FastMap<String, FuncId>,
+    pub(super) memo_next: FastMap<NodeId, NodeId>,
+    pub(super) never_close: FastSet<Tag>,
+    pub(super) worklist: Vec<Job>,
+    pub(super) extern_ids: FastMap<String, FuncId>,
     /// For temporaries loaded from a place: the place, so `set` can store to it.
     pub(crate) var_place: FastMap<VarId, Place>,
     pub(crate) stats: Stats,
-    run: Run,
+    pub(super) run: Run,
     /// Generation of handles: changes every run.
     pub(crate) gen: u32,
-    attempts: u32,
-    tags: TagCounts,
-    param_types: Vec<Type>,
-    name: String,
-    ret: Type,
+    pub(super) attempts: u32,
+    pub(super) tags: TagCounts,
+    pub(super) param_types: Vec<Type>,
+    pub(super) name: String,
+    pub(super) ret: Type,
 }
 
 impl Engine {
@@ -505,7 +428,7 @@ impl Engine {
         self.run.salt = mix(self.run.salt ^ base.path, mix(base.state, *c as u64));
     }
 
-    fn note_seen(&mut self, n: NodeId, key: Tag) {
+    pub(super) fn note_seen(&mut self, n: NodeId, key: Tag) {
         let idx = self.run.path.len();
         let decisions = self.run.decision_count();
         let e = self.run.seen.entry(key).or_insert(Seen {
@@ -521,7 +444,7 @@ impl Engine {
     }
 
     /// Tags the current program point: (base, key).
-    fn tag_now(&mut self) -> (Tag, Tag) {
+    pub(super) fn tag_now(&mut self) -> (Tag, Tag) {
         let path = tag::call_path(self.config.tagger, &mut self.tags);
         let base = Tag {
             path,
@@ -592,7 +515,7 @@ impl Engine {
         }
     }
 
-    fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
+    pub(super) fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
         let node = &self.nodes[n];
         node.op == *op && node.loc == loc && node.annotations == self.run.pending_annotations
     }
@@ -609,7 +532,7 @@ impl Engine {
         Ok(())
     }
 
-    fn new_node(
+    pub(super) fn new_node(
         &mut self,
         op: Op,
         loc: SrcLoc,
@@ -658,7 +581,7 @@ impl Engine {
     }
 
     /// Attaches `n` at the cursor.
-    fn link(&mut self, n: NodeId) -> Result<(), Ctl> {
+    pub(super) fn link(&mut self, n: NodeId) -> Result<(), Ctl> {
         match self.run.cursor {
             Cursor::Root => {
                 if self.entry.is_some() {
@@ -689,70 +612,6 @@ impl Engine {
         }
         Ok(())
     }
-
-    // ----- loop audits -----
-
-    fn start_verify(&mut self, head_idx: usize, head: NodeId) -> NodeId {
-        self.stats.loop_audits += 1;
-        let cycle = self.run.path[head_idx..].to_vec();
-        let last_decision = cycle[0].1;
-        self.run.pending_annotations.clear();
-        self.run.mode = Mode::Verify(Box::new(Verify {
-            cycle,
-            pos: 1 % (self.run.path.len() - head_idx),
-            rounds: 0,
-            attach: self.run.cursor,
-            head,
-            last_decision,
-        }));
-        head
-    }
-
-    fn verify_step(&mut self, op: Op, loc: SrcLoc, (_, key): (Tag, Tag)) -> Result<NodeId, Ctl> {
-        let Mode::Verify(v) = &mut self.run.mode else {
-            unreachable!("verify_step outside verify mode")
-        };
-        let (expected, decision) = v.cycle[v.pos];
-        let node = &self.nodes[expected];
-        let same = node.key == key
-            && node.op == op
-            && node.loc == loc
-            && node.annotations == self.run.pending_annotations;
-        self.run.pending_annotations.clear();
-        if !same {
-            return self.reject_loop().map(|_| expected);
-        }
-        v.last_decision = decision;
-        if v.pos == 0 {
-            v.rounds += 1;
-        }
-        v.pos = (v.pos + 1) % v.cycle.len();
-        if v.rounds >= self.config.audit_rounds {
-            let (attach, head) = (v.attach, v.head);
-            self.run.mode = Mode::Record;
-            self.run.cursor = attach;
-            self.link(head)?;
-            self.stats.back_edges += 1;
-            return Err(Ctl::EndRun);
-        }
-        Ok(expected)
-    }
-
-    /// The loop candidate was a plain Rust loop: never close at its head
-    /// again, and start over so that every run salts its tags alike.
-    fn reject_loop(&mut self) -> Result<(), Ctl> {
-        let Mode::Verify(v) = &self.run.mode else {
-            return Ok(());
-        };
-        let base = self.nodes[v.head].base;
-        Err(self.mark_plain_loop(base))
-    }
-
-    fn mark_plain_loop(&mut self, base: Tag) -> Ctl {
-        self.never_close.insert(base);
-        self.stats.loop_restarts += 1;
-        Ctl::Restart
-    }
 }
 
 /// The key all return nodes share.
@@ -761,7 +620,7 @@ const RETURN_TAG: Tag = Tag {
     state: 0,
 };
 
-fn internal(what: &str) -> Ctl {
+pub(super) fn internal(what: &str) -> Ctl {
     Ctl::Fail(Error::Internal {
         message: what.to_string(),
     })

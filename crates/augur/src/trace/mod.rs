@@ -3,9 +3,11 @@
 //! `driver` runs the closure again and again; `engine` records what each
 //! run does into the `graph`, keyed by [`tag`]s; [`stats`] counts it all.
 
+mod audit;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;
+mod run;
 pub mod stats;
 pub mod tag;
 
