@@ -629,7 +629,11 @@ fn bench_tag_alone(plan: &Plan) -> Vec<(Tagger, u32, f64)> {
     let mut rows = Vec::new();
     for tagger in [Tagger::FramePointer, Tagger::Unwinder] {
         for depth in [0u32, 10, 20, 40] {
-            let reps = if tagger == Tagger::FramePointer { 20_000 } else { 500 };
+            let reps = if tagger == Tagger::FramePointer {
+                20_000
+            } else {
+                500
+            };
             let mut best = f64::MAX;
             for _ in 0..plan.min_reps.max(5) {
                 let mut ns = 0.0;

@@ -107,6 +107,7 @@ impl Builder {
     #[track_caller]
     pub fn extract<M, F: StagedFn<M>>(&self, name: &str, f: F) -> Result<Extracted<F::Native>> {
         let loc = caller();
+        check_name(name, loc)?;
         let mut config = self.config.clone();
         if std::env::var("AUGUR_TAGGER").is_ok_and(|v| v == "unwind") {
             config.tagger = Tagger::Unwinder;
@@ -124,6 +125,31 @@ impl Builder {
             _sig: PhantomData,
         })
     }
+}
+
+/// The function's C name must be an identifier that the generated file and
+/// the C library do not already use.
+fn check_name(name: &str, loc: SrcLoc) -> Result<()> {
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let reserved = crate::codegen::c::keywords::RESERVED.contains(&name);
+    if ident && !reserved {
+        return Ok(());
+    }
+    Err(crate::Error::Misuse {
+        message: format!(
+            "`{name}` cannot name a C function: {}",
+            if ident {
+                "it is a C keyword or a C library name"
+            } else {
+                "it is not an identifier"
+            }
+        ),
+        location: Some(loc),
+    })
 }
 
 /// An extracted function: its IR, its C code, its statistics; compile it or

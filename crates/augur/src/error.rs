@@ -137,11 +137,14 @@ impl fmt::Display for Error {
             ),
             Error::UndefinedValue { defined, used } => write!(
                 f,
-                "a value computed{} inside a dyn branch is used{} on a path where it was \
+                "a value computed{} inside a dyn branch is {} on a path where it was \
                  never computed; declare a variable before the branch (Dyn::new) and \
                  assign it in each branch",
                 at(defined),
-                at(used)
+                match used {
+                    Some(l) => format!("used at {l}"),
+                    None => "returned".to_string(),
+                }
             ),
             Error::Limit { what, location } => write!(f, "limit reached{}: {what}", at(location)),
             Error::CompilerMissing { compiler, message } => {

@@ -174,7 +174,16 @@ impl ExprPrinter<'_> {
                     BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                         (PREC_UNARY, PREC_UNARY)
                     }
-                    BinOp::And | BinOp::Or => (p + 2, p + 2),
+                    // `&&` and `||` chain without parentheses; mixed, they
+                    // get them (gcc -Wparentheses).
+                    BinOp::And | BinOp::Or => {
+                        let same =
+                            |x: ExprId| matches!(f.exprs[x].kind, Expr::Binary(o, ..) if o == *op);
+                        (
+                            if same(*a) { p } else { p + 2 },
+                            if same(*b) { p } else { p + 2 },
+                        )
+                    }
                     _ if op.is_comparison() => (p + 1, p + 1),
                     _ => (p, p + 1),
                 };

@@ -45,6 +45,11 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
             removed[i] = true;
             let notes = std::mem::take(&mut b[i].annotations);
             b[j].annotations.splice(0..0, notes);
+            // A return's own location is only the `extract` call: the
+            // returned expression's line says more.
+            if matches!(b[j].kind, StmtKind::Return(_)) {
+                b[j].loc = b[i].loc;
+            }
         }
     }
     let mut k = 0;

@@ -219,6 +219,7 @@ impl<T: CType + ?Sized> Dyn<T> {
         Self::declare(Some(name.to_string()), None, caller())
     }
 
+    #[track_caller]
     fn declare(hint: Option<String>, init: Option<Arg>, loc: SrcLoc) -> Dyn<T> {
         with(|e| {
             let init = init.map(|a| e.operand(a, loc)).transpose()?;
@@ -447,7 +448,7 @@ impl Dyn<bool> {
     /// ```
     /// use augur::{Builder, Dyn};
     /// let f = Builder::new()
-    ///     .extract("abs", |x: Dyn<i32>| {
+    ///     .extract("absolute", |x: Dyn<i32>| {
     ///         let r = Dyn::new(x);
     ///         if x.lt(0).is_true() {
     ///             r.set(-x);

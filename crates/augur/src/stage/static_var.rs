@@ -24,7 +24,7 @@ use std::ops::{AddAssign, Deref, MulAssign, SubAssign};
 /// ```
 /// use augur::{Builder, Dyn, Static};
 /// let f = Builder::new()
-///     .extract("pow", |x: Dyn<i32>| {
+///     .extract("cube", |x: Dyn<i32>| {
 ///         let r = Dyn::new(1);
 ///         let mut n = Static::new(3);
 ///         while *n > 0 {

@@ -3,18 +3,53 @@
 
 use crate::error::Error;
 use crate::ir::Arena;
-use crate::trace::graph::{Node, NodeId, Op, Succ};
+use crate::trace::graph::{Node, NodeId, Op, OpExpr, Succ};
 
 /// A block index (dense, in creation order).
 pub type BlockId = usize;
 
+/// A branch condition: one decision, or decisions joined by the
+/// short-circuit operators Rust's `a.is_true() && b.is_true()` produces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cond {
+    /// The condition of a branch node.
+    Node(NodeId),
+    /// `a && b`, where `b` first computes the pure `lets` (a block absorbed
+    /// into the condition: C's `&&` evaluates them only when `a` holds).
+    And(Box<Cond>, Vec<NodeId>, Box<Cond>),
+    /// `a || b`, likewise.
+    Or(Box<Cond>, Vec<NodeId>, Box<Cond>),
+}
+
+impl Cond {
+    /// Every node of the condition: branch nodes and absorbed lets.
+    pub fn nodes(&self, out: &mut Vec<NodeId>) {
+        match self {
+            Cond::Node(n) => out.push(*n),
+            Cond::And(a, lets, b) | Cond::Or(a, lets, b) => {
+                a.nodes(out);
+                out.extend(lets);
+                b.nodes(out);
+            }
+        }
+    }
+
+    /// The first decision (for locations and annotations).
+    pub fn first(&self) -> NodeId {
+        match self {
+            Cond::Node(n) => *n,
+            Cond::And(a, ..) | Cond::Or(a, ..) => a.first(),
+        }
+    }
+}
+
 /// How a block ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Term {
     /// Continues in another block.
     Goto(BlockId),
-    /// A decision: the branch node, then its two targets.
-    Branch(NodeId, BlockId, BlockId),
+    /// A decision, then its two targets.
+    Branch(Cond, BlockId, BlockId),
     /// The function returns (the return node).
     Return(NodeId),
 }
@@ -54,7 +89,7 @@ pub struct Cfg {
 impl Cfg {
     /// Builds the CFG of the graph reachable from `entry`.
     pub fn build(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Cfg, Error> {
-        let blocks = make_blocks(nodes, entry)?;
+        let blocks = fold_short_circuits(make_blocks(nodes, entry)?, nodes);
         let n = blocks.len();
         let rpo = reverse_postorder(&blocks);
         let mut rpo_index = vec![usize::MAX; n];
@@ -82,9 +117,9 @@ impl Cfg {
 
     /// Successor blocks of `b`.
     pub fn succs(&self, b: BlockId) -> Vec<BlockId> {
-        match self.blocks[b].term {
-            Term::Goto(t) => vec![t],
-            Term::Branch(_, t, e) => vec![t, e],
+        match &self.blocks[b].term {
+            Term::Goto(t) => vec![*t],
+            Term::Branch(_, t, e) => vec![*t, *e],
             Term::Return(_) => vec![],
         }
     }
@@ -232,7 +267,11 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
             let node = &nodes[cur];
             match (&node.op, &node.succ) {
                 (Op::Branch(_), Succ::Branch(Some(t), Some(e))) => {
-                    break Term::Branch(cur, block_of[t.0 as usize], block_of[e.0 as usize]);
+                    break Term::Branch(
+                        Cond::Node(cur),
+                        block_of[t.0 as usize],
+                        block_of[e.0 as usize],
+                    );
                 }
                 (Op::Return(_), _) => {
                     break Term::Return(cur);
@@ -257,9 +296,9 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
 }
 
 fn successors(b: &Block) -> impl Iterator<Item = BlockId> {
-    let (x, y) = match b.term {
-        Term::Goto(t) => (Some(t), None),
-        Term::Branch(_, t, e) => (Some(t), Some(e)),
+    let (x, y) = match &b.term {
+        Term::Goto(t) => (Some(*t), None),
+        Term::Branch(_, t, e) => (Some(*t), Some(*e)),
         Term::Return(_) => (None, None),
     };
     x.into_iter().chain(y)
@@ -337,4 +376,143 @@ fn dominators(rpo: &[BlockId], rpo_index: &[usize], preds: &[Vec<BlockId>]) -> V
         }
     }
     idom
+}
+
+/// Folds `if a { if b {X} else {Y} } else {Y}` into `if a && b {X} else {Y}`
+/// (and the `||` shape) when the inner block only computes its condition:
+/// Rust's `a.is_true() && b.is_true()` takes two decisions, C takes one
+/// condition, and without this the join would need a `goto`.
+fn fold_short_circuits(mut blocks: Vec<Block>, nodes: &Arena<NodeId, Node>) -> Vec<Block> {
+    let uses = use_counts(&blocks, nodes);
+    let mut preds = vec![0u32; blocks.len()];
+    for b in &blocks {
+        successors(b).for_each(|s| preds[s] += 1);
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for a in (0..blocks.len()).rev() {
+            let Term::Branch(_, t, e) = blocks[a].term.clone() else {
+                continue;
+            };
+            for (inner, and) in [(t, true), (e, false)] {
+                if inner == a || preds[inner] != 1 || !condition_only(&blocks[inner], nodes, &uses)
+                {
+                    continue;
+                }
+                let Term::Branch(cb, t2, e2) = blocks[inner].term.clone() else {
+                    continue;
+                };
+                // `&&`: the else sides agree; `||`: the then sides agree.
+                let shared = if and { e2 == e } else { t2 == t };
+                if !shared {
+                    continue;
+                }
+                let Term::Branch(ca, ..) = std::mem::replace(&mut blocks[a].term, Term::Goto(0))
+                else {
+                    unreachable!("checked above")
+                };
+                let lets = std::mem::take(&mut blocks[inner].nodes);
+                let (ca, cb) = (Box::new(ca), Box::new(cb));
+                blocks[a].term = if and {
+                    preds[e] -= 1;
+                    Term::Branch(Cond::And(ca, lets, cb), t2, e)
+                } else {
+                    preds[t] -= 1;
+                    Term::Branch(Cond::Or(ca, lets, cb), t, e2)
+                };
+                preds[inner] = 0;
+                blocks[inner].term = Term::Goto(inner);
+                changed = true;
+                break;
+            }
+        }
+    }
+    compact(blocks)
+}
+
+/// True if `b` holds only pure lets read nowhere but in its own condition.
+fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool {
+    if !matches!(b.term, Term::Branch(..)) {
+        return false;
+    }
+    let mut local = std::collections::HashMap::new();
+    let mut cond_nodes = Vec::new();
+    if let Term::Branch(c, ..) = &b.term {
+        c.nodes(&mut cond_nodes);
+    }
+    let mut vars = Vec::new();
+    for &n in b.nodes.iter().chain(&cond_nodes) {
+        vars.clear();
+        super::lower::uses(&nodes[n].op, &mut vars);
+        for v in &vars {
+            *local.entry(*v).or_insert(0u32) += 1;
+        }
+    }
+    b.nodes.iter().all(|&n| {
+        let node = &nodes[n];
+        let pure = matches!(&node.op, Op::Let { expr, .. } if !matches!(expr, OpExpr::Call(..)));
+        let Some(def) = node.def.filter(|_| pure && node.annotations.is_empty()) else {
+            return false;
+        };
+        let all = uses.get(def.0 as usize).copied().unwrap_or(0);
+        local.get(&def).copied().unwrap_or(0) == all
+    })
+}
+
+fn use_counts(blocks: &[Block], nodes: &Arena<NodeId, Node>) -> Vec<u32> {
+    let mut counts = Vec::new();
+    let mut vars = Vec::new();
+    let mut all = Vec::new();
+    for b in blocks {
+        all.clear();
+        all.extend(&b.nodes);
+        match &b.term {
+            Term::Branch(c, ..) => c.nodes(&mut all),
+            Term::Return(n) => all.push(*n),
+            Term::Goto(_) => {}
+        }
+        for &n in &all {
+            vars.clear();
+            super::lower::uses(&nodes[n].op, &mut vars);
+            for v in &vars {
+                let i = v.0 as usize;
+                if counts.len() <= i {
+                    counts.resize(i + 1, 0);
+                }
+                counts[i] += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// Drops blocks no longer reachable from block 0 and renumbers the rest.
+fn compact(blocks: Vec<Block>) -> Vec<Block> {
+    let mut new_id = vec![usize::MAX; blocks.len()];
+    let mut order = vec![0];
+    new_id[0] = 0;
+    let mut i = 0;
+    while i < order.len() {
+        for s in successors(&blocks[order[i]]) {
+            if new_id[s] == usize::MAX {
+                new_id[s] = order.len();
+                order.push(s);
+            }
+        }
+        i += 1;
+    }
+    let mut slots: Vec<Option<Block>> = blocks.into_iter().map(Some).collect();
+    order
+        .iter()
+        .map(|&old| {
+            let mut b = slots[old].take().expect("each block once");
+            b.term = match b.term {
+                Term::Goto(t) => Term::Goto(new_id[t]),
+                Term::Branch(c, t, e) => Term::Branch(c, new_id[t], new_id[e]),
+                r @ Term::Return(_) => r,
+            };
+            b
+        })
+        .collect()
 }

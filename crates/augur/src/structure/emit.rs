@@ -86,12 +86,21 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
-        exits.sort_by_key(|&b| self.cfg.rpo_index[b]);
-        exits
-            .iter()
-            .copied()
-            .find(|&b| !self.returns_only(b))
-            .or_else(|| exits.first().copied())
+        // Prefer an exit that rejoins other code, then the one most edges
+        // leave the loop for (the `break` target), then the nearest.
+        let edges_in = |x: BlockId| {
+            (0..self.cfg.blocks.len())
+                .filter(|&b| body[b] && self.cfg.succs(b).contains(&x))
+                .count()
+        };
+        exits.sort_by_key(|&b| {
+            (
+                self.returns_only(b),
+                std::cmp::Reverse(edges_in(b)),
+                self.cfg.rpo_index[b],
+            )
+        });
+        exits.first().copied()
     }
 
     /// True if everything reachable from `b` is dominated by `b` and has no
@@ -114,7 +123,7 @@ impl<'a> Emitter<'a> {
 
     fn emit_block(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> Block {
         if self.emitted[b] {
-            return vec![self.goto(b)];
+            return self.goto(b);
         }
         let opening = self.cfg.is_header[b]
             && !matches!(ctx.last(), Some(Ctx::Loop { header, .. }) if *header == b);
@@ -165,14 +174,15 @@ impl<'a> Emitter<'a> {
             .filter(|&c| self.cfg.forward_preds[c] >= 2 && in_loop(c))
             .filter(|&c| !(self.cfg.is_header[b] && Some(c) == self.follow[b]))
             .collect();
-        match self.cfg.blocks[b].term {
+        match self.cfg.blocks[b].term.clone() {
             Term::Return(n) => out.push(lower::stmt(self.func, &self.nodes[n])),
             Term::Goto(t) => out.extend(self.jump(t, ctx, false)),
-            Term::Branch(n, t, e) => {
+            Term::Branch(c, t, e) => {
                 for &m in merges.iter().rev() {
                     ctx.push(Ctx::IfFollow(m));
                 }
-                let cond = lower::cond(self.func, &self.nodes[n]);
+                let cond = lower::cond(self.func, self.nodes, &c);
+                let n = c.first();
                 let then_ = self.jump(t, ctx, false);
                 let else_ = self.jump(e, ctx, false);
                 let mut s = Stmt::new(StmtKind::If { cond, then_, else_ });
@@ -199,7 +209,7 @@ impl<'a> Emitter<'a> {
                 Ctx::IfFollow(m) => {
                     if m == target {
                         return if crossed_if || crossed_loop {
-                            vec![self.goto(target)]
+                            self.goto(target)
                         } else {
                             Vec::new()
                         };
@@ -216,7 +226,7 @@ impl<'a> Emitter<'a> {
                     };
                     if let Some(k) = kind {
                         return if crossed_loop {
-                            vec![self.goto(target)]
+                            self.goto(target)
                         } else {
                             vec![Stmt::new(k)]
                         };
@@ -229,13 +239,39 @@ impl<'a> Emitter<'a> {
         if !self.emitted[target] && (single || after_loop) {
             return self.emit_block(target, ctx);
         }
-        vec![self.goto(target)]
+        self.goto(target)
     }
 
-    fn goto(&mut self, target: BlockId) -> Stmt {
+    /// A short tail that only returns and declares nothing (`return x;`)
+    /// can be emitted again where C has no structured jump to it (out of
+    /// two loops at once).
+    fn copy_return_tail(&mut self, target: BlockId) -> Option<Block> {
+        let block = &self.cfg.blocks[target];
+        let Term::Return(r) = block.term else {
+            return None;
+        };
+        let small = block.nodes.len() <= 8;
+        if !small || block.nodes.iter().any(|&n| self.nodes[n].def.is_some()) {
+            return None;
+        }
+        let mut out: Block = block
+            .nodes
+            .clone()
+            .iter()
+            .map(|&n| lower::stmt(self.func, &self.nodes[n]))
+            .collect();
+        out.push(lower::stmt(self.func, &self.nodes[r]));
+        Some(out)
+    }
+
+    /// A jump C cannot express structurally: copy a returning tail, else `goto`.
+    fn goto(&mut self, target: BlockId) -> Block {
+        if let Some(copy) = self.copy_return_tail(target) {
+            return copy;
+        }
         self.gotos += 1;
         self.goto_targets[target] = true;
-        Stmt::new(StmtKind::Goto(LabelId(target as u32)))
+        vec![Stmt::new(StmtKind::Goto(LabelId(target as u32)))]
     }
 }
 

@@ -1,7 +1,8 @@
 //! Turns recorded operations into IR statements and expressions.
 
-use crate::ir::{Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, VarId};
-use crate::trace::graph::{Node, Op, OpExpr, Operand, Place};
+use super::cfg::Cond;
+use crate::ir::{Arena, BinOp, Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, VarId};
+use crate::trace::graph::{Node, NodeId, Op, OpExpr, Operand, Place};
 
 /// The IR expression for an operand (a fresh node per use).
 pub fn operand(f: &mut Function, o: &Operand) -> ExprId {
@@ -87,11 +88,50 @@ pub fn stmt(f: &mut Function, n: &Node) -> Stmt {
     }
 }
 
-/// The condition of a branch node.
-pub fn cond(f: &mut Function, n: &Node) -> ExprId {
-    match &n.op {
-        Op::Branch(c) => operand(f, c),
-        _ => f.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool)),
+/// The condition of a block's branch, short-circuit operators included.
+pub fn cond(f: &mut Function, nodes: &Arena<NodeId, Node>, c: &Cond) -> ExprId {
+    match c {
+        Cond::Node(n) => match &nodes[*n].op {
+            Op::Branch(c) => operand(f, c),
+            _ => f.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool)),
+        },
+        Cond::And(a, lets, b) | Cond::Or(a, lets, b) => {
+            let op = if matches!(c, Cond::And(..)) {
+                BinOp::And
+            } else {
+                BinOp::Or
+            };
+            let a = cond(f, nodes, a);
+            let b = cond(f, nodes, b);
+            // The absorbed lets are pure and read only here: fold them in.
+            let mut defs = std::collections::HashMap::new();
+            for &n in lets {
+                if let (Op::Let { ty, expr }, Some(v)) = (&nodes[n].op, nodes[n].def) {
+                    let e = op_expr(f, expr, ty);
+                    substitute(f, e, &defs);
+                    defs.insert(v, e);
+                }
+            }
+            substitute(f, b, &defs);
+            f.expr(Expr::Binary(op, a, b), Type::Scalar(Scalar::Bool))
+        }
+    }
+}
+
+/// Replaces reads of the variables in `defs` under `e` by (copies of) their
+/// defining expressions.
+fn substitute(f: &mut Function, e: ExprId, defs: &std::collections::HashMap<VarId, ExprId>) {
+    if let Expr::Var(v) = f.exprs[e].kind {
+        if let Some(&d) = defs.get(&v) {
+            let copy = f.deep_copy(d);
+            f.exprs[e] = f.exprs[copy].clone();
+        }
+        return;
+    }
+    let mut children = Vec::new();
+    f.for_each_child(e, |c| children.push(c));
+    for c in children {
+        substitute(f, c, defs);
     }
 }
 

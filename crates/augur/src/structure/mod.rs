@@ -51,16 +51,18 @@ fn check_definitions(
     }
     let mut uses = Vec::new();
     for (b, block) in cfg.blocks.iter().enumerate() {
-        let term_node = match block.term {
-            Term::Branch(n, ..) | Term::Return(n) => Some(n),
-            Term::Goto(_) => None,
-        };
+        let mut term_nodes = Vec::new();
+        match &block.term {
+            Term::Branch(c, ..) => c.nodes(&mut term_nodes),
+            Term::Return(n) => term_nodes.push(*n),
+            Term::Goto(_) => {}
+        }
         let all = block
             .nodes
             .iter()
             .copied()
             .enumerate()
-            .chain(term_node.map(|n| (usize::MAX, n)));
+            .chain(term_nodes.into_iter().map(|n| (usize::MAX, n)));
         for (i, n) in all {
             uses.clear();
             lower::uses(&nodes[n].op, &mut uses);
@@ -74,9 +76,11 @@ fn check_definitions(
                     cfg.dominates(db, b)
                 };
                 if !ok {
+                    // A return's location is the `extract` call: say nothing.
+                    let returned = matches!(nodes[n].op, crate::trace::graph::Op::Return(_));
                     return Err(Error::UndefinedValue {
                         defined: func.vars[*v].loc,
-                        used: Some(nodes[n].loc),
+                        used: (!returned).then_some(nodes[n].loc),
                     });
                 }
             }
@@ -106,8 +110,9 @@ fn check_exits(cfg: &Cfg, nodes: &crate::ir::Arena<NodeId, Node>) -> Result<(), 
 
 fn first_loc(cfg: &Cfg, nodes: &crate::ir::Arena<NodeId, Node>, b: usize) -> Option<SrcLoc> {
     let block = &cfg.blocks[b];
-    let n = block.nodes.first().copied().or(match block.term {
-        Term::Branch(n, ..) | Term::Return(n) => Some(n),
+    let n = block.nodes.first().copied().or(match &block.term {
+        Term::Branch(c, ..) => Some(c.first()),
+        Term::Return(n) => Some(*n),
         Term::Goto(_) => None,
     })?;
     Some(nodes[n].loc)

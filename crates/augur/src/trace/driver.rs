@@ -31,10 +31,11 @@ struct Payload(Ctl);
 /// (end of run, restart, error) unwind to the driver.
 #[track_caller]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
+    let caller = Location::caller();
     let r = ENGINE.with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => match slot.as_mut() {
             Some(e) => f(e),
-            None => Err(Ctl::Fail(outside())),
+            None => Err(Ctl::Fail(outside(caller))),
         },
         Err(_) => Err(Ctl::Fail(Error::Internal {
             message: "re-entrant use of the engine".into(),
@@ -55,13 +56,12 @@ pub(crate) fn current_gen() -> Option<u32> {
     })
 }
 
-#[track_caller]
-fn outside() -> Error {
+fn outside(caller: &'static Location<'static>) -> Error {
     Error::Misuse {
         message: "a staging operation was used outside an extraction \
                   (Dyn, Static and annotations only work inside Builder::extract)"
             .into(),
-        location: Some(SrcLoc::from_location(Location::caller())),
+        location: Some(SrcLoc::from_location(caller)),
     }
 }
 

@@ -166,7 +166,11 @@ impl Engine {
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
+        // The counters describe the final attempt; totals are kept apart.
         self.stats.runs = 0;
+        self.stats.memo_hits = 0;
+        self.stats.back_edges = 0;
+        self.stats.loop_audits = 0;
         self.worklist.push(Job {
             decisions: Vec::new(),
         });
