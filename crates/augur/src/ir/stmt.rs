@@ -123,3 +123,25 @@ pub enum StmtKind {
     /// A jump (fallback only).
     Goto(LabelId),
 }
+
+impl StmtKind {
+    /// The blocks nested directly in this statement: `if` branches, loop bodies.
+    pub fn blocks(&self) -> impl Iterator<Item = &Block> {
+        let (a, b) = match self {
+            StmtKind::If { then_, else_, .. } => (Some(then_), Some(else_)),
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => (Some(body), None),
+            _ => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
+    /// [`blocks`](StmtKind::blocks), mutably.
+    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut Block> {
+        let (a, b) = match self {
+            StmtKind::If { then_, else_, .. } => (Some(then_), Some(else_)),
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => (Some(body), None),
+            _ => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+}

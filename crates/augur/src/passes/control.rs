@@ -122,13 +122,8 @@ fn is_float(t: &Type) -> bool {
 /// when `body` has no `continue` of its own and `i` is not used after.
 fn recover_for(f: &mut Function, b: &mut Block) {
     for s in b.iter_mut() {
-        match &mut s.kind {
-            StmtKind::If { then_, else_, .. } => {
-                recover_for(f, then_);
-                recover_for(f, else_);
-            }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => recover_for(f, body),
-            _ => {}
+        for inner in s.kind.blocks_mut() {
+            recover_for(f, inner);
         }
     }
     let mut i = 0;

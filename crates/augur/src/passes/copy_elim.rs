@@ -19,13 +19,8 @@ pub fn run(f: &mut Function) {
 
 fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
     for s in b.iter_mut() {
-        match &mut s.kind {
-            StmtKind::If { then_, else_, .. } => {
-                block(f, then_, counts);
-                block(f, else_, counts);
-            }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => block(f, body, counts),
-            _ => {}
+        for inner in s.kind.blocks_mut() {
+            block(f, inner, counts);
         }
     }
     let fx: Vec<Effects> = b.iter().map(|s| effects(f, s)).collect();

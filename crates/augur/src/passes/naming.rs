@@ -52,13 +52,8 @@ fn declared(b: &Block, out: &mut Vec<VarId>) {
                 out.push(var);
             }
         }
-        match &s.kind {
-            StmtKind::If { then_, else_, .. } => {
-                declared(then_, out);
-                declared(else_, out);
-            }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => declared(body, out),
-            _ => {}
+        for inner in s.kind.blocks() {
+            declared(inner, out);
         }
     }
 }

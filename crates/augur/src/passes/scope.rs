@@ -116,12 +116,7 @@ fn demote(f: &mut Function, b: &mut Block, vars: &HashSet<VarId>) {
                     continue;
                 }
             }
-            StmtKind::If { then_, else_, .. } => {
-                demote(f, then_, vars);
-                demote(f, else_, vars);
-            }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => demote(f, body, vars),
-            _ => {}
+            kind => kind.blocks_mut().for_each(|inner| demote(f, inner, vars)),
         }
         out.push(s);
     }

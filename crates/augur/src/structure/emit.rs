@@ -282,15 +282,8 @@ fn strip_labels(b: &mut Block, targets: &[bool]) {
         _ => true,
     });
     for s in b.iter_mut() {
-        match &mut s.kind {
-            StmtKind::If { then_, else_, .. } => {
-                strip_labels(then_, targets);
-                strip_labels(else_, targets);
-            }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => {
-                strip_labels(body, targets)
-            }
-            _ => {}
-        }
+        s.kind
+            .blocks_mut()
+            .for_each(|inner| strip_labels(inner, targets));
     }
 }
