@@ -91,6 +91,16 @@ impl Builder {
         self
     }
 
+    /// How many operations a memoization link is checked for before it is
+    /// made (default 32; 0 trusts tags alone). Where first-stage state that
+    /// tags cannot see (a plain `let k = if c.is_true() { 1 } else { 2 };`)
+    /// makes two paths differ within that many operations, each path gets
+    /// its own code instead of wrong shared code.
+    pub fn link_audit_ops(mut self, n: u32) -> Self {
+        self.config.link_audit_ops = n;
+        self
+    }
+
     /// Accept generated loops that have no exit (default: an error, since
     /// they almost always come from a plain Rust loop taken for a dyn loop).
     pub fn allow_infinite_loops(mut self, yes: bool) -> Self {

@@ -167,11 +167,32 @@ fn set_on_computed_value() {
 }
 
 /// A value bound inside a dyn branch and used after it is
-/// `Error::UndefinedValue`, naming where it was computed.
+/// A value bound inside a dyn branch and returned after the join: link
+/// audits give each path its own code, so the result is right.
+#[test]
+fn value_bound_in_branch_is_kept_per_path() {
+    let ex = Builder::new()
+        .extract("perpath", |x: Dyn<i32>| {
+            let y = Dyn::new(0);
+            let v = if x.gt(0).is_true() { x + 1 } else { x + 2 };
+            y.set(7);
+            v
+        })
+        .unwrap();
+    assert_eq!(ex.stats().link_audit_failures, 1, "{}", ex.stats());
+    for x in [-3, 0, 5] {
+        let want = if x > 0 { x + 1 } else { x + 2 };
+        assert_eq!(ex.interpret(&[x.into()]).unwrap(), want.into());
+    }
+}
+
+/// Without link audits the same program is `Error::UndefinedValue`, naming
+/// where the value was computed.
 #[test]
 fn value_bound_in_branch_used_after() {
     let def = line_of("undef");
     let err = Builder::new()
+        .link_audit_ops(0)
         .extract("undef", |x: Dyn<i32>| {
             let y = Dyn::new(0);
             // @undef

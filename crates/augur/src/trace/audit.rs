@@ -3,8 +3,9 @@
 //! leaves without a decision was a plain Rust loop.
 
 use super::engine::{Ctl, Engine};
+use super::graph::Succ;
 use super::graph::{NodeId, Op};
-use super::run::{Mode, Verify};
+use super::run::{Job, LinkCheck, Mode, Verify};
 use super::tag::Tag;
 use crate::ir::SrcLoc;
 
@@ -74,5 +75,108 @@ impl Engine {
         self.never_close.insert(base);
         self.stats.loop_restarts += 1;
         Ctl::Restart
+    }
+
+    // ----- memoization links -----
+
+    /// Instead of linking to `target` at once, follows it for a while: a
+    /// plain Rust value that differs between the two paths (`let k = if
+    /// c.is_true() { 1 } else { 2 };` used later) shows up as a different
+    /// operation, and the run records its own code instead.
+    pub(super) fn start_link_check(&mut self, target: NodeId) -> Result<NodeId, Ctl> {
+        let decisions = self.run.decisions.clone();
+        self.run.pending_annotations.clear();
+        let (expected, last_decision) = self.follow(target);
+        self.run.mode = Mode::CheckLink(Box::new(LinkCheck {
+            target,
+            expected,
+            attach: self.run.cursor,
+            steps: 1,
+            decisions,
+            last_decision,
+        }));
+        if expected.is_none() {
+            self.accept_link()?;
+        }
+        Ok(target)
+    }
+
+    /// The node after `n` along recorded code, and the decision taken there.
+    fn follow(&self, n: NodeId) -> (Option<NodeId>, Option<bool>) {
+        match self.nodes[n].succ {
+            Succ::Next(s) => (Some(s), None),
+            Succ::Branch(Some(t), _) => (Some(t), Some(true)),
+            Succ::Branch(None, Some(e)) => (Some(e), Some(false)),
+            _ => (None, None),
+        }
+    }
+
+    pub(super) fn check_link_step(
+        &mut self,
+        op: Op,
+        loc: SrcLoc,
+        (_, key): (Tag, Tag),
+    ) -> Result<NodeId, Ctl> {
+        let Mode::CheckLink(c) = &self.run.mode else {
+            unreachable!("check_link_step outside link-check mode")
+        };
+        let Some(expected) = c.expected else {
+            return Err(super::engine::internal("link check past its end"));
+        };
+        let node = &self.nodes[expected];
+        let same = node.key == key
+            && node.op == op
+            && node.loc == loc
+            && node.annotations == self.run.pending_annotations;
+        self.run.pending_annotations.clear();
+        if !same {
+            return Err(self.reject_link());
+        }
+        let (next, decision) = self.follow(expected);
+        let Mode::CheckLink(c) = &mut self.run.mode else {
+            unreachable!("still in link-check mode")
+        };
+        c.expected = next;
+        c.last_decision = decision;
+        c.steps += 1;
+        if next.is_none() || c.steps >= self.config.link_audit_ops {
+            self.accept_link()?;
+        }
+        Ok(expected)
+    }
+
+    /// The closure returned while a link was checked.
+    pub(super) fn check_link_return(&mut self, op: &Op) -> Result<(), Ctl> {
+        let Mode::CheckLink(c) = &self.run.mode else {
+            return Ok(());
+        };
+        match c.expected {
+            Some(n) if self.nodes[n].op == *op => self.accept_link(),
+            _ => Err(self.reject_link()),
+        }
+    }
+
+    fn accept_link(&mut self) -> Result<(), Ctl> {
+        let Mode::CheckLink(c) = std::mem::replace(&mut self.run.mode, Mode::Record) else {
+            return Ok(());
+        };
+        self.run.cursor = c.attach;
+        self.link(c.target)?;
+        self.stats.memo_hits += 1;
+        Err(Ctl::EndRun)
+    }
+
+    /// The linked code is not what this path does: run the same path again
+    /// without memoization up to the operation that differed.
+    fn reject_link(&mut self) -> Ctl {
+        let Mode::CheckLink(c) = std::mem::replace(&mut self.run.mode, Mode::Record) else {
+            return Ctl::EndRun;
+        };
+        self.stats.link_audit_failures += 1;
+        self.worklist.push(Job {
+            decisions: c.decisions,
+            no_link_until: self.run.ops,
+        });
+        Ctl::EndRun
     }
 }

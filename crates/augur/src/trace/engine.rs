@@ -46,6 +46,9 @@ pub struct Config {
     pub close_loops: bool,
     /// Allow generated loops without an exit.
     pub allow_infinite_loops: bool,
+    /// How many operations a memoization link is checked for before it is
+    /// made (0: link at once, trusting tags alone).
+    pub link_audit_ops: u32,
 }
 
 impl Default for Config {
@@ -60,6 +63,7 @@ impl Default for Config {
             memoize: true,
             close_loops: true,
             allow_infinite_loops: false,
+            link_audit_ops: 32,
         }
     }
 }
@@ -132,7 +136,10 @@ impl Engine {
             extern_ids: FastMap::default(),
             var_place: FastMap::default(),
             stats,
-            run: Run::new(Vec::new()),
+            run: Run::new(Job {
+                decisions: Vec::new(),
+                no_link_until: 0,
+            }),
             gen,
             attempts: 0,
             tags: TagCounts::default(),
@@ -173,6 +180,7 @@ impl Engine {
         self.stats.loop_audits = 0;
         self.worklist.push(Job {
             decisions: Vec::new(),
+            no_link_until: 0,
         });
     }
 
@@ -201,7 +209,7 @@ impl Engine {
         self.stats.runs += 1;
         self.stats.total_runs += 1;
         self.gen = gen;
-        self.run = Run::new(job.decisions);
+        self.run = Run::new(job);
         Ok(true)
     }
 
@@ -307,11 +315,15 @@ impl Engine {
             Mode::Record => {
                 let mut alt = self.run.decisions.clone();
                 alt.push(false);
-                self.worklist.push(Job { decisions: alt });
+                self.worklist.push(Job {
+                    decisions: alt,
+                    no_link_until: 0,
+                });
                 true
             }
             // Verify mode follows the cycle's own decisions; no state changes.
             Mode::Verify(v) => return Ok(v.last_decision.unwrap_or(true)),
+            Mode::CheckLink(c) => return Ok(c.last_decision.unwrap_or(true)),
         };
         self.run.decisions.push(d);
         if let Some(last) = self.run.path.last_mut() {
@@ -326,6 +338,7 @@ impl Engine {
         let op = Op::Return(value);
         match self.run.mode {
             Mode::Verify(_) => self.reject_loop(),
+            Mode::CheckLink(_) => self.check_link_return(&op),
             Mode::CatchUp => {
                 if let Some(n) = self.recorded_successor()? {
                     self.check_replay(n, &op, loc)?;
@@ -355,6 +368,7 @@ impl Engine {
         // Tags are taken here, at one call depth for every mode, so that the
         // engine's own frames hash alike in record and verify mode.
         let mut tags = None;
+        self.run.ops += 1;
         loop {
             match self.run.mode {
                 Mode::CatchUp => match self.recorded_successor()? {
@@ -368,9 +382,12 @@ impl Engine {
                     }
                     None => self.run.mode = Mode::Record,
                 },
-                Mode::Record | Mode::Verify(_) if tags.is_none() => tags = Some(self.tag_now()),
+                Mode::Record | Mode::Verify(_) | Mode::CheckLink(_) if tags.is_none() => {
+                    tags = Some(self.tag_now())
+                }
                 Mode::Record => return self.record(op, loc, tags.expect("tagged")),
                 Mode::Verify(_) => return self.verify_step(op, loc, tags.expect("tagged")),
+                Mode::CheckLink(_) => return self.check_link_step(op, loc, tags.expect("tagged")),
             }
         }
     }
@@ -488,11 +505,14 @@ impl Engine {
             }
         }
         let occ = seen.map_or(0, |s| s.count);
-        if self.config.memoize {
+        if self.config.memoize && self.run.ops > self.run.no_link_until {
             if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
-                self.stats.memo_hits += 1;
-                self.link(n)?;
-                return Err(Ctl::EndRun);
+                if self.config.link_audit_ops == 0 {
+                    self.stats.memo_hits += 1;
+                    self.link(n)?;
+                    return Err(Ctl::EndRun);
+                }
+                return self.start_link_check(n);
             }
         }
         let n = self.new_node(op, loc, base, key, occ)?;

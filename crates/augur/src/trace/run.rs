@@ -8,6 +8,9 @@ use crate::ir::SrcLoc;
 /// A scheduled run: the decisions that lead to its unexplored side.
 pub(super) struct Job {
     pub(super) decisions: Vec<bool>,
+    /// Memoization stays off until the run has performed this many
+    /// operations (set when a link audit failed there).
+    pub(super) no_link_until: u64,
 }
 
 /// Where the next node attaches.
@@ -36,10 +39,25 @@ pub(super) struct Verify {
     pub(super) last_decision: Option<bool>,
 }
 
+/// A memoization link being checked: the run goes on along the linked
+/// code, which must repeat what the first stage does now.
+pub(super) struct LinkCheck {
+    /// The node the run would link to.
+    pub(super) target: NodeId,
+    /// The node the next operation must match (`None`: unexplored, accept).
+    pub(super) expected: Option<NodeId>,
+    pub(super) attach: Cursor,
+    pub(super) steps: u32,
+    /// The run's decisions at the link point (to run it again on failure).
+    pub(super) decisions: Vec<bool>,
+    pub(super) last_decision: Option<bool>,
+}
+
 pub(super) enum Mode {
     CatchUp,
     Record,
     Verify(Box<Verify>),
+    CheckLink(Box<LinkCheck>),
 }
 
 /// State of the run in progress.
@@ -57,12 +75,16 @@ pub(super) struct Run {
     pub(super) pending_annotations: Vec<String>,
     pub(super) statics: Vec<Option<u64>>,
     pub(super) statics_hash: Option<u64>,
+    /// Operations performed so far in this run.
+    pub(super) ops: u64,
+    /// See [`Job::no_link_until`].
+    pub(super) no_link_until: u64,
 }
 
 impl Run {
-    pub(super) fn new(prefix: Vec<bool>) -> Run {
+    pub(super) fn new(job: Job) -> Run {
         Run {
-            prefix,
+            prefix: job.decisions,
             pos: 0,
             decisions: Vec::new(),
             mode: Mode::CatchUp,
@@ -75,6 +97,8 @@ impl Run {
             pending_annotations: Vec::new(),
             statics: Vec::new(),
             statics_hash: Some(0),
+            ops: 0,
+            no_link_until: job.no_link_until,
         }
     }
 

@@ -22,6 +22,10 @@ pub struct Stats {
     pub back_edges: u64,
     /// Loop candidates checked by re-running their cycle.
     pub loop_audits: u64,
+    /// Memoization links that proved wrong when checked (first-stage state
+    /// that tags do not see differed between two paths); those paths got
+    /// code of their own.
+    pub link_audit_failures: u64,
     /// Operations recorded in the final trace graph.
     pub nodes: u64,
     /// Statements in the generated function.
