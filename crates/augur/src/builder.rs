@@ -48,7 +48,7 @@ impl Builder {
     }
 
     /// How many times one dyn decision site may be reached in one run before
-    /// the loop around it is reported as never closing (default 1000).
+    /// the loop around it is reported as never closing (default 10,000).
     pub fn max_loop_iterations(mut self, n: u64) -> Self {
         self.config.max_site_visits = n;
         self
@@ -81,13 +81,12 @@ impl Builder {
     /// c.is_true() { 1 } else { 2 };` used after the join). DSL test suites
     /// should run under it.
     ///
-    /// Audit mode also checks every loop candidate for as many turns as
-    /// [`max_loop_iterations`](Builder::max_loop_iterations) allows (instead
-    /// of 16), so a plain Rust loop of up to that many iterations around a
-    /// dyn `break` is told apart from a dyn loop.
+    /// Audit mode also checks every loop candidate for up to 1000 turns
+    /// (instead of 16), so a plain Rust loop of up to that many iterations
+    /// around a dyn `break` is told apart from a dyn loop.
     pub fn audit(mut self) -> Self {
         self.config.memoize = false;
-        self.config.audit_rounds = self.config.max_site_visits.min(u32::MAX as u64) as u32;
+        self.config.audit_rounds = self.config.max_site_visits.min(1000) as u32;
         self
     }
 
@@ -127,6 +126,14 @@ impl Builder {
             f.invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
         };
         let trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
+        if trace.func.externs.iter().any(|(_, x)| x.name == name) {
+            return Err(crate::Error::Misuse {
+                message: format!(
+                    "`{name}` names both the extracted function and an extern it calls"
+                ),
+                location: Some(loc),
+            });
+        }
         let (func, stats) = pipeline::compile_trace(trace, &config)?;
         Ok(Extracted {
             func,

@@ -127,7 +127,9 @@ impl fmt::Display for Error {
                 f,
                 "dyn loop at {location} never closes: reached {iterations} times in one run \
                  with different first-stage state each time (a Static or a plain Rust \
-                 variable changes every iteration); keep loop-carried values in Dyn variables"
+                 variable changes every iteration; keep loop-carried values in Dyn \
+                 variables), or a first-stage loop longer than the limit \
+                 (raise Builder::max_loop_iterations)"
             ),
             Error::LoopNeverExits { location } => write!(
                 f,

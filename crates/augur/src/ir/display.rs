@@ -187,9 +187,15 @@ impl ExprPrinter<'_> {
                     _ if op.is_comparison() => (p + 1, p + 1),
                     _ => (p, p + 1),
                 };
-                self.write(&mut s, *a, la)?;
+                // A constant takes its C type from its spelling: `5` is an
+                // `int` even where the IR says `i64`. Where nothing else
+                // converts it (both sides constant, the left of a shift),
+                // it is cast to its type.
+                let (ca, cb) = (self.is_const(*a), self.is_const(*b));
+                let shift = matches!(op, BinOp::Shl | BinOp::Shr);
+                self.write_exact(&mut s, *a, la, cb || shift)?;
                 write!(s, " {} ", op.symbol())?;
-                self.write(&mut s, *b, lb)?;
+                self.write_exact(&mut s, *b, lb, ca)?;
                 (p, s)
             }
             Expr::Cast(a) => {
@@ -222,7 +228,8 @@ impl ExprPrinter<'_> {
                     if i > 0 {
                         s.push_str(", ");
                     }
-                    self.write(&mut s, *a, PREC_SELECT)?;
+                    // Variadic arguments get no conversion at all.
+                    self.write_exact(&mut s, *a, PREC_SELECT, true)?;
                 }
                 s.push(')');
                 (PREC_POSTFIX, s)
@@ -255,6 +262,30 @@ impl ExprPrinter<'_> {
         } else {
             out.write_str(&text)
         }
+    }
+
+    fn is_const(&self, e: ExprId) -> bool {
+        matches!(self.func.exprs[e].kind, Expr::Const(_))
+    }
+
+    /// Prints `e`; a 64-bit integer constant that C would type as `int` is
+    /// cast when `exact` (its type must not depend on the context).
+    fn write_exact(&self, out: &mut dyn Write, e: ExprId, min: u8, exact: bool) -> fmt::Result {
+        let data = &self.func.exprs[e];
+        let small_i64 = matches!(
+            (&data.kind, data.ty.as_scalar()),
+            (Expr::Const(Const::Int(v)), Some(Scalar::I64)) if i32::try_from(*v).is_ok()
+        );
+        if exact && small_i64 && self.narrow_casts {
+            let mut text = String::from("(int64_t)");
+            self.write(&mut text, e, PREC_UNARY)?;
+            return if PREC_UNARY < min {
+                write!(out, "({text})")
+            } else {
+                out.write_str(&text)
+            };
+        }
+        self.write(out, e, min)
     }
 
     /// Prints `e` as a whole expression.

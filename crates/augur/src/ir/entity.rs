@@ -86,6 +86,10 @@ impl<K: EntityId, V> Arena<K, V> {
     pub fn get(&self, k: K) -> Option<&V> {
         self.items.get(k.index())
     }
+    /// Mutable access by handle, `None` when out of range.
+    pub fn get_mut(&mut self, k: K) -> Option<&mut V> {
+        self.items.get_mut(k.index())
+    }
 }
 
 impl<K: EntityId, V> Index<K> for Arena<K, V> {

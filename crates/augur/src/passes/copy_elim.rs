@@ -4,7 +4,7 @@
 //! prints as `y = x + 1;`.
 
 use super::effects::{effects, read_counts, top_exprs, Effects};
-use crate::ir::{Block, Expr, ExprId, Function, StmtKind, VarId, VarKind};
+use crate::ir::{BinOp, Block, Expr, ExprId, Function, StmtKind, VarId, VarKind};
 
 /// How far ahead to look for the single reader (keeps the pass linear).
 const WINDOW: usize = 64;
@@ -35,6 +35,12 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
         {
             continue;
         }
+        // Folding without bound would build one expression per chain of
+        // single-use temporaries (`acc = acc + 1` in a long Rust loop), deep
+        // enough to overflow stacks here and in the C compiler.
+        if !within(f, e, &mut 48) {
+            continue;
+        }
         if let Some((j, use_node)) = find_reader(f, b, &fx, &removed, i, var, e) {
             f.exprs[use_node] = f.exprs[e].clone();
             removed[i] = true;
@@ -52,6 +58,17 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
         k += 1;
         !removed[k - 1]
     });
+}
+
+/// True if the tree under `e` has at most `budget` nodes.
+fn within(f: &Function, e: ExprId, budget: &mut u32) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let mut ok = true;
+    f.for_each_child(e, |c| ok = ok && within(f, c, budget));
+    ok
 }
 
 /// Finds the statement that reads `var` (defined as `e` at `i`) and checks
@@ -74,8 +91,11 @@ fn find_reader(
         if removed[j] {
             continue;
         }
-        if let Some(node) = find_top_use(f, &b[j], var) {
-            return reader_ok(f, &b[j], e_mem, e_call, between).then_some((j, node));
+        if let Some((node, conditional)) = find_top_use(f, &b[j], var) {
+            // A call must run whenever the first stage made it: never move
+            // it under `&&`, `||` or `?:`, where C may skip it.
+            let ok = reader_ok(f, &b[j], e_mem, e_call, between) && !(e_call && conditional);
+            return ok.then_some((j, node));
         }
         let k = &fx[j];
         let clobbers = k.writes.iter().any(|w| reads.contains(w))
@@ -112,28 +132,37 @@ fn reader_ok(f: &Function, s: &crate::ir::Stmt, e_mem: bool, e_call: bool, betwe
     !(e_call && (calls || mem) || e_mem && calls)
 }
 
-/// The `Var(var)` node in a top-level expression of `s`, if any.
-fn find_top_use(f: &Function, s: &crate::ir::Stmt, var: VarId) -> Option<ExprId> {
+/// The `Var(var)` node in a top-level expression of `s`, if any, and
+/// whether C evaluates it only conditionally.
+fn find_top_use(f: &Function, s: &crate::ir::Stmt, var: VarId) -> Option<(ExprId, bool)> {
     let mut found = None;
     top_exprs(s, &mut |x, is_place| {
         if found.is_none() {
             found = if is_place {
                 let mut r = None;
-                f.for_each_child(x, |c| r = r.or_else(|| find_var(f, c, var)));
+                f.for_each_child(x, |c| r = r.or_else(|| find_var(f, c, var, false)));
                 r
             } else {
-                find_var(f, x, var)
+                find_var(f, x, var, false)
             };
         }
     });
     found
 }
 
-fn find_var(f: &Function, x: ExprId, var: VarId) -> Option<ExprId> {
-    if let Expr::Var(v) = f.exprs[x].kind {
-        return (v == var).then_some(x);
+fn find_var(f: &Function, x: ExprId, var: VarId, conditional: bool) -> Option<(ExprId, bool)> {
+    match &f.exprs[x].kind {
+        Expr::Var(v) => (*v == var).then_some((x, conditional)),
+        Expr::Binary(BinOp::And | BinOp::Or, a, b) => {
+            find_var(f, *a, var, conditional).or_else(|| find_var(f, *b, var, true))
+        }
+        Expr::Select(c, a, b) => find_var(f, *c, var, conditional)
+            .or_else(|| find_var(f, *a, var, true))
+            .or_else(|| find_var(f, *b, var, true)),
+        _ => {
+            let mut r = None;
+            f.for_each_child(x, |c| r = r.or_else(|| find_var(f, c, var, conditional)));
+            r
+        }
     }
-    let mut r = None;
-    f.for_each_child(x, |c| r = r.or_else(|| find_var(f, c, var)));
-    r
 }

@@ -28,13 +28,18 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
     match &s.kind {
         StmtKind::Decl { var, init } => {
             e.writes.push(*var);
+            // Reads through `&var` see this write.
+            e.writes_memory |= f.vars[*var].addr_taken;
             if let Some(i) = init {
                 expr(*i, e);
             }
         }
         StmtKind::Assign { place, value } => {
             match f.exprs[*place].kind {
-                Expr::Var(v) => e.writes.push(v),
+                Expr::Var(v) => {
+                    e.writes.push(v);
+                    e.writes_memory |= f.vars[v].addr_taken;
+                }
                 _ => e.writes_memory = true,
             }
             expr(*place, e);

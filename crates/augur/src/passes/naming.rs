@@ -69,10 +69,25 @@ fn sanitize(h: &str) -> String {
             }
         })
         .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
-        s.insert(0, '_');
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) || macro_like(&s) {
+        s.insert(0, 'v');
     }
     s
+}
+
+/// Names C reserves for the implementation (`__x`, `_X`) or that the
+/// standard headers define as macros (`INT32_MAX`, `SIZE_MAX`, `INT64_C`).
+fn macro_like(s: &str) -> bool {
+    let b = s.as_bytes();
+    let reserved = b.len() >= 2 && b[0] == b'_' && (b[1] == b'_' || b[1].is_ascii_uppercase());
+    let upper = s
+        .bytes()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+    let limit = upper
+        && ["_MAX", "_MIN", "_C", "_WIDTH"]
+            .iter()
+            .any(|t| s.ends_with(t));
+    reserved || limit || matches!(s, "EOF" | "BUFSIZ" | "FILENAME_MAX" | "RAND_MAX")
 }
 
 fn unique(base: &str, taken: &mut HashSet<String>) -> String {

@@ -113,6 +113,7 @@ impl Engine {
     /// Validates an argument against the current run.
     pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
         match a {
+            Arg::Var(v, _) if self.detached.is_some() => Ok(Operand::Var(v)),
             Arg::Const(c, t) => Ok(Operand::Const(c, t)),
             Arg::Var(v, g) if g == self.gen && v.0 < self.func.vars.len() as u32 => {
                 Ok(Operand::Var(v))
@@ -122,6 +123,9 @@ impl Engine {
     }
 
     fn handle_var(&self, d: VarId, gen: u32, loc: SrcLoc) -> Result<VarId, Ctl> {
+        if self.detached.is_some() && d.0 < self.func.vars.len() as u32 {
+            return Ok(d);
+        }
         if gen == self.gen && d.0 < self.func.vars.len() as u32 {
             Ok(d)
         } else {
@@ -131,6 +135,9 @@ impl Engine {
 
     /// The place a handle stands for, for assignment.
     pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
+        if self.detached.is_some() {
+            return Ok(Place::Var(v));
+        }
         let v = self.handle_var(v, gen, loc)?;
         match self.func.vars[v].kind {
             VarKind::Local | VarKind::Param(_) => Ok(Place::Var(v)),
@@ -264,8 +271,7 @@ impl<T: CType + ?Sized> Dyn<T> {
         let loc = caller();
         with(|e| {
             let v = e.handle_var(self.var, self.gen, loc)?;
-            let d = &mut e.func.vars[v];
-            if d.hint.is_none() {
+            if let Some(d) = e.func.vars.get_mut(v).filter(|d| d.hint.is_none()) {
                 d.hint = Some(name.to_string());
             }
             Ok(())
@@ -327,10 +333,62 @@ fn load<T: CType + ?Sized>(place: impl FnOnce(&Engine, SrcLoc) -> Result<Place, 
             }));
         }
         let p = place(e, loc)?;
+        let p = e.snapshot_place(p, loc)?;
         let v = e.let_(T::ty(), OpExpr::Load(p.clone()), loc)?;
         e.var_place.insert(v, p);
         Ok(Dyn::from_var(v, e.gen))
     })
+}
+
+impl Engine {
+    /// The place as it is now: a variable index or pointer in it is copied,
+    /// so a later `set` stores where the value was loaded from even if the
+    /// variable has changed since.
+    fn snapshot_place(&mut self, p: Place, loc: SrcLoc) -> Result<Place, Ctl> {
+        Ok(match p {
+            Place::Index(b, i) => Place::Index(self.snapshot(b, loc)?, self.snapshot(i, loc)?),
+            Place::Deref(q) => Place::Deref(self.snapshot(q, loc)?),
+            other => other,
+        })
+    }
+
+    fn snapshot(&mut self, o: Operand, loc: SrcLoc) -> Result<Operand, Ctl> {
+        let Operand::Var(v) = o else { return Ok(o) };
+        if self.detached.is_some() {
+            return Ok(o);
+        }
+        let d = &self.func.vars[v];
+        let mutable = matches!(d.kind, VarKind::Local | VarKind::Param(_));
+        if !mutable || matches!(d.ty, Type::Array { .. }) {
+            return Ok(o);
+        }
+        let ty = d.ty.clone();
+        Ok(Operand::Var(self.let_(ty, OpExpr::Use(o), loc)?))
+    }
+}
+
+impl<T: CType + ?Sized> Dyn<T> {
+    /// The current value: for a value loaded from memory, a fresh load of
+    /// its place (so `v += 1; v += 1` on `p.at(0)` adds 2); else `self`.
+    #[track_caller]
+    pub(crate) fn current(self) -> Dyn<T> {
+        let loc = caller();
+        let (var, gen) = (self.var, self.gen);
+        with(|e| {
+            let Some(p) = e.var_place.get(&var).cloned() else {
+                return Ok(self);
+            };
+            if gen != e.gen {
+                return Err(stale(loc));
+            }
+            let Some(ty) = e.func.vars.get(var).map(|d| d.ty.clone()) else {
+                return Ok(self);
+            };
+            let v = e.let_(ty, OpExpr::Load(p.clone()), loc)?;
+            e.var_place.insert(v, p);
+            Ok(Dyn::from_var(v, e.gen))
+        })
+    }
 }
 
 /// Integer types usable as an index.

@@ -51,7 +51,8 @@ macro_rules! binops {
             /// Assigns `self op rhs` to the variable `self` names.
             #[track_caller]
             fn $assign(&mut self, rhs: R) {
-                let v: Dyn<T> = binary(logical_for::<T>(BinOp::$op), self.arg(), rhs.into_arg());
+                let now = self.current();
+                let v: Dyn<T> = binary(logical_for::<T>(BinOp::$op), now.arg(), rhs.into_arg());
                 self.set(v);
             }
         }

@@ -431,9 +431,15 @@ fn fold_short_circuits(mut blocks: Vec<Block>, nodes: &Arena<NodeId, Node>) -> V
     compact(blocks)
 }
 
-/// True if `b` holds only pure lets read nowhere but in its own condition.
+/// True if `b` holds only pure lets read nowhere but in its own condition
+/// (and nothing annotated, which folding would lose).
 fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool {
-    if !matches!(b.term, Term::Branch(..)) {
+    let Term::Branch(c, ..) = &b.term else {
+        return false;
+    };
+    let mut decisions = Vec::new();
+    c.nodes(&mut decisions);
+    if decisions.iter().any(|&n| !nodes[n].annotations.is_empty()) {
         return false;
     }
     let mut local = std::collections::HashMap::new();

@@ -121,9 +121,26 @@ impl<'a> Emitter<'a> {
         true
     }
 
+    /// Emits `b` and whatever follows it in sequence. Code that follows in
+    /// sequence (the merge after an `if`, the follow of a loop) is emitted
+    /// by this loop, not by recursion, so long programs do not use deep
+    /// stacks: recursion depth is the nesting depth of the code.
     fn emit_block(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> Block {
+        let mut out = Vec::new();
+        let mut next = Some(b);
+        while let Some(b) = next {
+            let (code, cont) = self.emit_one(b, ctx);
+            out.extend(code);
+            next = cont;
+        }
+        out
+    }
+
+    /// Emits one block (opening its loop if it is a header); returns the
+    /// block that follows in sequence, if any.
+    fn emit_one(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> (Block, Option<BlockId>) {
         if self.emitted[b] {
-            return self.goto(b);
+            return (self.goto(b), None);
         }
         let opening = self.cfg.is_header[b]
             && !matches!(ctx.last(), Some(Ctx::Loop { header, .. }) if *header == b);
@@ -132,13 +149,10 @@ impl<'a> Emitter<'a> {
         }
         let follow = self.follow[b];
         ctx.push(Ctx::Loop { header: b, follow });
-        let body = self.emit_node(b, ctx);
+        let body = self.emit_block_seq(b, ctx);
         ctx.pop();
         let t = self.const_true();
         let mut out = vec![Stmt::new(StmtKind::While { cond: t, body })];
-        if let Some(f) = follow {
-            out.extend(self.jump(f, ctx, true));
-        }
         // Merge children of the header outside the loop that are not its follow.
         let outside: Vec<BlockId> = self.cfg.dom_children[b]
             .iter()
@@ -147,10 +161,30 @@ impl<'a> Emitter<'a> {
                 self.cfg.forward_preds[c] >= 2 && !self.cfg.loop_body[b][c] && Some(c) != follow
             })
             .collect();
+        let Some(f) = follow else {
+            return (out, None);
+        };
+        if outside.is_empty() {
+            let (code, cont) = self.tail_jump(f, ctx, true);
+            out.extend(code);
+            return (out, cont);
+        }
+        out.extend(self.jump(f, ctx, true));
         for c in outside {
             if !self.emitted[c] {
                 out.extend(self.emit_block(c, ctx));
             }
+        }
+        (out, None)
+    }
+
+    /// The header's own code inside its loop, then what follows it there.
+    fn emit_block_seq(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> Block {
+        let (mut out, mut next) = self.emit_node(b, ctx);
+        while let Some(n) = next {
+            let (code, cont) = self.emit_one(n, ctx);
+            out.extend(code);
+            next = cont;
         }
         out
     }
@@ -160,8 +194,9 @@ impl<'a> Emitter<'a> {
             .expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool))
     }
 
-    /// The block's own code, then its merge children.
-    fn emit_node(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> Block {
+    /// The block's own code, then its merge children; the last merge child
+    /// is returned as the continuation.
+    fn emit_node(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> (Block, Option<BlockId>) {
         self.emitted[b] = true;
         let mut out = vec![Stmt::new(StmtKind::Label(LabelId(b as u32)))];
         for &n in &self.cfg.blocks[b].nodes {
@@ -176,7 +211,11 @@ impl<'a> Emitter<'a> {
             .collect();
         match self.cfg.blocks[b].term.clone() {
             Term::Return(n) => out.push(lower::stmt(self.func, &self.nodes[n])),
-            Term::Goto(t) => out.extend(self.jump(t, ctx, false)),
+            Term::Goto(t) => {
+                let (code, cont) = self.tail_jump(t, ctx, false);
+                out.extend(code);
+                return (out, cont);
+            }
             Term::Branch(c, t, e) => {
                 for &m in merges.iter().rev() {
                     ctx.push(Ctx::IfFollow(m));
@@ -189,15 +228,43 @@ impl<'a> Emitter<'a> {
                 s.annotations = self.nodes[n].annotations.clone();
                 s.loc = Some(self.nodes[n].loc);
                 out.push(s);
-                for &m in &merges {
+                for (i, &m) in merges.iter().enumerate() {
                     ctx.pop();
-                    if !self.emitted[m] {
-                        out.extend(self.emit_block(m, ctx));
+                    if self.emitted[m] {
+                        continue;
                     }
+                    if i + 1 == merges.len() {
+                        return (out, Some(m));
+                    }
+                    out.extend(self.emit_block(m, ctx));
                 }
             }
         }
-        out
+        (out, None)
+    }
+
+    /// [`jump`](Emitter::jump) at the end of a sequence: a block emitted in
+    /// place is returned as the continuation instead.
+    fn tail_jump(
+        &mut self,
+        target: BlockId,
+        ctx: &mut Vec<Ctx>,
+        after_loop: bool,
+    ) -> (Block, Option<BlockId>) {
+        if self.inline_target(target, ctx, after_loop) {
+            return (Vec::new(), Some(target));
+        }
+        (self.jump(target, ctx, after_loop), None)
+    }
+
+    /// True when a jump to `target` emits it in place (no context names it).
+    fn inline_target(&self, target: BlockId, ctx: &[Ctx], after_loop: bool) -> bool {
+        let named = ctx.iter().any(|c| match *c {
+            Ctx::IfFollow(m) => m == target,
+            Ctx::Loop { header, follow } => header == target || follow == Some(target),
+        });
+        let single = self.cfg.forward_preds[target] <= 1;
+        !named && !self.emitted[target] && (single || after_loop)
     }
 
     /// Control transfer to `target` at the end of the current code.

@@ -34,7 +34,23 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
     let caller = Location::caller();
     let r = ENGINE.with(|cell| match cell.try_borrow_mut() {
         Ok(mut slot) => match slot.as_mut() {
-            Some(e) => f(e),
+            Some(e) => {
+                if std::thread::panicking() && e.detached.is_none() {
+                    // Destructors of the user's values run while a panic
+                    // unwinds: their operations are not part of any run.
+                    e.detached = Some(Ctl::Fail(Error::Misuse {
+                        message: "staging operations ran while a panic unwound \
+                                  (a caught panic inside the closure?)"
+                            .into(),
+                        location: Some(SrcLoc::from_location(caller)),
+                    }));
+                }
+                let r = f(e);
+                if let Err(ctl) = &r {
+                    e.detached = Some(ctl.clone());
+                }
+                r
+            }
             None => Err(Ctl::Fail(outside(caller))),
         },
         Err(_) => Err(Ctl::Fail(Error::Internal {
@@ -185,6 +201,10 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
         let params = engine_mut(|e| e.func.params.clone());
         let outcome = run_once(body, &params);
         let ctl = match outcome {
+            // A run whose end was caught inside the closure still ended.
+            Outcome::Returned(_) if engine_mut(|e| e.detached.is_some()) => {
+                engine_mut(|e| e.detached.take()).expect("checked")
+            }
             Outcome::Returned(v) => match engine_mut(|e| e.finish(v, ret_loc)) {
                 Ok(()) => continue,
                 Err(ctl) => ctl,

@@ -55,7 +55,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             tagger: Tagger::FramePointer,
-            max_site_visits: 1000,
+            max_site_visits: 10_000,
             audit_rounds: 16,
             max_runs: 1_000_000,
             max_nodes: 4_000_000,
@@ -69,7 +69,7 @@ impl Default for Config {
 }
 
 /// How a run ends early; carried by the unwinding payload.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Ctl {
     /// The run linked to existing code or closed a loop: nothing more to do.
     EndRun,
@@ -114,6 +114,11 @@ pub struct Engine {
     pub(super) tags: TagCounts,
     pub(super) param_types: Vec<Type>,
     pub(super) name: String,
+    /// Set once the run has ended (a `Ctl` was thrown, or a panic is
+    /// unwinding): later operations, from destructors running during the
+    /// unwind, do nothing, so they neither corrupt the graph nor unwind
+    /// twice (which would abort the process).
+    pub(crate) detached: Option<Ctl>,
     pub(super) ret: Type,
 }
 
@@ -145,6 +150,7 @@ impl Engine {
             tags: TagCounts::default(),
             param_types: params,
             name: name.to_string(),
+            detached: None,
             ret,
         };
         e.start_attempt();
@@ -209,6 +215,7 @@ impl Engine {
         self.stats.runs += 1;
         self.stats.total_runs += 1;
         self.gen = gen;
+        self.detached = None;
         self.run = Run::new(job);
         Ok(true)
     }
@@ -276,6 +283,9 @@ impl Engine {
 
     /// The id of an extern, declaring it on first use.
     pub fn extern_fn(&mut self, decl: &ExternDecl) -> Result<FuncId, Error> {
+        if self.detached.is_some() {
+            return Ok(FuncId(0));
+        }
         if let Some(&id) = self.extern_ids.get(&decl.name) {
             if self.func.externs[id] != *decl {
                 return Err(Error::Misuse {
@@ -297,12 +307,19 @@ impl Engine {
 
     /// Performs an operation; returns the variable it defines.
     pub fn op(&mut self, op: Op, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
+        if self.detached.is_some() {
+            let defines = matches!(op, Op::Let { .. } | Op::Decl { .. });
+            return Ok(defines.then_some(VarId(u32::MAX)));
+        }
         let n = self.step(op, loc)?;
         Ok(self.nodes[n].def)
     }
 
     /// Asks the oracle about `cond`.
     pub fn decide(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
+        if self.detached.is_some() {
+            return Ok(false);
+        }
         let n = self.step(Op::Branch(cond), loc)?;
         let d = match &mut self.run.mode {
             Mode::CatchUp => match self.run.prefix.get(self.run.pos) {
