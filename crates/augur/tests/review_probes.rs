@@ -202,7 +202,6 @@ fn bufs(a: &[i32]) -> Vec<(Buf<i32>, bool)> {
 // expression has a call (also worth refusing for memory reads/division if
 // faults should be kept).
 #[test]
-#[ignore = "engine bug: copy elimination moves an extern call into the right operand of &&, so C skips it"]
 fn copy_elim_call_into_and_rhs() {
     let o = rt_diff(
         "call_and",
@@ -230,7 +229,6 @@ fn copy_elim_call_into_and_rhs() {
 // maps Rust's non-short-circuit `&`/`|` on bools to C `&&`/`||`, then
 // copy_elim.rs folds the call into the short-circuited operand.
 #[test]
-#[ignore = "engine bug: `&` on Dyn<bool> becomes C `&&`, and copy elimination moves a call into its right side"]
 fn copy_elim_call_into_bitand_bool() {
     let o = rt_diff(
         "call_bitand",
@@ -255,7 +253,6 @@ fn copy_elim_call_into_bitand_bool() {
 // Same mechanism as `copy_elim_call_into_and_rhs`, with `Select`:
 // C: `return arg1 ? rv_bump(arg0) : -1;` (the bump is lost when `arg1` is false).
 #[test]
-#[ignore = "engine bug: copy elimination moves an extern call into one arm of ?:, so C skips it on the other"]
 fn copy_elim_call_into_select_arm() {
     let o = rt_diff(
         "call_select",
@@ -459,7 +456,6 @@ fn copy_elim_two_calls_in_one_expression() {
 // (a `Place`-backed lvalue handle) rather than snapshots, or forbid `op=` on
 // them (Misuse) so the surprise is an error.
 #[test]
-#[ignore = "engine bug: `v += 1` on an element loaded with `at` stores old+1 each time, so two increments add 1"]
 fn compound_assign_on_loaded_element_twice() {
     let o = diff(
         &Check::default(),
@@ -1285,7 +1281,6 @@ fn structure_loop_in_one_arm_then_join() {
 // (a pragma there is silently lost). Fix: refuse to fold an annotated
 // branch, or merge all decisions' annotations.
 #[test]
-#[ignore = "engine bug: an annotation on the second decision of a folded && is dropped"]
 fn structure_annotation_on_second_and_decision() {
     let ex = extract("annot_and", |a: Dyn<bool>, b: Dyn<bool>| {
         let r = Dyn::new(0);
@@ -1341,7 +1336,6 @@ fn naming_collisions_compile() {
 // Fix: rename names that start with `__` or `_` + capital, and complete the
 // list of the always-included headers' macros.
 #[test]
-#[ignore = "engine bug: user names that are macros (INTMAX_MAX, __LINE__, PTRDIFF_MAX) make C that does not compile"]
 fn naming_predefined_macros() {
     let o = diff(
         &Check::default(),
@@ -1372,7 +1366,6 @@ fn naming_predefined_macros() {
 // Fix: print `i64` constants as `INT64_C(v)` (and `u64` as `UINT64_C(v)`),
 // or cast them: `(int64_t)1`.
 #[test]
-#[ignore = "engine bug: `1i64 << n` prints as `1 << n`, an int shift in C"]
 fn types_i64_literal_left_shift() {
     let o = diff(
         &Check::default(),
@@ -1390,7 +1383,6 @@ fn types_i64_literal_left_shift() {
 // prints `3000000 * 1000`, an `int` product: gcc rejects it with
 // -Werror=overflow (with other flags it would silently wrap to -1294967296).
 #[test]
-#[ignore = "engine bug: a product of two i64 constants is an int overflow in C (rejected by -Werror=overflow)"]
 fn types_i64_constant_product() {
     let o = diff(
         &Check::default(),
@@ -1631,7 +1623,6 @@ fn types_int_to_bool_cast() {
 // With `printf("%ld", ...)` the C does not compile (-Werror=format), also for
 // big constants (`5000000000ll` is `long long`, `int64_t` is `long`).
 #[test]
-#[ignore = "engine bug: an i64 literal passed to a variadic extern is passed as int (C reads 4294967291 for -5)"]
 fn types_i64_literal_vararg() {
     const SUM: ExternFn<fn(i32) -> i64> = ExternFn::new("rv_sum").variadic();
     let check = Check {
@@ -1874,7 +1865,6 @@ fn errors_on_threads_then_good_extractions() {
 // Static state) or only for tags whose state repeats, and word the error
 // for the unrolled case ("raise max_loop_iterations").
 #[test]
-#[ignore = "engine bug (misleading error): a dyn if in a 1200-iteration augur::range is reported as a dyn loop that never closes"]
 fn long_static_range_is_not_a_dyn_loop() {
     let r = Builder::new().extract("long_range", |x: Dyn<i32>| {
         let r = Dyn::new(0);
@@ -1900,7 +1890,6 @@ fn long_static_range_is_not_a_dyn_loop() {
 // signatures differ). Fix: after tracing, `Misuse` if `func.externs` has the
 // function's name.
 #[test]
-#[ignore = "engine bug: a function named like an extern it calls is accepted; the C calls itself forever"]
 fn function_named_like_its_extern() {
     const HELPER: ExternFn<fn(i32) -> i32> = ExternFn::new("rv_helper");
     let r = Builder::new().extract("rv_helper", |x: Dyn<i32>| HELPER.call(x) + 1);
@@ -1948,7 +1937,6 @@ fn raii_drop_emitting_code_child() {
 // ended), do not touch the engine: return a placeholder result (a stale
 // handle, `false`, `()`) and never throw.
 #[test]
-#[ignore = "engine bug: a Drop that emits code (scoped free) aborts the process when a run ends early"]
 fn raii_drop_emitting_code() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "raii_drop_emitting_code_child", "--nocapture"])
@@ -1975,7 +1963,6 @@ fn raii_drop_emitting_code() {
 // Fix: in `effects::add`, an Assign/Decl of a variable with `addr_taken`
 // also sets `writes_memory`.
 #[test]
-#[ignore = "engine bug: a load through &x moves past `x = ...`, which effects.rs does not count as a memory write"]
 fn copy_elim_deref_across_assignment_to_pointee() {
     let o = diff(
         &Check::default(),
@@ -2117,7 +2104,6 @@ fn structure_irreducible_machine() {
 // temporary at load time (`Let idx = i`) and build the place from the
 // snapshot; `addr()` of a loaded value needs the same.
 #[test]
-#[ignore = "engine bug: `set` on a loaded element re-evaluates the index variable, storing to the wrong element"]
 fn set_on_loaded_element_after_index_changes() {
     let o = diff(
         &Check::default(),
@@ -2148,7 +2134,6 @@ fn set_on_loaded_element_after_index_changes() {
 // `Deref(Var(q))`: C `int32_t var1 = *var0; var0 = var0 + 1; *var0 = var1 * 2;
 // int32_t *var2 = &*var0;`.
 #[test]
-#[ignore = "engine bug: `set`/`addr` on a value loaded through a pointer variable follow the pointer after it moved"]
 fn set_on_deref_after_pointer_moves() {
     let o = diff(
         &Check::default(),
