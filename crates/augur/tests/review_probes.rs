@@ -1005,7 +1005,6 @@ fn loop_carried_temporary_is_an_error() {
 // itself the next merge, emit it as the else branch (duplicate the small
 // block) or give `jump` a way to fall into the following merge.
 #[test]
-#[ignore = "engine bug: a statement between the two decisions of && gives a goto (the interpreter refuses gotos)"]
 fn structure_side_effect_between_and_decisions() {
     let o = diff(
         &Check::default(),
@@ -1048,7 +1047,6 @@ fn structure_side_effect_between_and_decisions() {
 // is not a pure let (cfg.rs:454), so `a && f() > 1` is not folded. A very
 // common pattern (`if i < n && next_token() == X`).
 #[test]
-#[ignore = "engine bug: an extern call in the second decision of && gives a goto (the interpreter refuses gotos)"]
 fn structure_call_in_second_and_decision() {
     let o = rt_diff(
         "and_call",
@@ -1144,7 +1142,6 @@ fn structure_three_decision_short_circuits() {
 // Fix: choose the follow as the common post-dominator of the exits (the tail)
 // and emit each exit block in place before its `break`.
 #[test]
-#[ignore = "engine bug: two breaks to different code followed by a shared tail give gotos"]
 fn structure_two_breaks_to_different_code() {
     let o = diff(
         &Check::default(),

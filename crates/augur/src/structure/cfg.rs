@@ -89,7 +89,14 @@ pub struct Cfg {
 impl Cfg {
     /// Builds the CFG of the graph reachable from `entry`.
     pub fn build(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Cfg, Error> {
-        let blocks = fold_short_circuits(make_blocks(nodes, entry)?, nodes);
+        Ok(Cfg::from_blocks(fold_short_circuits(
+            make_blocks(nodes, entry)?,
+            nodes,
+        )))
+    }
+
+    /// The analyses of a block graph (block 0 is the entry).
+    pub fn from_blocks(blocks: Vec<Block>) -> Cfg {
         let n = blocks.len();
         let rpo = reverse_postorder(&blocks);
         let mut rpo_index = vec![usize::MAX; n];
@@ -112,7 +119,32 @@ impl Cfg {
         };
         cfg.dom_tree();
         cfg.loops(&preds);
-        Ok(cfg)
+        cfg
+    }
+
+    /// Gives every predecessor but the first its own copy of each block in
+    /// `targets` that is small, declares nothing and heads no loop (node
+    /// splitting): a join C cannot reach structurally becomes code in each
+    /// branch. Returns the new blocks, or `None` if nothing could be split.
+    pub fn split(&self, targets: &[bool], nodes: &Arena<NodeId, Node>) -> Option<Vec<Block>> {
+        let mut blocks = self.blocks.clone();
+        let preds = predecessors(&blocks);
+        let mut any = false;
+        for (t, _) in targets.iter().enumerate().filter(|(_, &g)| g) {
+            let b = &self.blocks[t];
+            let small = b.nodes.len() <= 16;
+            let declares = b.nodes.iter().any(|&n| nodes[n].def.is_some());
+            if !small || declares || self.is_header[t] {
+                continue;
+            }
+            for &p in preds[t].iter().skip(1) {
+                let copy = blocks.len();
+                blocks.push(b.clone());
+                retarget(&mut blocks[p].term, t, copy);
+                any = true;
+            }
+        }
+        any.then(|| compact(blocks))
     }
 
     /// Successor blocks of `b`.
@@ -491,6 +523,16 @@ fn use_counts(blocks: &[Block], nodes: &Arena<NodeId, Node>) -> Vec<u32> {
         }
     }
     counts
+}
+
+/// Points the first edge of `term` that goes to `from` at `to`.
+fn retarget(term: &mut Term, from: BlockId, to: BlockId) {
+    match term {
+        Term::Goto(t) if *t == from => *t = to,
+        Term::Branch(_, t, _) if *t == from => *t = to,
+        Term::Branch(_, _, e) if *e == from => *e = to,
+        _ => {}
+    }
 }
 
 /// Drops blocks no longer reachable from block 0 and renumbers the rest.

@@ -34,6 +34,9 @@ pub struct Emitter<'a> {
     emitted: Vec<bool>,
     follow: Vec<Option<BlockId>>,
     goto_targets: Vec<bool>,
+    /// Blocks whose copying would remove a `goto` (targets and the joins
+    /// a jump had to cross).
+    split_candidates: Vec<bool>,
     pub gotos: u64,
 }
 
@@ -47,6 +50,7 @@ impl<'a> Emitter<'a> {
             emitted: vec![false; n],
             follow: vec![None; n],
             goto_targets: vec![false; n],
+            split_candidates: vec![false; n],
             gotos: 0,
         };
         for h in 0..n {
@@ -58,7 +62,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// Emits the whole function body.
-    pub fn run(mut self) -> (Block, u64) {
+    pub fn run(mut self) -> (Block, u64, Vec<bool>) {
         let mut ctx = Vec::new();
         let mut body = self.emit_block(0, &mut ctx);
         // Blocks reached only by `goto` (never in structured code).
@@ -67,9 +71,12 @@ impl<'a> Emitter<'a> {
                 body.extend(self.emit_block(b, &mut ctx));
             }
         }
-        let targets = self.goto_targets;
-        strip_labels(&mut body, &targets);
-        (body, self.gotos)
+        strip_labels(&mut body, &self.goto_targets);
+        let mut candidates = self.split_candidates;
+        for (c, &t) in candidates.iter_mut().zip(&self.goto_targets) {
+            *c |= t;
+        }
+        (body, self.gotos, candidates)
     }
 
     /// The exit target a loop's `break` goes to: the nearest (in reverse
@@ -86,6 +93,19 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+        // An exit block with one predecessor that just continues elsewhere
+        // is the code of a `break` (`if c { x = 1; break }`): the loop's
+        // follow is where it continues, so several such breaks share it.
+        for e in exits.iter_mut() {
+            if let Term::Goto(s) = self.cfg.blocks[*e].term {
+                let tail = self.cfg.forward_preds[*e] == 1 && !self.cfg.is_header[*e];
+                if tail && !body[s] {
+                    *e = s;
+                }
+            }
+        }
+        exits.sort();
+        exits.dedup();
         // Prefer an exit that rejoins other code, then the one most edges
         // leave the loop for (the `break` target), then the nearest.
         let edges_in = |x: BlockId| {
@@ -275,11 +295,19 @@ impl<'a> Emitter<'a> {
             match *c {
                 Ctx::IfFollow(m) => {
                     if m == target {
-                        return if crossed_if || crossed_loop {
-                            self.goto(target)
-                        } else {
-                            Vec::new()
-                        };
+                        if !(crossed_if || crossed_loop) {
+                            return Vec::new();
+                        }
+                        // The joins in between are what C cannot skip:
+                        // copying them into each branch removes the jump.
+                        for c in ctx.iter().rev() {
+                            match *c {
+                                Ctx::IfFollow(x) if x == target => break,
+                                Ctx::IfFollow(x) => self.split_candidates[x] = true,
+                                Ctx::Loop { .. } => {}
+                            }
+                        }
+                        return self.goto(target);
                     }
                     crossed_if = true;
                 }

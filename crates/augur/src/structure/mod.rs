@@ -30,7 +30,21 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
     if !config.allow_infinite_loops {
         check_exits(&cfg, &trace.nodes)?;
     }
-    let (body, gotos) = emit::Emitter::new(&cfg, &trace.nodes, &mut func).run();
+    // Where a join cannot be reached structurally, small join blocks are
+    // copied into each predecessor and the emission is tried again.
+    let mut cfg = cfg;
+    for _ in 0..8 {
+        let (body, gotos, targets) = emit::Emitter::new(&cfg, &trace.nodes, &mut func).run();
+        func.body = body;
+        if gotos == 0 {
+            return Ok((func, 0));
+        }
+        match cfg.split(&targets, &trace.nodes) {
+            Some(blocks) => cfg = Cfg::from_blocks(blocks),
+            None => return Ok((func, gotos)),
+        }
+    }
+    let (body, gotos, _) = emit::Emitter::new(&cfg, &trace.nodes, &mut func).run();
     func.body = body;
     Ok((func, gotos))
 }
