@@ -16,10 +16,11 @@ use crate::ir::{verify::verify, Function};
 /// after the last one always.
 pub fn run(f: &mut Function) -> Result<(), Error> {
     type Pass = (&'static str, fn(&mut Function));
-    let passes: [Pass; 7] = [
+    let passes: [Pass; 8] = [
         ("scope repair", scope::run),
         ("copy elimination", copy_elim::run),
         ("dead code", dead::run),
+        ("copy elimination after dead code", copy_elim::run),
         ("control cleanup", control::run),
         ("dead code after cleanup", dead::run),
         ("scope repair again", scope::run),

@@ -96,16 +96,21 @@ impl<'a> Emitter<'a> {
         // An exit block with one predecessor that just continues elsewhere
         // is the code of a `break` (`if c { x = 1; break }`): the loop's
         // follow is where it continues, so several such breaks share it.
-        for e in exits.iter_mut() {
-            if let Term::Goto(s) = self.cfg.blocks[*e].term {
-                let tail = self.cfg.forward_preds[*e] == 1 && !self.cfg.is_header[*e];
-                if tail && !body[s] {
-                    *e = s;
-                }
+        let through = |e: BlockId| match self.cfg.blocks[e].term {
+            Term::Goto(s)
+                if self.cfg.forward_preds[e] == 1 && !self.cfg.is_header[e] && !body[s] =>
+            {
+                s
             }
+            _ => e,
+        };
+        let mapped: Vec<BlockId> = exits.iter().map(|&e| through(e)).collect();
+        let shared = |t: BlockId| mapped.iter().filter(|&&m| m == t).count() >= 2;
+        if mapped.iter().any(|&t| shared(t)) {
+            exits = mapped;
+            exits.sort();
+            exits.dedup();
         }
-        exits.sort();
-        exits.dedup();
         // Prefer an exit that rejoins other code, then the one most edges
         // leave the loop for (the `break` target), then the nearest.
         let edges_in = |x: BlockId| {
