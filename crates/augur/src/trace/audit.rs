@@ -5,7 +5,7 @@
 use super::engine::{Ctl, Engine};
 use super::graph::Succ;
 use super::graph::{NodeId, Op};
-use super::run::{Job, LinkCheck, Mode, Verify};
+use super::run::{Check, Job, LinkCheck, Mode, Verify};
 use super::tag::Tag;
 use crate::ir::SrcLoc;
 
@@ -52,10 +52,12 @@ impl Engine {
         v.pos = (v.pos + 1) % v.cycle.len();
         if v.rounds >= self.config.audit_rounds {
             let (attach, head) = (v.attach, v.head);
+            let turn: Vec<Option<bool>> = v.cycle.iter().map(|c| c.1).collect();
             self.run.mode = Mode::Record;
             self.run.cursor = attach;
             self.link(head)?;
             self.stats.back_edges += 1;
+            self.schedule_loop_checks(head, &turn);
             return Err(Ctl::EndRun);
         }
         Ok(expected)
@@ -94,6 +96,7 @@ impl Engine {
             steps: 1,
             decisions,
             last_decision,
+            taken: last_decision.into_iter().collect(),
         }));
         if expected.is_none() {
             self.accept_link()?;
@@ -138,6 +141,7 @@ impl Engine {
         };
         c.expected = next;
         c.last_decision = decision;
+        c.taken.extend(decision);
         c.steps += 1;
         if next.is_none() || c.steps >= self.config.link_audit_ops {
             self.accept_link()?;
@@ -163,6 +167,7 @@ impl Engine {
         self.run.cursor = c.attach;
         self.link(c.target)?;
         self.stats.memo_hits += 1;
+        self.schedule_link_checks(&c);
         Err(Ctl::EndRun)
     }
 
@@ -176,7 +181,79 @@ impl Engine {
         self.worklist.push(Job {
             decisions: c.decisions,
             no_link_until: self.run.ops,
+            check: None,
         });
         Ctl::EndRun
+    }
+
+    // ----- check runs -----
+
+    /// The loop's exits and other sides were explored from its first turn
+    /// only: a plain Rust value changed by the turn (`last = i * 3`, a flag
+    /// set on one side) would make a later turn's exit differ. Replay the
+    /// second turn taking each other side once.
+    fn schedule_loop_checks(&mut self, head: NodeId, turn: &[Option<bool>]) {
+        let base = self.nodes[head].base;
+        let mut prefix = self.run.decisions.clone();
+        for d in turn.iter().flatten() {
+            let mut alt = prefix.clone();
+            alt.push(!d);
+            self.checks.push(Job {
+                decisions: alt,
+                no_link_until: 0,
+                check: Some(Check::Loop(base)),
+            });
+            prefix.push(*d);
+        }
+    }
+
+    /// A link audit followed one path through the linked code; the other
+    /// sides of its decisions are replayed by check runs.
+    fn schedule_link_checks(&mut self, c: &LinkCheck) {
+        let key = (self.nodes[c.target].key, self.nodes[c.target].occ);
+        let mut prefix = c.decisions.clone();
+        for d in &c.taken {
+            let mut alt = prefix.clone();
+            alt.push(!d);
+            self.checks.push(Job {
+                decisions: alt,
+                no_link_until: 0,
+                check: Some(Check::Link(key.0, key.1)),
+            });
+            prefix.push(*d);
+        }
+    }
+
+    /// One operation of a check run: compare with recorded code.
+    pub(super) fn check_step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+        let Some(n) = self.recorded_successor()? else {
+            // Nothing recorded here to compare with (a path still open).
+            return Err(Ctl::EndRun);
+        };
+        if self.nodes[n].op != op || self.nodes[n].loc != loc {
+            return Err(self.check_failed());
+        }
+        self.pass(n);
+        if self.run.pos >= self.run.prefix.len() {
+            self.run.check_budget = self.run.check_budget.saturating_sub(1);
+            if self.run.check_budget == 0 {
+                return Err(Ctl::EndRun);
+            }
+        }
+        Ok(n)
+    }
+
+    /// A check run saw the first stage do something else than the shared
+    /// code: never share it that way again, and start over.
+    pub(super) fn check_failed(&mut self) -> Ctl {
+        match self.run.check {
+            Some(Check::Loop(base)) => self.mark_plain_loop(base),
+            Some(Check::Link(key, occ)) => {
+                self.no_link.insert((key, occ));
+                self.stats.link_audit_failures += 1;
+                Ctl::Restart
+            }
+            None => super::engine::internal("a check failed outside a check run"),
+        }
     }
 }

@@ -101,6 +101,10 @@ pub struct Engine {
     pub(super) memo: FastMap<(Tag, u32), NodeId>,
     /// Further nodes with the same key (different operations: rare).
     pub(super) memo_next: FastMap<NodeId, NodeId>,
+    /// Memo keys a check run proved unsafe to link to (kept across attempts).
+    pub(super) no_link: FastSet<(Tag, u32)>,
+    /// Check runs, run when exploration is done.
+    pub(super) checks: Vec<Job>,
     pub(super) never_close: FastSet<Tag>,
     pub(super) worklist: Vec<Job>,
     pub(super) extern_ids: FastMap<String, FuncId>,
@@ -136,15 +140,14 @@ impl Engine {
             entry: None,
             memo: FastMap::default(),
             memo_next: FastMap::default(),
+            no_link: FastSet::default(),
+            checks: Vec::new(),
             never_close: FastSet::default(),
             worklist: Vec::new(),
             extern_ids: FastMap::default(),
             var_place: FastMap::default(),
             stats,
-            run: Run::new(Job {
-                decisions: Vec::new(),
-                no_link_until: 0,
-            }),
+            run: Run::new(Job::explore(Vec::new())),
             gen,
             attempts: 0,
             tags: TagCounts::default(),
@@ -176,18 +179,17 @@ impl Engine {
         self.entry = None;
         self.memo.clear();
         self.memo_next.clear();
+        self.checks.clear();
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
         // The counters describe the final attempt; totals are kept apart.
         self.stats.runs = 0;
+        self.stats.check_runs = 0;
         self.stats.memo_hits = 0;
         self.stats.back_edges = 0;
         self.stats.loop_audits = 0;
-        self.worklist.push(Job {
-            decisions: Vec::new(),
-            no_link_until: 0,
-        });
+        self.worklist.push(Job::explore(Vec::new()));
     }
 
     /// True when the attempt limit allows another attempt.
@@ -203,7 +205,7 @@ impl Engine {
 
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
-        let Some(job) = self.worklist.pop() else {
+        let Some(job) = self.worklist.pop().or_else(|| self.checks.pop()) else {
             return Ok(false);
         };
         if self.stats.total_runs >= self.config.max_runs {
@@ -212,7 +214,11 @@ impl Engine {
                 location: None,
             });
         }
-        self.stats.runs += 1;
+        if job.check.is_some() {
+            self.stats.check_runs += 1;
+        } else {
+            self.stats.runs += 1;
+        }
         self.stats.total_runs += 1;
         self.gen = gen;
         self.detached = None;
@@ -327,15 +333,18 @@ impl Engine {
                     self.run.pos += 1;
                     d
                 }
+                // A check run past its decisions follows recorded code.
+                None if self.run.check.is_some() => match self.nodes[n].succ {
+                    Succ::Branch(Some(_), _) => true,
+                    Succ::Branch(None, Some(_)) => false,
+                    _ => return Err(Ctl::EndRun),
+                },
                 None => return Err(internal("replay reached a branch past its decisions")),
             },
             Mode::Record => {
                 let mut alt = self.run.decisions.clone();
                 alt.push(false);
-                self.worklist.push(Job {
-                    decisions: alt,
-                    no_link_until: 0,
-                });
+                self.worklist.push(Job::explore(alt));
                 true
             }
             // Verify mode follows the cycle's own decisions; no state changes.
@@ -356,6 +365,11 @@ impl Engine {
         match self.run.mode {
             Mode::Verify(_) => self.reject_loop(),
             Mode::CheckLink(_) => self.check_link_return(&op),
+            Mode::CatchUp if self.run.check.is_some() => match self.recorded_successor()? {
+                Some(n) if self.nodes[n].op == op => Ok(()),
+                Some(_) => Err(self.check_failed()),
+                None => Ok(()),
+            },
             Mode::CatchUp => {
                 if let Some(n) = self.recorded_successor()? {
                     self.check_replay(n, &op, loc)?;
@@ -388,6 +402,7 @@ impl Engine {
         self.run.ops += 1;
         loop {
             match self.run.mode {
+                Mode::CatchUp if self.run.check.is_some() => return self.check_step(op, loc),
                 Mode::CatchUp => match self.recorded_successor()? {
                     Some(n) => {
                         self.check_replay(n, &op, loc)?;
@@ -410,7 +425,7 @@ impl Engine {
     }
 
     /// The node recorded after the cursor, if any.
-    fn recorded_successor(&self) -> Result<Option<NodeId>, Ctl> {
+    pub(super) fn recorded_successor(&self) -> Result<Option<NodeId>, Ctl> {
         Ok(match self.run.cursor {
             Cursor::Root => self.entry,
             Cursor::After(p) => match self.nodes[p].succ {
@@ -451,7 +466,7 @@ impl Engine {
     }
 
     /// Updates the run's state for passing node `n` (catch-up).
-    fn pass(&mut self, n: NodeId) {
+    pub(super) fn pass(&mut self, n: NodeId) {
         let (base, key) = (self.nodes[n].base, self.nodes[n].key);
         if self.never_close.contains(&base) {
             self.bump_salt(base);
@@ -522,7 +537,8 @@ impl Engine {
             }
         }
         let occ = seen.map_or(0, |s| s.count);
-        if self.config.memoize && self.run.ops > self.run.no_link_until {
+        let linkable = self.run.ops > self.run.no_link_until && !self.no_link.contains(&(key, occ));
+        if self.config.memoize && linkable {
             if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
                 if self.config.link_audit_ops == 0 {
                     self.stats.memo_hits += 1;

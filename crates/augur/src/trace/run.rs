@@ -5,12 +5,39 @@ use super::graph::NodeId;
 use super::tag::{FastMap, Tag};
 use crate::ir::SrcLoc;
 
+/// How many operations a check run compares after its own decisions.
+pub(super) const CHECK_OPS: u32 = 64;
+
 /// A scheduled run: the decisions that lead to its unexplored side.
 pub(super) struct Job {
     pub(super) decisions: Vec<bool>,
     /// Memoization stays off until the run has performed this many
     /// operations (set when a link audit failed there).
     pub(super) no_link_until: u64,
+    /// For a check run: what a mismatch would disprove.
+    pub(super) check: Option<Check>,
+}
+
+impl Job {
+    /// A job exploring the unexplored side its decisions lead to.
+    pub(super) fn explore(decisions: Vec<bool>) -> Job {
+        Job {
+            decisions,
+            no_link_until: 0,
+            check: None,
+        }
+    }
+}
+
+/// A check run replays a path that the shared code it follows was never
+/// recorded on (a later turn of a closed loop, another side after a
+/// memoization link), comparing every operation with the recorded code.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Check {
+    /// A loop was closed at the head with this base tag.
+    Loop(Tag),
+    /// A run linked to recorded code under this memo key.
+    Link(Tag, u32),
 }
 
 /// Where the next node attaches.
@@ -51,6 +78,8 @@ pub(super) struct LinkCheck {
     /// The run's decisions at the link point (to run it again on failure).
     pub(super) decisions: Vec<bool>,
     pub(super) last_decision: Option<bool>,
+    /// Decisions taken along the linked code.
+    pub(super) taken: Vec<bool>,
 }
 
 pub(super) enum Mode {
@@ -79,6 +108,10 @@ pub(super) struct Run {
     pub(super) ops: u64,
     /// See [`Job::no_link_until`].
     pub(super) no_link_until: u64,
+    /// See [`Job::check`].
+    pub(super) check: Option<Check>,
+    /// Operations a check run still compares after its decisions.
+    pub(super) check_budget: u32,
 }
 
 impl Run {
@@ -99,6 +132,8 @@ impl Run {
             statics_hash: Some(0),
             ops: 0,
             no_link_until: job.no_link_until,
+            check: job.check,
+            check_budget: CHECK_OPS,
         }
     }
 

@@ -9,7 +9,10 @@ use std::time::Duration;
 pub struct Stats {
     /// Executions of the closure in the final attempt (control-flow runs).
     pub runs: u64,
-    /// Executions of the closure over all attempts.
+    /// Check runs in the final attempt: replays of later loop turns and of
+    /// other sides after memoization links, comparing with recorded code.
+    pub check_runs: u64,
+    /// Executions of the closure over all attempts, check runs included.
     pub total_runs: u64,
     /// Attempts started over because a loop candidate proved to be a plain
     /// Rust loop (its head is then never closed again).
