@@ -44,6 +44,11 @@ fn block(f: &mut Function, b: &mut Block, loop_tail: bool) {
             loop_condition(f, cond, body);
         }
         if let StmtKind::If { cond, then_, else_ } = &mut s.kind {
+            // Both sides empty and nothing to evaluate: nothing to decide.
+            let empty = then_.is_empty() && else_.is_empty();
+            if empty && s.annotations.is_empty() && !f.has_call(*cond) {
+                continue;
+            }
             if then_.is_empty() && !else_.is_empty() {
                 *cond = negate(f, *cond);
                 std::mem::swap(then_, else_);
