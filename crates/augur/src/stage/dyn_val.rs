@@ -307,6 +307,45 @@ impl<T: CType + ?Sized> Dyn<T> {
         })
     }
 
+    /// A value chosen by a dyn branch: a variable declared before the
+    /// branch and assigned on each side, so code after the join can share
+    /// it. Prefer this to `let v = if c.is_true() { a } else { b };`, whose
+    /// two values are different temporaries (each path then gets its own
+    /// copy of the code that uses `v`).
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// let f = Builder::new()
+    ///     .extract("pick", |x: Dyn<i32>| {
+    ///         let v = Dyn::if_else(x.gt(0), || x + 1, || x - 1);
+    ///         v * 2
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(f.interpret(&[3.into()]).unwrap(), 8.into());
+    /// assert_eq!(f.interpret(&[(-3).into()]).unwrap(), (-8).into());
+    /// ```
+    #[track_caller]
+    pub fn if_else(
+        cond: Dyn<bool>,
+        then: impl FnOnce() -> Dyn<T>,
+        otherwise: impl FnOnce() -> Dyn<T>,
+    ) -> Dyn<T> {
+        let loc = caller();
+        let v = Self::declare(None, None, loc);
+        let c = cond.arg();
+        // The decision is the caller's line, not this function's.
+        let taken = with(|e| {
+            let c = e.operand(c, loc)?;
+            e.decide(c, loc)
+        });
+        if taken {
+            v.set(then());
+        } else {
+            v.set(otherwise());
+        }
+        v
+    }
+
     /// `c ? a : b`, choosing in the second stage without a branch.
     #[track_caller]
     pub fn select(c: impl IntoArg<bool>, a: impl IntoArg<T>, b: impl IntoArg<T>) -> Dyn<T> {
