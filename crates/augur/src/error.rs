@@ -140,7 +140,7 @@ impl fmt::Display for Error {
             Error::UndefinedValue { defined, used } => write!(
                 f,
                 "a value computed{} inside a dyn branch is {} on a path where it was \
-                 never computed; declare a variable before the branch (Dyn::new) and \
+                 never computed; use Dyn::if_else, or declare a variable before the branch (Dyn::new) and \
                  assign it in each branch",
                 at(defined),
                 match used {
