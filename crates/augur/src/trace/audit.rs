@@ -30,7 +30,7 @@ impl Engine {
         &mut self,
         op: Op,
         loc: SrcLoc,
-        (base, key): (Tag, Tag),
+        (_, key): (Tag, Tag),
     ) -> Result<NodeId, Ctl> {
         let Mode::Verify(v) = &mut self.run.mode else {
             unreachable!("verify_step outside verify mode")
@@ -43,7 +43,7 @@ impl Engine {
             && node.annotations == self.run.pending_annotations;
         self.run.pending_annotations.clear();
         if !same {
-            return self.reject_loop(Some(base)).map(|_| expected);
+            return self.reject_loop().map(|_| expected);
         }
         v.last_decision = decision;
         if v.pos == 0 {
@@ -65,47 +65,16 @@ impl Engine {
 
     /// The loop candidate was a plain Rust loop: never close at its head
     /// again, and start over so that every run salts its tags alike.
-    /// `left_at` is the program point the first stage went to instead of
-    /// the cycle's next operation: if it is not in the cycle at all, it is
-    /// where the plain loop exits, and it ends the loop's salt.
-    pub(super) fn reject_loop(&mut self, left_at: Option<Tag>) -> Result<(), Ctl> {
+    pub(super) fn reject_loop(&mut self) -> Result<(), Ctl> {
         let Mode::Verify(v) = &self.run.mode else {
             return Ok(());
         };
-        let head = self.nodes[v.head].base;
-        if let Some(x) = left_at {
-            let in_cycle = v.cycle.iter().any(|&(n, _)| self.nodes[n].base == x);
-            if !in_cycle && x != head {
-                self.add_plain_reset(x, head);
-            }
-        }
-        Err(self.mark_plain_loop(head))
+        let base = self.nodes[v.head].base;
+        Err(self.mark_plain_loop(base))
     }
 
-    /// Passing `at` resets the turn count of the plain loop headed by `head`.
-    fn add_plain_reset(&mut self, at: Tag, head: Tag) {
-        let heads = self.plain_entries.entry(at).or_default();
-        if !heads.contains(&head) {
-            heads.push(head);
-        }
-    }
-
-    /// `base` heads a plain Rust loop: never close a loop there again, and
-    /// salt later tags with its turn (reset where the loop is entered: the
-    /// operation before the head's first occurrence in this run).
     pub(super) fn mark_plain_loop(&mut self, base: Tag) -> Ctl {
         self.never_close.insert(base);
-        let first = self
-            .run
-            .path
-            .iter()
-            .position(|&(n, _)| self.nodes[n].base == base);
-        if let Some(i) = first.filter(|&i| i > 0) {
-            let entry = self.nodes[self.run.path[i - 1].0].base;
-            if entry != base {
-                self.add_plain_reset(entry, base);
-            }
-        }
         self.stats.loop_restarts += 1;
         Ctl::Restart
     }

@@ -101,9 +101,6 @@ pub struct Engine {
     pub(super) memo: FastMap<(Tag, u32), NodeId>,
     /// Further nodes with the same key (different operations: rare).
     pub(super) memo_next: FastMap<NodeId, NodeId>,
-    /// For each program point, the plain-loop heads whose count it resets
-    /// (it runs just before such a loop's first turn).
-    pub(super) plain_entries: FastMap<Tag, Vec<Tag>>,
     /// Memo keys a check run proved unsafe to link to (kept across attempts).
     pub(super) no_link: FastSet<(Tag, u32)>,
     /// Check runs, run when exploration is done.
@@ -144,7 +141,6 @@ impl Engine {
             memo: FastMap::default(),
             memo_next: FastMap::default(),
             no_link: FastSet::default(),
-            plain_entries: FastMap::default(),
             checks: Vec::new(),
             never_close: FastSet::default(),
             worklist: Vec::new(),
@@ -367,7 +363,7 @@ impl Engine {
     pub fn finish(&mut self, value: Option<Operand>, loc: SrcLoc) -> Result<(), Ctl> {
         let op = Op::Return(value);
         match self.run.mode {
-            Mode::Verify(_) => self.reject_loop(None),
+            Mode::Verify(_) => self.reject_loop(),
             Mode::CheckLink(_) => self.check_link_return(&op),
             Mode::CatchUp if self.run.check.is_some() => match self.recorded_successor()? {
                 Some(n) if self.nodes[n].op == op => Ok(()),
@@ -472,37 +468,17 @@ impl Engine {
     /// Updates the run's state for passing node `n` (catch-up).
     pub(super) fn pass(&mut self, n: NodeId) {
         let (base, key) = (self.nodes[n].base, self.nodes[n].key);
-        self.update_salt(base);
+        if self.never_close.contains(&base) {
+            self.bump_salt(base);
+        }
         self.run.pending_annotations.clear();
         self.note_seen(n, key);
     }
 
-    /// The salt tells iterations of plain Rust loops apart: it holds, for
-    /// each plain-loop head, how often the head was passed since the loop
-    /// was last entered (the operation before its first turn resets it, so
-    /// a plain loop inside a dyn loop salts alike in every dyn turn).
-    fn update_salt(&mut self, base: Tag) {
-        if let Some(heads) = self.plain_entries.get(&base) {
-            for h in heads.clone() {
-                self.set_plain_count(h, 0);
-            }
-        }
-        if self.never_close.contains(&base) {
-            let c = self.run.never_counts.get(&base).copied().unwrap_or(0);
-            self.set_plain_count(base, c + 1);
-        }
-    }
-
-    fn set_plain_count(&mut self, head: Tag, count: u32) {
-        let term = |c: u32| {
-            if c == 0 {
-                0
-            } else {
-                mix(head.path, mix(head.state, c as u64))
-            }
-        };
-        let old = self.run.never_counts.insert(head, count).unwrap_or(0);
-        self.run.salt ^= term(old) ^ term(count);
+    fn bump_salt(&mut self, base: Tag) {
+        let c = self.run.never_counts.entry(base).or_insert(0);
+        *c += 1;
+        self.run.salt = mix(self.run.salt ^ base.path, mix(base.state, *c as u64));
     }
 
     pub(super) fn note_seen(&mut self, n: NodeId, key: Tag) {
@@ -527,7 +503,9 @@ impl Engine {
             path,
             state: self.statics_hash(),
         };
-        self.update_salt(base);
+        if self.never_close.contains(&base) {
+            self.bump_salt(base);
+        }
         let key = if self.run.salt == 0 {
             base
         } else {
