@@ -540,7 +540,10 @@ impl Engine {
         let linkable = self.run.ops > self.run.no_link_until && !self.no_link.contains(&(key, occ));
         if self.config.memoize && linkable {
             if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
-                if self.config.link_audit_ops == 0 {
+                // Audits are bounded per attempt: a first stage whose paths
+                // keep differing would otherwise be re-run without end.
+                let audits_left = self.stats.link_audit_failures < MAX_LINK_REJECTIONS;
+                if self.config.link_audit_ops == 0 || !audits_left {
                     self.stats.memo_hits += 1;
                     self.link(n)?;
                     return Err(Ctl::EndRun);
@@ -670,6 +673,9 @@ impl Engine {
         Ok(())
     }
 }
+
+/// Failed link audits after which an attempt links without auditing.
+const MAX_LINK_REJECTIONS: u64 = 32;
 
 /// The key all return nodes share.
 const RETURN_TAG: Tag = Tag {
