@@ -1711,7 +1711,6 @@ fn engine_bug_c_rejects_tautological_compare() {
 /// defines) is rejected: "integer overflow in expression of type 'int'
 /// results in '-2147483644' [-Werror=overflow]".
 #[test]
-#[ignore = "engine bug: -Werror rejects valid generated C (constant overflow)"]
 fn engine_bug_c_rejects_constant_overflow() {
     common::check(
         "const_wrap",

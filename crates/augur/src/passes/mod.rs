@@ -6,6 +6,7 @@ mod control;
 mod copy_elim;
 mod dead;
 pub(crate) mod effects;
+mod fold;
 mod naming;
 mod scope;
 
@@ -16,11 +17,12 @@ use crate::ir::{verify::verify, Function};
 /// after the last one always.
 pub fn run(f: &mut Function) -> Result<(), Error> {
     type Pass = (&'static str, fn(&mut Function));
-    let passes: [Pass; 8] = [
+    let passes: [Pass; 9] = [
         ("scope repair", scope::run),
         ("copy elimination", copy_elim::run),
         ("dead code", dead::run),
         ("copy elimination after dead code", copy_elim::run),
+        ("constant folding", fold::run),
         ("control cleanup", control::run),
         ("dead code after cleanup", dead::run),
         ("scope repair again", scope::run),
