@@ -36,11 +36,13 @@ impl Engine {
             unreachable!("verify_step outside verify mode")
         };
         let (expected, decision) = v.cycle[v.pos];
-        let node = &self.nodes[expected];
-        let same = node.key == key
-            && node.op == op
-            && node.loc == loc
-            && node.annotations == self.run.pending_annotations;
+        let same = repeats(
+            &self.nodes[expected],
+            &op,
+            loc,
+            key,
+            &self.run.pending_annotations,
+        );
         self.run.pending_annotations.clear();
         if !same {
             return self.reject_loop().map(|_| expected);
@@ -126,11 +128,13 @@ impl Engine {
         let Some(expected) = c.expected else {
             return Err(super::engine::internal("link check past its end"));
         };
-        let node = &self.nodes[expected];
-        let same = node.key == key
-            && node.op == op
-            && node.loc == loc
-            && node.annotations == self.run.pending_annotations;
+        let same = repeats(
+            &self.nodes[expected],
+            &op,
+            loc,
+            key,
+            &self.run.pending_annotations,
+        );
         self.run.pending_annotations.clear();
         if !same {
             return Err(self.reject_link());
@@ -256,4 +260,10 @@ impl Engine {
             None => super::engine::internal("a check failed outside a check run"),
         }
     }
+}
+
+/// True if the operation just performed is the recorded `node` again: same
+/// program point, operation, line and annotations.
+fn repeats(node: &super::graph::Node, op: &Op, loc: SrcLoc, key: Tag, notes: &[String]) -> bool {
+    node.key == key && node.op == *op && node.loc == loc && node.annotations == notes
 }
