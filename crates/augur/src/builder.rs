@@ -3,6 +3,7 @@
 use crate::exec::compile::{self, CompileOptions, Library};
 use crate::exec::interp::{Interpreter, Value};
 use crate::ir::{Function, SrcLoc};
+use crate::prophecy::{Explanation, ProphecyMode};
 use crate::stage::dyn_val::caller;
 use crate::stage::signature::StagedFn;
 use crate::trace::driver::{self, with};
@@ -107,6 +108,21 @@ impl Builder {
         self
     }
 
+    /// When a violated prophecy starts the extraction over (default
+    /// [`ProphecyMode::Collect`]: after the sweep, all violations at once).
+    pub fn prophecy_mode(mut self, mode: ProphecyMode) -> Self {
+        self.config.prophecy_mode = mode;
+        self
+    }
+
+    /// Restarts for prophecies and histories before the extraction stops
+    /// with [`Error::ProphecyNotSettled`](crate::Error::ProphecyNotSettled)
+    /// (default 1000).
+    pub fn max_prophecy_restarts(mut self, n: u64) -> Self {
+        self.config.max_prophecy_restarts = n;
+        self
+    }
+
     /// Extracts `f` into a function called `name`.
     ///
     /// `f` is run many times (once per explored path); it must be
@@ -125,7 +141,7 @@ impl Builder {
             let gen = driver::current_gen().expect("inside an extraction");
             f.invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
         };
-        let trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
+        let mut trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
         if trace.func.externs.iter().any(|(_, x)| x.name == name) {
             return Err(crate::Error::Misuse {
                 message: format!(
@@ -134,10 +150,12 @@ impl Builder {
                 location: Some(loc),
             });
         }
+        let explanation = std::mem::take(&mut trace.explanation);
         let (func, stats) = pipeline::compile_trace(trace, &config)?;
         Ok(Extracted {
             func,
             stats,
+            explanation,
             loc,
             _sig: PhantomData,
         })
@@ -175,6 +193,7 @@ fn check_name(name: &str, loc: SrcLoc) -> Result<()> {
 pub struct Extracted<S> {
     func: Function,
     stats: Stats,
+    explanation: Explanation,
     loc: SrcLoc,
     _sig: PhantomData<S>,
 }
@@ -188,6 +207,12 @@ impl<S: Copy> Extracted<S> {
     /// What extraction did.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Why each prophecy and history ended at its value: the lines whose
+    /// requirements made it so. Print it (`Display`) or inspect it.
+    pub fn explain(&self) -> &Explanation {
+        &self.explanation
     }
 
     /// Where `extract` was called.

@@ -88,6 +88,22 @@ pub enum Error {
         /// What happened.
         message: String,
     },
+    /// A lattice broke its laws: a join that does not satisfy the
+    /// requirement, or loses what the value was.
+    Lattice {
+        /// Which law, with the values.
+        message: String,
+        /// The requirement that showed it.
+        location: Option<SrcLoc>,
+    },
+    /// Prophecies and histories kept changing: a lattice of unbounded
+    /// height, or requirements that grow with the predictions.
+    ProphecyNotSettled {
+        /// The restart limit that was reached.
+        restarts: u64,
+        /// Each cell's history: who required what, where.
+        history: String,
+    },
     /// An internal invariant failed (a bug in augur).
     Internal {
         /// What failed.
@@ -162,6 +178,15 @@ impl fmt::Display for Error {
                 write!(f, "cannot load {}: {message}", path.display())
             }
             Error::Interp { message } => write!(f, "interpreter: {message}"),
+            Error::Lattice { message, location } => {
+                write!(f, "lattice law broken{}: {message}", at(location))
+            }
+            Error::ProphecyNotSettled { restarts, history } => write!(
+                f,
+                "prophecies did not settle after {restarts} restarts (a lattice of unbounded \
+                 height, or requirements that grow with the predictions; raise \
+                 Builder::max_prophecy_restarts if they are merely many):\n{history}"
+            ),
             Error::Internal { message } => write!(f, "internal error in augur: {message}"),
         }
     }

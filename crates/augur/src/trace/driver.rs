@@ -63,6 +63,20 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
     }
 }
 
+/// True while an extraction runs on this thread.
+pub(crate) fn in_extraction() -> bool {
+    IN_EXTRACTION.with(|c| c.get())
+}
+
+/// The id of the extraction in progress, or `None` outside one.
+pub(crate) fn extraction_id() -> Option<u64> {
+    ENGINE.with(|cell| {
+        cell.try_borrow()
+            .ok()
+            .and_then(|s| s.as_ref().map(|e| e.extraction))
+    })
+}
+
 /// The current handle generation, or `None` outside an extraction.
 pub(crate) fn current_gen() -> Option<u32> {
     ENGINE.with(|cell| {
@@ -214,7 +228,7 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
                 let (message, location) = LAST_PANIC
                     .with(|l| l.borrow_mut().take())
                     .unwrap_or_else(|| (panic_message(&*p), None));
-                return Err(Error::Panic { message, location });
+                Ctl::Fail(Error::Panic { message, location })
             }
         };
         match ctl {
@@ -224,7 +238,7 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
                 e.start_attempt();
                 Ok::<(), Error>(())
             })?,
-            Ctl::Fail(e) => return Err(e),
+            Ctl::Fail(err) => engine_mut(|e| e.retry_with_pending(err))?,
         }
     }
 }

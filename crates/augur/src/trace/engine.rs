@@ -23,6 +23,8 @@ use super::stats::Stats;
 use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
 use crate::error::Error;
 use crate::ir::{Arena, ExternDecl, FuncId, SrcLoc, Type, VarData, VarId, VarKind};
+use crate::prophecy::store::Store;
+use crate::prophecy::{Explanation, ProphecyMode};
 
 /// Limits and switches of an extraction.
 #[derive(Clone, Debug)]
@@ -49,6 +51,11 @@ pub struct Config {
     /// How many operations a memoization link is checked for before it is
     /// made (0: link at once, trusting tags alone).
     pub link_audit_ops: u32,
+    /// When a violated prophecy starts the extraction over.
+    pub prophecy_mode: ProphecyMode,
+    /// Restarts for prophecies and histories before the extraction stops
+    /// with each cell's history.
+    pub max_prophecy_restarts: u64,
 }
 
 impl Default for Config {
@@ -64,6 +71,8 @@ impl Default for Config {
             close_loops: true,
             allow_infinite_loops: false,
             link_audit_ops: 32,
+            prophecy_mode: ProphecyMode::Collect,
+            max_prophecy_restarts: 1000,
         }
     }
 }
@@ -89,6 +98,8 @@ pub struct Trace {
     pub entry: Option<NodeId>,
     /// Counters.
     pub stats: Stats,
+    /// Why each prophecy and history ended at its value.
+    pub explanation: Explanation,
 }
 
 /// Everything one extraction keeps.
@@ -124,15 +135,22 @@ pub struct Engine {
     /// twice (which would abort the process).
     pub(crate) detached: Option<Ctl>,
     pub(super) ret: Type,
+    /// Prophecies and histories: kept across runs and attempts.
+    pub(crate) cells: Store,
+    /// Identifies this extraction to the handles it made.
+    pub(crate) extraction: u64,
 }
 
 impl Engine {
     /// A fresh engine for one extraction.
     pub fn new(config: Config, name: &str, params: Vec<Type>, ret: Type, gen: u32) -> Engine {
+        static EXTRACTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let extraction = EXTRACTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stats = Stats {
             tagger: config.tagger,
             ..Stats::default()
         };
+        let config_mode = config.prophecy_mode;
         let mut e = Engine {
             config,
             func: crate::ir::Function::new(name, ret.clone()),
@@ -155,6 +173,8 @@ impl Engine {
             name: name.to_string(),
             detached: None,
             ret,
+            cells: Store::new(config_mode),
+            extraction,
         };
         e.start_attempt();
         e
@@ -162,7 +182,11 @@ impl Engine {
 
     /// Discards all exploration (keeps `never_close`) and schedules the first run.
     pub fn start_attempt(&mut self) {
+        if self.attempts > 0 {
+            self.stats.runs_per_attempt.push(self.stats.runs);
+        }
         self.attempts += 1;
+        self.cells.start_attempt(self.attempts);
         self.func = crate::ir::Function::new(self.name.clone(), self.ret.clone());
         for (i, ty) in self.param_types.iter().enumerate() {
             let v = self.func.vars.push(VarData {
@@ -205,8 +229,17 @@ impl Engine {
 
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
-        let Some(job) = self.worklist.pop().or_else(|| self.checks.pop()) else {
-            return Ok(false);
+        let job = loop {
+            if let Some(job) = self.worklist.pop().or_else(|| self.checks.pop()) {
+                break job;
+            }
+            // The sweep is done: joins it deferred start the next attempt.
+            if !self.cells.settle() {
+                return Ok(false);
+            }
+            self.prophecy_restart()?;
+            self.may_restart()?;
+            self.start_attempt();
         };
         if self.stats.total_runs >= self.config.max_runs {
             return Err(Error::Limit {
@@ -228,6 +261,9 @@ impl Engine {
 
     /// Finishes the extraction.
     pub fn into_trace(mut self) -> Trace {
+        self.stats.runs_per_attempt.push(self.stats.runs);
+        self.stats.attempts = self.attempts as u64;
+        self.stats.prophecies = self.cells.len() as u64;
         self.stats.nodes = self.nodes.len() as u64;
         self.stats.tags_frame_pointer = self.tags.frame_pointer;
         self.stats.tags_unwinder = self.tags.unwinder;
@@ -236,6 +272,7 @@ impl Engine {
             nodes: self.nodes,
             entry: self.entry,
             stats: self.stats,
+            explanation: self.cells.explanation(),
         }
     }
 
@@ -326,6 +363,7 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(false);
         }
+        self.run.oracle_calls += 1;
         let n = self.step(Op::Branch(cond), loc)?;
         let d = match &mut self.run.mode {
             Mode::CatchUp => match self.run.prefix.get(self.run.pos) {
@@ -498,23 +536,36 @@ impl Engine {
 
     /// Tags the current program point: (base, key).
     pub(super) fn tag_now(&mut self) -> (Tag, Tag) {
-        let path = tag::call_path(self.config.tagger, &mut self.tags);
         let base = Tag {
-            path,
+            path: tag::call_path(self.config.tagger, &mut self.tags),
             state: self.statics_hash(),
         };
         if self.never_close.contains(&base) {
             self.bump_salt(base);
         }
-        let key = if self.run.salt == 0 {
+        (base, self.salted(base))
+    }
+
+    /// `base` with the run's plain-loop salt (the key memo and loops use).
+    pub(super) fn salted(&self, base: Tag) -> Tag {
+        if self.run.salt == 0 {
             base
         } else {
             Tag {
-                path,
+                path: base.path,
                 state: mix(base.state, self.run.salt),
             }
+        }
+    }
+
+    /// The program point of a prophecy's creation: like an operation's key,
+    /// but without counting towards plain-loop salt.
+    pub(super) fn point_key(&mut self) -> Tag {
+        let base = Tag {
+            path: tag::call_path(self.config.tagger, &mut self.tags),
+            state: self.statics_hash(),
         };
-        (base, key)
+        self.salted(base)
     }
 
     fn record(&mut self, op: Op, loc: SrcLoc, (base, key): (Tag, Tag)) -> Result<NodeId, Ctl> {

@@ -4,6 +4,7 @@
 //! run does into the `graph`, keyed by [`tag`]s; [`stats`] counts it all.
 
 mod audit;
+mod cells;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;

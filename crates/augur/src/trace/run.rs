@@ -112,6 +112,11 @@ pub(super) struct Run {
     pub(super) check: Option<Check>,
     /// Operations a check run still compares after its decisions.
     pub(super) check_budget: u32,
+    /// Oracle decisions reached in any mode (verify and link checks too).
+    pub(super) oracle_calls: u64,
+    /// Per prophecy creation point: `oracle_calls` at its latest creation
+    /// and how many creations in a row had no decision in between.
+    pub(super) cell_streaks: FastMap<Tag, (u64, u32)>,
 }
 
 impl Run {
@@ -134,6 +139,8 @@ impl Run {
             no_link_until: job.no_link_until,
             check: job.check,
             check_budget: CHECK_OPS,
+            oracle_calls: 0,
+            cell_streaks: FastMap::default(),
         }
     }
 

@@ -17,8 +17,15 @@ pub struct Stats {
     /// Attempts started over because a loop candidate proved to be a plain
     /// Rust loop (its head is then never closed again).
     pub loop_restarts: u64,
-    /// Attempts started over because a prophecy was violated.
+    /// Attempts started over because a prophecy was violated (or a history
+    /// changed after it was read).
     pub prophecy_restarts: u64,
+    /// Attempts (1 + all restarts).
+    pub attempts: u64,
+    /// Control-flow runs of each attempt, in order (the last is `runs`).
+    pub runs_per_attempt: Vec<u64>,
+    /// Prophecies and histories the extraction created.
+    pub prophecies: u64,
     /// Runs ended by linking to code another run recorded.
     pub memo_hits: u64,
     /// Loops closed.
@@ -70,11 +77,12 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "runs {} (total {}, loop restarts {}, prophecy restarts {}), memo hits {}, \
+            "runs {} (total {}, attempts {}, loop restarts {}, prophecy restarts {}), memo hits {}, \
              loops {}, audits {}, nodes {}, statements {}, tags {} ({}), \
              time trace {:?} structure {:?} passes {:?}",
             self.runs,
             self.total_runs,
+            self.attempts,
             self.loop_restarts,
             self.prophecy_restarts,
             self.memo_hits,
