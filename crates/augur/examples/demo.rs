@@ -3,6 +3,7 @@
 //!
 //! Run with `cargo run -p augur --example demo`.
 
+use augur::prophecy::{History, Prophecy};
 use augur::{range, Builder, Dyn, Static};
 
 fn main() -> augur::Result<()> {
@@ -71,6 +72,43 @@ fn main() -> augur::Result<()> {
         "a static loop around dyn branches",
         &clamp.c_code(),
         clamp.stats(),
+    );
+
+    // 4. Prophecies: decide now what later code needs. The copy is made
+    //    only because the loop below reads it; the history knows, after
+    //    the loop, that some path changed `r` (without peeling the loop).
+    let predicted = builder.extract("predicted", |x: Dyn<i32>| {
+        let needs_copy = Prophecy::named("x copied", false);
+        let copy = Dyn::named("copy", 0);
+        if needs_copy.get() {
+            copy.set(x);
+        }
+        let wrote = History::named("r may change", false);
+        let r = Dyn::named("r", 1);
+        while r.lt(x).is_true() {
+            wrote.record(true);
+            needs_copy.require(true);
+            r.set(r + copy);
+        }
+        // Had no path changed `r`, it would be the constant 1.
+        if wrote.get() {
+            r
+        } else {
+            Dyn::new(1)
+        }
+    })?;
+    show(
+        "a prophecy and a history",
+        &predicted.c_code(),
+        predicted.stats(),
+    );
+    println!("why:\n{}", predicted.explain());
+    let compiled = predicted.compile()?;
+    // SAFETY: plain integers in and out.
+    let v = unsafe { (compiled.get())(5) };
+    println!(
+        "predicted(5) = {v}, interpreted {:?}",
+        predicted.interpret(&[5.into()])?
     );
     Ok(())
 }

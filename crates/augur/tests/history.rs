@@ -119,7 +119,11 @@ fn a_fact_from_one_branch_is_seen_on_every_path() {
 /// read must already be the final one, so the extraction starts over once.
 #[test]
 fn a_read_before_a_later_record_restarts() {
-    for mode in [ProphecyMode::Paper, ProphecyMode::Collect] {
+    for mode in [
+        ProphecyMode::Paper,
+        ProphecyMode::Collect,
+        ProphecyMode::Adaptive,
+    ] {
         let ex = Check {
             builder: Builder::new().prophecy_mode(mode),
             ..Check::default()

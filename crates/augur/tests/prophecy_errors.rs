@@ -25,7 +25,11 @@ fn ok_extraction(b: &Builder) {
 /// error lists the prophecy's history with the requiring line.
 #[test]
 fn unbounded_growth_stops_with_each_prophecys_history() {
-    for mode in [ProphecyMode::Paper, ProphecyMode::Collect] {
+    for mode in [
+        ProphecyMode::Paper,
+        ProphecyMode::Collect,
+        ProphecyMode::Adaptive,
+    ] {
         let b = Builder::new().prophecy_mode(mode).max_prophecy_restarts(20);
         let line = line!() + 5;
         let err = b

@@ -267,3 +267,33 @@ fn static_api() {
         &[(0,), (1,), (-15,), (i32::MAX,), (7,)],
     );
 }
+
+/// A `Static` set once inside the inner of two nested dyn loops whose inner
+/// counter is declared in the outer body: the outer loop's second turn
+/// declares the counter anew (the flag changed, so it is another program
+/// point) and reaches the inner head with the same tag but another
+/// variable. That is a peeled turn, not a plain Rust loop: the loops must
+/// still close.
+#[test]
+fn static_set_once_in_an_inner_dyn_loop() {
+    check(
+        "flag_in_inner_loop",
+        |n: Dyn<i32>| {
+            let mut written = Static::new(false);
+            let s = Dyn::new(0);
+            let i = Dyn::new(0);
+            while i.lt(n).is_true() {
+                let j = Dyn::new(0);
+                while j.lt(n).is_true() {
+                    written.set(true);
+                    s.set(s + j);
+                    j.set(j + 1);
+                }
+                i.set(i + 1);
+            }
+            s
+        },
+        |&mut (n,): &mut (i32,)| n.max(0) * (0..n.max(0)).sum::<i32>(),
+        &[(0,), (1,), (2,), (3,), (7,)],
+    );
+}

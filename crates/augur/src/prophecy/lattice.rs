@@ -29,7 +29,7 @@ use std::fmt::Debug;
 ///
 /// The engine checks law 3 at every join and stops with
 /// [`Error::Lattice`](crate::Error::Lattice) when it fails; a lattice that
-/// keeps growing (law 5) stops at [`Builder::max_prophecy_restarts`]
+/// keeps growing (law 5) stops at [`Builder::max_prophecy_restarts`](crate::Builder::max_prophecy_restarts)
 /// with the history of every prophecy. [`check_laws`] checks laws 1–4 on
 /// sample values: call it from your tests.
 ///

@@ -53,14 +53,17 @@ struct Cell {
     type_name: &'static str,
     initial: String,
     value: Box<dyn AnyLattice>,
-    /// Collect mode: the join of requirements that changed a value already
-    /// read in this attempt; becomes the value when the sweep ends.
+    /// Collect and adaptive modes: the join of requirements that changed a
+    /// value already read in this attempt; becomes the value when the
+    /// attempt ends.
     pending: Option<Box<dyn AnyLattice>>,
     /// Read in the current attempt.
     read: bool,
     joins: Vec<JoinEvent>,
     /// Distinct requirement sites of the current attempt.
     sites: Vec<SrcLoc>,
+    /// The latest attempt that created (or found again) this cell.
+    opened: u32,
 }
 
 /// What a requirement did.
@@ -72,7 +75,7 @@ pub enum Verdict {
     Joined,
     /// The value changed after it was read: start over now.
     Restart,
-    /// Collect mode: the change waits for the end of the sweep.
+    /// Collect and adaptive modes: the change waits for the end of the attempt.
     Deferred,
 }
 
@@ -82,6 +85,8 @@ pub struct Store {
     by_key: FastMap<(Tag, u32), u32>,
     mode: ProphecyMode,
     attempt: u32,
+    /// Deferred joins in the current attempt.
+    deferred: u64,
 }
 
 impl Store {
@@ -92,6 +97,7 @@ impl Store {
             by_key: FastMap::default(),
             mode,
             attempt: 1,
+            deferred: 0,
         }
     }
 
@@ -109,7 +115,9 @@ impl Store {
         check: bool,
     ) -> Result<(u32, Verdict), Error> {
         if let Some(&id) = self.by_key.get(&key) {
-            let cell = &self.cells[id as usize];
+            let attempt = self.attempt;
+            let cell = &mut self.cells[id as usize];
+            cell.opened = attempt;
             if cell.kind != kind || cell.value.as_any().downcast_ref::<L>().is_none() {
                 return Err(Error::Misuse {
                     message: format!(
@@ -140,6 +148,7 @@ impl Store {
             read: false,
             joins: Vec::new(),
             sites: Vec::new(),
+            opened: self.attempt,
         });
         self.by_key.insert(key, id);
         Ok((id, Verdict::Satisfied))
@@ -179,8 +188,7 @@ impl Store {
         if value_of::<L>(&*cell.value).satisfies(&required) {
             return Ok(Verdict::Satisfied);
         }
-        let unread =
-            !cell.read && (cell.kind == CellKind::History || mode == ProphecyMode::Collect);
+        let unread = !cell.read && (cell.kind == CellKind::History || mode != ProphecyMode::Paper);
         let (target, verdict) = if unread {
             (&mut cell.value, Verdict::Joined)
         } else if mode == ProphecyMode::Paper {
@@ -216,6 +224,9 @@ impl Store {
             value: format!("{target:?}"),
             deferred: verdict == Verdict::Deferred,
         });
+        if verdict == Verdict::Deferred {
+            self.deferred += 1;
+        }
         Ok(verdict)
     }
 
@@ -236,21 +247,30 @@ impl Store {
         self.cells.iter().any(|c| c.pending.is_some())
     }
 
+    /// Joins deferred in the current attempt so far.
+    pub fn deferred(&self) -> u64 {
+        self.deferred
+    }
+
     /// A new attempt: nobody has read anything yet.
     pub fn start_attempt(&mut self, attempt: u32) {
         self.attempt = attempt;
+        self.deferred = 0;
         for cell in &mut self.cells {
             cell.read = false;
             cell.sites.clear();
         }
     }
 
-    /// The report of every cell, in creation order.
-    pub fn explanation(&self) -> Explanation {
+    /// The report of the cells, in creation order: those the current
+    /// attempt used, or with `all`, also those only earlier attempts made
+    /// (a creation point that moved: a plain loop found later salts it).
+    pub fn explanation(&self, all: bool) -> Explanation {
         Explanation {
             cells: self
                 .cells
                 .iter()
+                .filter(|c| all || c.opened == self.attempt)
                 .map(|c| CellReport {
                     kind: c.kind,
                     name: c.name.clone(),
@@ -265,9 +285,12 @@ impl Store {
         }
     }
 
-    /// Number of cells.
-    pub fn len(&self) -> usize {
-        self.cells.len()
+    /// Number of cells the current attempt used.
+    pub fn used(&self) -> usize {
+        self.cells
+            .iter()
+            .filter(|c| c.opened == self.attempt)
+            .count()
     }
 }
 

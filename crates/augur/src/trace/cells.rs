@@ -7,6 +7,17 @@ use crate::ir::SrcLoc;
 use crate::prophecy::store::{CellKind, Verdict};
 use crate::prophecy::{Lattice, ProphecyMode};
 
+/// Adaptive mode's view of the current attempt's violations.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Adaptive {
+    /// Deferred joins seen so far.
+    seen: u64,
+    /// Runs of the attempt when the latest new one was seen.
+    last_new: u64,
+    /// Runs the attempt took before the run that found the first one.
+    patience: u64,
+}
+
 /// Joins shown per cell in the error of a prophecy that never settles.
 const HISTORY_SHOWN: usize = 8;
 
@@ -87,15 +98,40 @@ impl Engine {
         }
         Err(Error::ProphecyNotSettled {
             restarts: self.config.max_prophecy_restarts,
-            history: self.cells.explanation().abridged(HISTORY_SHOWN),
+            history: self.cells.explanation(true).abridged(HISTORY_SHOWN),
         })
+    }
+
+    /// Adaptive mode: true when the attempt has joins pending and has gone
+    /// as many runs without a new violation as it took before the run that
+    /// found the first (so an attempt whose first run finds violations
+    /// ends with that run).
+    pub(super) fn attempt_done(&mut self) -> bool {
+        if self.config.prophecy_mode != ProphecyMode::Adaptive {
+            return false;
+        }
+        let runs = self.stats.runs + self.stats.check_runs;
+        let seen = self.cells.deferred();
+        let a = &mut self.adaptive;
+        if seen == 0 {
+            *a = Adaptive::default();
+            return false;
+        }
+        if seen != a.seen {
+            if a.seen == 0 {
+                a.patience = runs.saturating_sub(1);
+            }
+            a.seen = seen;
+            a.last_new = runs;
+        }
+        runs - a.last_new >= a.patience
     }
 
     /// A run failed while collect mode had joins waiting: the stale
     /// predictions may be why, so the failure starts the next attempt
     /// instead. Returns the error when it is the extraction's to report.
     pub(crate) fn retry_with_pending(&mut self, e: Error) -> Result<(), Error> {
-        let retry = self.config.prophecy_mode == ProphecyMode::Collect
+        let retry = self.config.prophecy_mode != ProphecyMode::Paper
             && self.cells.has_pending()
             && !matches!(
                 e,

@@ -17,7 +17,7 @@
 //! At a new decision the run takes the `true` side and schedules a job for
 //! the `false` side, so `n` sequential ifs take `n + 1` runs.
 
-use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
+use super::graph::{self, Node, NodeId, Op, Operand, Place, Succ};
 use super::run::{Cursor, Job, Mode, Run, Seen};
 use super::stats::Stats;
 use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
@@ -119,6 +119,8 @@ pub struct Engine {
     pub(super) never_close: FastSet<Tag>,
     pub(super) worklist: Vec<Job>,
     pub(super) extern_ids: FastMap<String, FuncId>,
+    /// The node that defines each variable.
+    pub(super) var_def: FastMap<VarId, NodeId>,
     /// For temporaries loaded from a place: the place, so `set` can store to it.
     pub(crate) var_place: FastMap<VarId, Place>,
     pub(crate) stats: Stats,
@@ -139,6 +141,8 @@ pub struct Engine {
     pub(crate) cells: Store,
     /// Identifies this extraction to the handles it made.
     pub(crate) extraction: u64,
+    /// Adaptive mode's count of the attempt's violations.
+    pub(super) adaptive: super::cells::Adaptive,
 }
 
 impl Engine {
@@ -164,6 +168,7 @@ impl Engine {
             worklist: Vec::new(),
             extern_ids: FastMap::default(),
             var_place: FastMap::default(),
+            var_def: FastMap::default(),
             stats,
             run: Run::new(Job::explore(Vec::new())),
             gen,
@@ -175,6 +180,7 @@ impl Engine {
             ret,
             cells: Store::new(config_mode),
             extraction,
+            adaptive: Default::default(),
         };
         e.start_attempt();
         e
@@ -187,6 +193,7 @@ impl Engine {
         }
         self.attempts += 1;
         self.cells.start_attempt(self.attempts);
+        self.adaptive = Default::default();
         self.func = crate::ir::Function::new(self.name.clone(), self.ret.clone());
         for (i, ty) in self.param_types.iter().enumerate() {
             let v = self.func.vars.push(VarData {
@@ -207,6 +214,7 @@ impl Engine {
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
+        self.var_def.clear();
         // The counters describe the final attempt; totals are kept apart.
         self.stats.runs = 0;
         self.stats.check_runs = 0;
@@ -230,8 +238,18 @@ impl Engine {
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
         let job = loop {
-            if let Some(job) = self.worklist.pop().or_else(|| self.checks.pop()) {
+            if self.attempt_done() {
+                self.worklist.clear();
+            }
+            if let Some(job) = self.worklist.pop() {
                 break job;
+            }
+            // Check runs audit this attempt's code; with joins pending the
+            // code is discarded anyway (the final attempt runs its own).
+            if !self.cells.has_pending() {
+                if let Some(job) = self.checks.pop() {
+                    break job;
+                }
             }
             // The sweep is done: joins it deferred start the next attempt.
             if !self.cells.settle() {
@@ -263,7 +281,7 @@ impl Engine {
     pub fn into_trace(mut self) -> Trace {
         self.stats.runs_per_attempt.push(self.stats.runs);
         self.stats.attempts = self.attempts as u64;
-        self.stats.prophecies = self.cells.len() as u64;
+        self.stats.prophecies = self.cells.used() as u64;
         self.stats.nodes = self.nodes.len() as u64;
         self.stats.tags_frame_pointer = self.tags.frame_pointer;
         self.stats.tags_unwinder = self.tags.unwinder;
@@ -272,7 +290,7 @@ impl Engine {
             nodes: self.nodes,
             entry: self.entry,
             stats: self.stats,
-            explanation: self.cells.explanation(),
+            explanation: self.cells.explanation(false),
         }
     }
 
@@ -479,7 +497,10 @@ impl Engine {
                         e
                     }
                 }
-                _ => return Err(internal("cursor on the side of a non-branch")),
+                // A branch whose first side was never attached (the run
+                // that recorded it ended at a rejected link audit).
+                Succ::Open => None,
+                Succ::Next(_) => return Err(internal("cursor on the side of a non-branch")),
             },
         })
     }
@@ -580,11 +601,17 @@ impl Engine {
                 if self.same_op(h, &op, loc) {
                     return Ok(self.start_verify(s.path_idx, h));
                 }
-                // The same program point with different content after a
-                // decision: hidden first-stage state (a plain Rust loop
-                // counter) changed. Salt every later tag with this point's
-                // occurrences, so iterations stay apart on every path.
-                return Err(self.mark_plain_loop(base));
+                // The same operation on other variables declared at other
+                // program points (a `Static` changed in an enclosing dyn
+                // loop's first turn, peeling it, and the turn after declared
+                // them anew): another program point that tags cannot tell
+                // apart; record it as a new occurrence.
+                // Anything else that differs is hidden first-stage state (a
+                // plain Rust loop counter): salt every later tag with this
+                // point's occurrences, so iterations stay apart on every path.
+                if !self.peeled_turn(h, &op) {
+                    return Err(self.mark_plain_loop(base));
+                }
             }
         }
         let occ = seen.map_or(0, |s| s.count);
@@ -624,6 +651,48 @@ impl Engine {
         if let Some(first) = self.memo.insert(key, n) {
             self.memo_next.insert(n, first);
         }
+    }
+
+    /// True if `op` is node `n`'s operation on other variables that come
+    /// from a peeled turn: each traces back (through operations that again
+    /// differ only in variables) to the same code run with other `Static`
+    /// state than the variable it replaces. A plain Rust loop declares its
+    /// variables anew at the same point (its repeats trace back to two
+    /// identical operations), and a plain walk over different statements
+    /// computes them in other code: neither is taken for peeling.
+    fn peeled_turn(&self, n: NodeId, op: &Op) -> bool {
+        self.peeled_ops(&self.nodes[n].op, op, PEEL_DEPTH)
+    }
+
+    fn peeled_ops(&self, old: &Op, new: &Op, depth: u32) -> bool {
+        if graph::erase_vars(old) != graph::erase_vars(new) {
+            return false;
+        }
+        let pairs: Vec<(VarId, VarId)> = graph::vars_of(old)
+            .into_iter()
+            .zip(graph::vars_of(new))
+            .filter(|(a, b)| a != b)
+            .collect();
+        !pairs.is_empty()
+            && pairs
+                .into_iter()
+                .all(|(a, b)| self.peeled_vars(a, b, depth))
+    }
+
+    fn peeled_vars(&self, a: VarId, b: VarId, depth: u32) -> bool {
+        let (Some(&da), Some(&db)) = (self.var_def.get(&a), self.var_def.get(&b)) else {
+            return false;
+        };
+        let (na, nb) = (&self.nodes[da], &self.nodes[db]);
+        if na.key.path != nb.key.path {
+            // Declared by other code: a plain Rust walk over different
+            // statements (an interpreter's loop), not a peeled turn.
+            return false;
+        }
+        if na.key.state != nb.key.state {
+            return true;
+        }
+        depth > 0 && self.peeled_ops(&na.op, &nb.op, depth - 1)
     }
 
     pub(super) fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
@@ -668,6 +737,10 @@ impl Engine {
             _ => None,
         };
         let annotations = std::mem::take(&mut self.run.pending_annotations);
+        let id = NodeId(self.nodes.len() as u32);
+        if let Some(v) = def {
+            self.var_def.insert(v, id);
+        }
         Ok(self.nodes.push(Node {
             op,
             def,
@@ -724,6 +797,9 @@ impl Engine {
         Ok(())
     }
 }
+
+/// How far `peeled_turn` traces variables back through their definitions.
+const PEEL_DEPTH: u32 = 16;
 
 /// Failed link audits after which an attempt links without auditing.
 const MAX_LINK_REJECTIONS: u64 = 32;

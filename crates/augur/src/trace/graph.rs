@@ -115,3 +115,65 @@ impl Node {
         a.into_iter().chain(b)
     }
 }
+
+/// `op` with every variable `v` replaced by `f(v)`, in operand order.
+pub fn map_vars(op: &Op, f: &mut impl FnMut(VarId) -> VarId) -> Op {
+    fn operand(o: &Operand, f: &mut impl FnMut(VarId) -> VarId) -> Operand {
+        match o {
+            Operand::Var(x) => Operand::Var(f(*x)),
+            c => c.clone(),
+        }
+    }
+    fn place(p: &Place, f: &mut impl FnMut(VarId) -> VarId) -> Place {
+        match p {
+            Place::Var(x) => Place::Var(f(*x)),
+            Place::Index(a, b) => Place::Index(operand(a, f), operand(b, f)),
+            Place::Deref(a) => Place::Deref(operand(a, f)),
+        }
+    }
+    fn expr(e: &OpExpr, f: &mut impl FnMut(VarId) -> VarId) -> OpExpr {
+        match e {
+            OpExpr::Use(a) => OpExpr::Use(operand(a, f)),
+            OpExpr::Unary(u, a) => OpExpr::Unary(*u, operand(a, f)),
+            OpExpr::Binary(b, x, y) => OpExpr::Binary(*b, operand(x, f), operand(y, f)),
+            OpExpr::Cast(a) => OpExpr::Cast(operand(a, f)),
+            OpExpr::Load(p) => OpExpr::Load(place(p, f)),
+            OpExpr::AddrOf(p) => OpExpr::AddrOf(place(p, f)),
+            OpExpr::Call(g, args) => OpExpr::Call(*g, args.iter().map(|a| operand(a, f)).collect()),
+            OpExpr::Select(c, x, y) => OpExpr::Select(operand(c, f), operand(x, f), operand(y, f)),
+        }
+    }
+    match op {
+        Op::Let { ty, expr: e } => Op::Let {
+            ty: ty.clone(),
+            expr: expr(e, f),
+        },
+        Op::Decl { ty, init, hint } => Op::Decl {
+            ty: ty.clone(),
+            init: init.as_ref().map(|o| operand(o, f)),
+            hint: hint.clone(),
+        },
+        Op::Assign { place: p, value } => Op::Assign {
+            place: place(p, f),
+            value: operand(value, f),
+        },
+        Op::Eval(e) => Op::Eval(expr(e, f)),
+        Op::Branch(c) => Op::Branch(operand(c, f)),
+        Op::Return(r) => Op::Return(r.as_ref().map(|o| operand(o, f))),
+    }
+}
+
+/// The variables `op` uses, in operand order.
+pub fn vars_of(op: &Op) -> Vec<VarId> {
+    let mut vars = Vec::new();
+    map_vars(op, &mut |v| {
+        vars.push(v);
+        v
+    });
+    vars
+}
+
+/// `op` with every variable replaced by the same one: its shape.
+pub fn erase_vars(op: &Op) -> Op {
+    map_vars(op, &mut |_| VarId(0))
+}

@@ -24,7 +24,7 @@ pub struct Stats {
     pub attempts: u64,
     /// Control-flow runs of each attempt, in order (the last is `runs`).
     pub runs_per_attempt: Vec<u64>,
-    /// Prophecies and histories the extraction created.
+    /// Prophecies and histories the final attempt used.
     pub prophecies: u64,
     /// Runs ended by linking to code another run recorded.
     pub memo_hits: u64,
