@@ -28,10 +28,12 @@ use std::time::{Duration, Instant};
 
 type Fn1 = unsafe extern "C" fn(i64) -> i64;
 
-fn independent(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
+/// `k` prophecies, each read, then a dyn `if`, then required: after the
+/// `if` (independent) or on its `else` side (late).
+fn in_sequence(mode: ProphecyMode, k: usize, late: bool) -> Extracted<Fn1> {
     Builder::new()
         .prophecy_mode(mode)
-        .extract("independent", move |x: Dyn<i64>| {
+        .extract("in_sequence", move |x: Dyn<i64>| {
             let r = Dyn::new(x);
             for i in range(0..k) {
                 let p = Prophecy::new(false);
@@ -40,12 +42,24 @@ fn independent(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
                 }
                 if x.gt(i as i64).is_true() {
                     r.set(r * 3);
+                } else if late {
+                    p.require(true);
                 }
-                p.require(true);
+                if !late {
+                    p.require(true);
+                }
             }
             r
         })
         .expect("extracts")
+}
+
+fn independent(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
+    in_sequence(mode, k, false)
+}
+
+fn late(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
+    in_sequence(mode, k, true)
 }
 
 fn independent_ref(k: usize, x: i64) -> i64 {
@@ -57,27 +71,6 @@ fn independent_ref(k: usize, x: i64) -> i64 {
         }
     }
     r
-}
-
-fn late(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
-    Builder::new()
-        .prophecy_mode(mode)
-        .extract("late", move |x: Dyn<i64>| {
-            let r = Dyn::new(x);
-            for i in range(0..k) {
-                let p = Prophecy::new(false);
-                if p.get() {
-                    r.set(r + (i as i64 + 1));
-                }
-                if x.gt(i as i64).is_true() {
-                    r.set(r * 3);
-                } else {
-                    p.require(true);
-                }
-            }
-            r
-        })
-        .expect("extracts")
 }
 
 fn chained(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {

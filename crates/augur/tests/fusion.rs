@@ -17,9 +17,8 @@
 mod common;
 
 use augur::prophecy::{Flat, Prophecy};
-use augur::stage::signature::StagedFn;
 use augur::{Builder, Dyn, Extracted, ProphecyMode, Static};
-use common::{count, Args, Buf, Check, Invoke, Ret};
+use common::{count, Buf, Check};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::panic::Location;
@@ -248,47 +247,6 @@ fn prophecies<S: Copy>(ex: &Extracted<S>) -> Vec<String> {
     ex.explain().cells.iter().map(|c| c.value.clone()).collect()
 }
 
-/// Runs the differential check in both prophecy modes and asserts that
-/// they generate the same C and end with the same prophecy values (both
-/// modes reach the same fixpoint here: what the programs require never
-/// shrinks as predictions grow). Returns the paper-mode extraction.
-#[track_caller]
-fn check_modes<M, F, A, R>(
-    name: &str,
-    f: F,
-    reference: impl Fn(&mut A) -> R,
-    inputs: &[A],
-) -> Extracted<F::Native>
-where
-    F: StagedFn<M> + Clone,
-    F::Native: Invoke<A, Out = R>,
-    A: Args,
-    R: Ret,
-{
-    let run = |mode| {
-        Check {
-            builder: Builder::new().prophecy_mode(mode),
-            ..Check::default()
-        }
-        .run(name, f.clone(), &reference, inputs)
-    };
-    let paper = run(ProphecyMode::Paper);
-    let collect = run(ProphecyMode::Collect);
-    assert_eq!(
-        paper.c_code(),
-        collect.c_code(),
-        "{name}: paper and collect modes generate different C"
-    );
-    assert_eq!(
-        prophecies(&paper),
-        prophecies(&collect),
-        "{name}: paper and collect modes settle differently:\n{}\n{}",
-        paper.explain(),
-        collect.explain()
-    );
-    paper
-}
-
 /// The line of this file holding `// <tag>` (exactly one must), for
 /// checking the locations `explain` names. The marker is built at run time
 /// so that this function's callers do not match it themselves.
@@ -384,7 +342,7 @@ fn relu_or_scale_ref((x, y, n, c): &mut Branch) {
 /// the threshold, and no second ReLU loop.
 #[test]
 fn conv_then_relu_fuses() {
-    let ex = check_modes("conv_relu", conv_relu, conv_relu_ref, &plain_inputs());
+    let ex = common::check_modes("conv_relu", conv_relu, conv_relu_ref, &plain_inputs()).paper;
     let code = ex.c_code();
     assert_eq!(loops(&code), 1, "not fused:\n{code}");
     assert_eq!(count(&code, "> 1.35f"), 1, "ReLU not in the pass:\n{code}");
@@ -395,7 +353,7 @@ fn conv_then_relu_fuses() {
 /// threshold on every path, so the conv fuses and neither arm emits a loop.
 #[test]
 fn same_threshold_in_both_arms_fuses() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "same_threshold_arms",
         same_threshold_arms,
         |(x, y, n, _): &mut Branch| {
@@ -403,7 +361,8 @@ fn same_threshold_in_both_arms_fuses() {
             relu_ref(&mut y.0, T);
         },
         &branch_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(loops(&code), 1, "not fused:\n{code}");
     assert_eq!(count(&code, "> 1.35f"), 1, "{code}");
@@ -415,12 +374,13 @@ fn same_threshold_in_both_arms_fuses() {
 /// ReLU pass; both branch outcomes are checked.
 #[test]
 fn different_thresholds_do_not_fuse() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "different_threshold_arms",
         different_threshold_arms,
         different_threshold_ref,
         &branch_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(loops(&code), 3, "conv + two ReLU passes expected:\n{code}");
     assert_eq!(count(&code, "> 2.0f"), 1, "{code}");
@@ -435,12 +395,13 @@ fn different_thresholds_do_not_fuse() {
 /// ReLU the scaled arm).
 #[test]
 fn relu_or_scale_does_not_fuse() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "relu_or_scale",
         relu_or_scale,
         relu_or_scale_ref,
         &branch_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(
         loops(&code),
@@ -455,7 +416,7 @@ fn relu_or_scale_does_not_fuse() {
 /// consumed: `finish` counts as a non-ReLU follower, so no fusion.
 #[test]
 fn relu_on_one_path_only_does_not_fuse() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "relu_on_one_path",
         |x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>| {
             let mut net = Net::default();
@@ -472,7 +433,8 @@ fn relu_on_one_path_only_does_not_fuse() {
             }
         },
         &branch_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(loops(&code), 2, "{code}");
     assert_eq!(prophecies(&ex), ["Conflict"]);
@@ -506,7 +468,7 @@ fn batch_inputs() -> Vec<Batches> {
 /// copy.
 #[test]
 fn network_in_a_batch_loop_fuses() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "batches",
         |x: Ptr, y: Ptr, n: Dyn<i32>, batches: Dyn<i32>| {
             let mut net = Net::default();
@@ -527,7 +489,8 @@ fn network_in_a_batch_loop_fuses() {
             }
         },
         &batch_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(loops(&code), 2, "batch loop + one fused pass:\n{code}");
     assert_eq!(count(&code, "> 1.35f"), 1, "{code}");
@@ -545,7 +508,7 @@ fn network_in_a_batch_loop_fuses() {
 /// each conv.
 #[test]
 fn state_across_a_back_edge() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "back_edge",
         |x: Ptr, y: Ptr, n: Dyn<i32>, batches: Dyn<i32>| {
             let mut net = Net::tagged();
@@ -581,7 +544,8 @@ fn state_across_a_back_edge() {
             .into_iter()
             .filter(|(_, _, _, b)| *b > 0)
             .collect::<Vec<_>>(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(prophecies(&ex), ["Exactly(1.35)", "Conflict"]);
     assert_eq!(count(&code, "* 0.5f"), 2, "a conv copied:\n{code}");
@@ -677,7 +641,7 @@ fn two_layer_ref((x, y, z, n): &mut TwoLayers) {
 /// prophecy would end `Conflict` and fuse neither).
 #[test]
 fn helper_called_twice_gets_two_prophecies() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "two_layers",
         |x: Ptr, y: Ptr, z: Ptr, n: Dyn<i32>| {
             let mut net = Net::default();
@@ -689,7 +653,8 @@ fn helper_called_twice_gets_two_prophecies() {
         },
         two_layer_ref,
         &two_layer_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(prophecies(&ex), ["Exactly(1.35)", "Conflict"]);
     assert_eq!(loops(&code), 3, "fused conv, plain conv, scale:\n{code}");
@@ -703,7 +668,7 @@ fn helper_called_twice_gets_two_prophecies() {
 /// differs per turn) and salting the creation keys.
 #[test]
 fn plain_loop_over_layers_gets_one_prophecy_per_layer() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "layer_loop",
         |x: Ptr, y: Ptr, z: Ptr, n: Dyn<i32>| {
             let mut net = Net::default();
@@ -721,7 +686,8 @@ fn plain_loop_over_layers_gets_one_prophecy_per_layer() {
         },
         two_layer_ref,
         &two_layer_inputs(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(loops(&code), 3, "fused conv, plain conv, scale:\n{code}");
     assert_eq!(count(&code, "> 1.35f"), 1, "{code}");
@@ -839,7 +805,7 @@ fn benchmark_ref((x, y, n, small_t): &mut Branch) {
 /// attempts. Same C either way.
 #[test]
 fn paper_benchmark_program() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "benchmark",
         benchmark,
         benchmark_ref,
@@ -847,7 +813,8 @@ fn paper_benchmark_program() {
             .into_iter()
             .map(|(x, _, n, c)| (x, garbage(2 * n as usize), n, c))
             .collect::<Vec<_>>(),
-    );
+    )
+    .paper;
     let code = ex.c_code();
     assert_eq!(prophecies(&ex), ["Conflict", "Exactly(1.56)"]);
     // Two batch loops; the first holds a plain conv and two ReLU passes,
@@ -873,12 +840,13 @@ fn paper_benchmark_program() {
 /// value `Conflict`.
 #[test]
 fn explain_names_both_relus() {
-    let ex = check_modes(
+    let ex = common::check_modes(
         "different_threshold_arms",
         different_threshold_arms,
         different_threshold_ref,
         &branch_inputs(),
-    );
+    )
+    .paper;
     let text = ex.explain().to_string();
     println!("{text}");
     for tag in ["relu-small", "relu-large"] {

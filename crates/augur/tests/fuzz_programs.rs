@@ -29,6 +29,8 @@
 
 mod common;
 
+use common::Rng;
+
 use augur::{Builder, Dyn, Extracted, Stats, Value};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -264,36 +266,6 @@ impl fmt::Display for Program {
             "return combine(v0..v3, c0..c{});",
             self.counters.max(1) - 1
         )
-    }
-}
-
-// ---------------------------------------------------------------------------
-// A deterministic generator.
-
-/// splitmix64: tiny, fast and good enough for test generation.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// True with probability `percent`%.
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
     }
 }
 

@@ -2,26 +2,12 @@
 //! `augur::prophecy::Lattice` on random samples, join order independence,
 //! and `Set` against a `BTreeSet` model.
 
+mod common;
+
 use augur::prophecy::{check_laws, Flat, Lattice, Max, Set};
+use common::Rng;
 use std::collections::BTreeSet;
 use std::fmt::Debug;
-
-/// SplitMix64: a small deterministic generator (the seed is in every
-/// failure message, so a failing case can be replayed).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn gen_bool(r: &mut Rng) -> bool {
     r.below(2) == 1

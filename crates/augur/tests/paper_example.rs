@@ -359,20 +359,7 @@ fn matrix_mul(
     policy: Policy,
 ) -> Dyn<i32> {
     let gpu = Gpu::new(dev, policy);
-    let (a, b, c, d) = (
-        gpu.tensor("A", a, m, n),
-        gpu.tensor("B", b, n, o),
-        gpu.tensor("C", c, m, o),
-        gpu.tensor("D", d, m, o),
-    );
-    // On the CPU: A[i][j] = A[i][j] + i - j; B[i][j] = 4 + i + j; D *= 2.
-    dyn_for(m, |i| {
-        dyn_for(n, |j| a.set(i, j, a.get(i, j) + float(i) - float(j)))
-    });
-    dyn_for(n, |i| {
-        dyn_for(o, |j| b.set(i, j, float(i) + float(j) + 4.0))
-    });
-    dyn_for(m, |i| dyn_for(o, |j| d.set(i, j, d.get(i, j) * 2.0)));
+    let [a, b, c, d] = tensors_on_cpu(&gpu, [a, b, c, d], m, n, o);
     // RUN_ON_GPU: the prophecies of this call are created "here".
     gpu.run_on_gpu(|| {
         dyn_for(m, |i| {
@@ -386,6 +373,32 @@ fn matrix_mul(
     // Back on the CPU: needs C's result on the host.
     dyn_for(m, |i| dyn_for(o, |j| d.add(i, j, c.get(i, j))));
     gpu.moved
+}
+
+/// The tensors A (m×n), B (n×o), C and D (m×o) on the host buffers, and
+/// the CPU part both programs share: A[i][j] = A[i][j] + i - j;
+/// B[i][j] = 4 + i + j; D *= 2.
+fn tensors_on_cpu(
+    gpu: &Gpu,
+    [a, b, c, d]: [Ptr; 4],
+    m: Dyn<i32>,
+    n: Dyn<i32>,
+    o: Dyn<i32>,
+) -> [Tensor<'_>; 4] {
+    let (a, b, c, d) = (
+        gpu.tensor("A", a, m, n),
+        gpu.tensor("B", b, n, o),
+        gpu.tensor("C", c, m, o),
+        gpu.tensor("D", d, m, o),
+    );
+    dyn_for(m, |i| {
+        dyn_for(n, |j| a.set(i, j, a.get(i, j) + float(i) - float(j)))
+    });
+    dyn_for(n, |i| {
+        dyn_for(o, |j| b.set(i, j, float(i) + float(j) + 4.0))
+    });
+    dyn_for(m, |i| dyn_for(o, |j| d.set(i, j, d.get(i, j) * 2.0)));
+    [a, b, c, d]
 }
 
 /// [`matrix_mul`] as a staged closure.
@@ -496,19 +509,7 @@ fn two_kernels(
     o: Dyn<i32>,
 ) -> Dyn<i32> {
     let gpu = Gpu::new(dev, Policy::Predict);
-    let (a, b, c, d) = (
-        gpu.tensor("A", a, m, n),
-        gpu.tensor("B", b, n, o),
-        gpu.tensor("C", c, m, o),
-        gpu.tensor("D", d, m, o),
-    );
-    dyn_for(m, |i| {
-        dyn_for(n, |j| a.set(i, j, a.get(i, j) + float(i) - float(j)))
-    });
-    dyn_for(n, |i| {
-        dyn_for(o, |j| b.set(i, j, float(i) + float(j) + 4.0))
-    });
-    dyn_for(m, |i| dyn_for(o, |j| d.set(i, j, d.get(i, j) * 2.0)));
+    let [a, b, c, d] = tensors_on_cpu(&gpu, [a, b, c, d], m, n, o);
     gpu.run_on_gpu(|| {
         dyn_for(m, |i| {
             dyn_for(o, |j| {

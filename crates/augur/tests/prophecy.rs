@@ -6,43 +6,21 @@ mod common;
 
 use augur::prophecy::{Flat, Max, Prophecy, Set};
 use augur::{Builder, Dyn, ProphecyMode, Static};
-use common::{assert_contains, Check};
+use common::{assert_contains, check_modes, ByMode};
 
 fn builder(mode: ProphecyMode) -> Builder {
     Builder::new().prophecy_mode(mode)
-}
-
-/// Runs `check` in every mode; asserts the C is the same; returns the
-/// extractions of paper and adaptive (the default) mode.
-macro_rules! all_modes {
-    ($name:expr, $f:expr, $reference:expr, $inputs:expr) => {{
-        let run = |mode| {
-            Check {
-                builder: builder(mode),
-                ..Check::default()
-            }
-            .run($name, $f, $reference, $inputs)
-        };
-        let paper = run(ProphecyMode::Paper);
-        let collect = run(ProphecyMode::Collect);
-        let adaptive = run(ProphecyMode::Adaptive);
-        for other in [&collect, &adaptive] {
-            assert_eq!(
-                paper.c_code(),
-                other.c_code(),
-                "{}: the modes give different code",
-                $name
-            );
-        }
-        (paper, adaptive)
-    }};
 }
 
 /// A requirement before any read: the value is joined in place, so the
 /// code already uses it; paper mode restarts anyway, as Algorithm 3 does.
 #[test]
 fn require_then_read_gives_the_required_value() {
-    let (paper, collect) = all_modes!(
+    let ByMode {
+        paper,
+        adaptive: collect,
+        ..
+    } = check_modes(
         "req_read",
         |x: Dyn<i32>| {
             let p = Prophecy::new(Max(0));
@@ -52,7 +30,7 @@ fn require_then_read_gives_the_required_value() {
             x + k
         },
         |&mut (x,): &mut (i32,)| x + 7,
-        &[(0,), (1,), (-7,), (100,), (i32::MIN + 10,)]
+        &[(0,), (1,), (-7,), (100,), (i32::MIN + 10,)],
     );
     assert_contains(&collect.c_code(), &["7"]);
     assert_eq!(collect.stats().prophecy_restarts, 0);
@@ -62,7 +40,11 @@ fn require_then_read_gives_the_required_value() {
 /// The classic order: read a prediction, require it later on one path.
 #[test]
 fn read_then_require_restarts_and_uses_the_new_value() {
-    let (paper, collect) = all_modes!(
+    let ByMode {
+        paper,
+        adaptive: collect,
+        ..
+    } = check_modes(
         "read_req",
         |x: Dyn<i32>| {
             let doubled = Prophecy::named("doubled", false);
@@ -78,7 +60,7 @@ fn read_then_require_restarts_and_uses_the_new_value() {
             r
         },
         |&mut (x,): &mut (i32,)| if x > 10 { x.wrapping_mul(2) } else { x },
-        &[(0,), (10,), (11,), (-5,), (1000,)]
+        &[(0,), (10,), (11,), (-5,), (1000,)],
     );
     for ex in [&paper, &collect] {
         assert_eq!(ex.stats().prophecy_restarts, 1);
@@ -93,7 +75,9 @@ fn read_then_require_restarts_and_uses_the_new_value() {
 /// dyn branch inside) still raises it for the whole loop.
 #[test]
 fn prophecy_in_a_dyn_loop_is_shared_by_all_turns() {
-    let (_, collect) = all_modes!(
+    let ByMode {
+        adaptive: collect, ..
+    } = check_modes(
         "loop_shared",
         |n: Dyn<i32>| {
             let s = Dyn::new(0);
@@ -112,7 +96,7 @@ fn prophecy_in_a_dyn_loop_is_shared_by_all_turns() {
             s
         },
         |&mut (n,): &mut (i32,)| (0..n).map(|i| i + 100).sum::<i32>(),
-        &[(0,), (1,), (3,), (4,), (10,)]
+        &[(0,), (1,), (3,), (4,), (10,)],
     );
     let code = collect.c_code();
     assert_eq!(
@@ -126,7 +110,7 @@ fn prophecy_in_a_dyn_loop_is_shared_by_all_turns() {
 /// A prophecy created before a loop and required inside it.
 #[test]
 fn prophecy_before_a_loop_required_inside() {
-    all_modes!(
+    check_modes(
         "before_loop",
         |n: Dyn<i32>| {
             let width = Prophecy::named("width", Max(1));
@@ -143,7 +127,7 @@ fn prophecy_before_a_loop_required_inside() {
             w * n
         },
         |&mut (n,): &mut (i32,)| 8 * n,
-        &[(0,), (1,), (3,), (5,), (-2,)]
+        &[(0,), (1,), (3,), (5,), (-2,)],
     );
 }
 
@@ -163,7 +147,9 @@ fn scaled(x: Dyn<i32>, need: bool) -> Dyn<i32> {
 
 #[test]
 fn helper_called_twice_has_two_prophecies() {
-    let (_, collect) = all_modes!(
+    let ByMode {
+        adaptive: collect, ..
+    } = check_modes(
         "helper_twice",
         |x: Dyn<i32>| {
             let a = scaled(x, true);
@@ -171,7 +157,7 @@ fn helper_called_twice_has_two_prophecies() {
             a * 10 + b
         },
         |&mut (x,): &mut (i32,)| (x * 3) * 10 + (x + 1),
-        &[(0,), (1,), (-4,), (7,), (1000,)]
+        &[(0,), (1,), (-4,), (7,), (1000,)],
     );
     let ex = collect.explain();
     let values: Vec<&str> = ex.cells.iter().map(|c| c.value.as_str()).collect();
@@ -182,7 +168,7 @@ fn helper_called_twice_has_two_prophecies() {
 /// the creations), as the paper's `run_on_gpu` makes one per tensor.
 #[test]
 fn plain_loop_makes_one_prophecy_per_item() {
-    let (_, adaptive) = all_modes!(
+    let ByMode { adaptive, .. } = check_modes(
         "per_item",
         |x: Dyn<i32>| {
             let ps: Vec<Prophecy<bool>> = (0..4).map(|_| Prophecy::new(false)).collect();
@@ -201,7 +187,7 @@ fn plain_loop_makes_one_prophecy_per_item() {
             acc + x
         },
         |&mut (x,): &mut (i32,)| 2 + 4 + x,
-        &[(0,), (1,), (-4,), (7,), (99,)]
+        &[(0,), (1,), (-4,), (7,), (99,)],
     );
     let values: Vec<String> = adaptive
         .explain()
@@ -218,7 +204,7 @@ fn plain_loop_makes_one_prophecy_per_item() {
 /// Prophecies created inside dyn branches, required in nested branches.
 #[test]
 fn prophecies_nested_in_branches() {
-    all_modes!(
+    check_modes(
         "nested",
         |x: Dyn<i32>, y: Dyn<i32>| {
             let r = Dyn::new(0);
@@ -246,7 +232,7 @@ fn prophecies_nested_in_branches() {
             r
         },
         |&mut (x, _y): &mut (i32, i32)| if x > 0 { 1 + 20 + 44 } else { 5 },
-        &[(0, 0), (1, 1), (1, 11), (1, -1), (-3, 20), (5, 5)]
+        &[(0, 0), (1, 1), (1, 11), (1, -1), (-3, 20), (5, 5)],
     );
 }
 
@@ -254,7 +240,7 @@ fn prophecies_nested_in_branches() {
 /// counter is part of the creation point), each with its own value.
 #[test]
 fn prophecies_in_a_static_loop() {
-    all_modes!(
+    check_modes(
         "static_loop",
         |x: Dyn<i32>| {
             let r = Dyn::new(0);
@@ -270,7 +256,7 @@ fn prophecies_in_a_static_loop() {
             r
         },
         |&mut (_x,): &mut (i32,)| 1 + 11 + 21,
-        &[(0,), (1,), (2,), (3,), (-1,)]
+        &[(0,), (1,), (2,), (3,), (-1,)],
     );
 }
 

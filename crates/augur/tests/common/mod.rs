@@ -270,3 +270,90 @@ pub fn assert_lacks(code: &str, snippets: &[&str]) {
 pub fn count(code: &str, s: &str) -> usize {
     code.matches(s).count()
 }
+
+/// splitmix64: a tiny deterministic generator for random tests (the seed
+/// is in every failure message, so a failing case can be replayed).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// True with probability `percent`%.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    /// One of `xs`.
+    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+/// The extractions of one program in each prophecy mode.
+pub struct ByMode<S> {
+    pub paper: Extracted<S>,
+    pub collect: Extracted<S>,
+    pub adaptive: Extracted<S>,
+}
+
+/// [`Check::run`] in every prophecy mode: asserts that the modes generate
+/// the same C and end with the same prophecy values (they reach the same
+/// fixpoint when what a program requires never shrinks as predictions
+/// grow).
+#[track_caller]
+pub fn check_modes<M, F, A, R>(
+    name: &str,
+    f: F,
+    reference: impl Fn(&mut A) -> R,
+    inputs: &[A],
+) -> ByMode<F::Native>
+where
+    F: StagedFn<M> + Clone,
+    F::Native: Invoke<A, Out = R>,
+    A: Args,
+    R: Ret,
+{
+    use augur::ProphecyMode;
+    let run = |mode| {
+        Check {
+            builder: Builder::new().prophecy_mode(mode),
+            ..Check::default()
+        }
+        .run(name, f.clone(), &reference, inputs)
+    };
+    let all = ByMode {
+        paper: run(ProphecyMode::Paper),
+        collect: run(ProphecyMode::Collect),
+        adaptive: run(ProphecyMode::Adaptive),
+    };
+    let values = |e: &Extracted<F::Native>| -> Vec<String> {
+        e.explain().cells.iter().map(|c| c.value.clone()).collect()
+    };
+    for (mode, other) in [("collect", &all.collect), ("adaptive", &all.adaptive)] {
+        assert_eq!(
+            all.paper.c_code(),
+            other.c_code(),
+            "{name}: paper and {mode} modes generate different C"
+        );
+        assert_eq!(
+            values(&all.paper),
+            values(other),
+            "{name}: paper and {mode} modes settle differently:\n{}\n{}",
+            all.paper.explain(),
+            other.explain()
+        );
+    }
+    all
+}
