@@ -15,5 +15,10 @@ pub mod parse;
 pub mod print;
 pub mod random;
 pub mod semantics;
+pub mod staged;
 
+pub use analysis::{Analysis, ExprId, LiveVariables, VeryBusyExpressions};
 pub use ast::{BExpr, Cmd, Expr, Label, Labelled, Pos, Program, Var};
+pub use error::{Diagnostic, DiagnosticKind, Severity, SyntaxError};
+pub use execute::{driver, Prophecy};
+pub use semantics::{Outcome, State};

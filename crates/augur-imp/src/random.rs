@@ -8,6 +8,7 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next 64 random bits.
+    #[allow(clippy::should_implement_trait)] // not an iterator: it never ends
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -52,7 +53,10 @@ fn expr(r: &mut Rng, s: Shape, depth: u32) -> Expr {
         0 => Expr::Num(r.below(21) as i64 - 10),
         1 => Expr::Var(var(r, s)),
         k => {
-            let (a, b) = (Box::new(expr(r, s, depth - 1)), Box::new(expr(r, s, depth - 1)));
+            let (a, b) = (
+                Box::new(expr(r, s, depth - 1)),
+                Box::new(expr(r, s, depth - 1)),
+            );
             match k {
                 2 => Expr::Add(a, b),
                 3 => Expr::Sub(a, b),
@@ -69,8 +73,14 @@ fn bexpr(r: &mut Rng, s: Shape, depth: u32) -> BExpr {
         2 => BExpr::Eq(expr(r, s, 1), expr(r, s, 1)),
         3 => BExpr::Le(expr(r, s, 1), expr(r, s, 1)),
         4 => BExpr::Not(Box::new(bexpr(r, s, depth - 1))),
-        5 => BExpr::And(Box::new(bexpr(r, s, depth - 1)), Box::new(bexpr(r, s, depth - 1))),
-        _ => BExpr::Or(Box::new(bexpr(r, s, depth - 1)), Box::new(bexpr(r, s, depth - 1))),
+        5 => BExpr::And(
+            Box::new(bexpr(r, s, depth - 1)),
+            Box::new(bexpr(r, s, depth - 1)),
+        ),
+        _ => BExpr::Or(
+            Box::new(bexpr(r, s, depth - 1)),
+            Box::new(bexpr(r, s, depth - 1)),
+        ),
     }
 }
 
