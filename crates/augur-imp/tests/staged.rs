@@ -197,10 +197,15 @@ fn random_programs_agree_three_ways() {
             assert!(skipped < 4 * programs + 100, "too few usable programs");
             continue;
         };
+        if c.plain.extracted.stats().gotos + c.live.extracted.stats().gotos > 0 {
+            // Neither runnable by the interpreter nor trusted compiled:
+            // not counted towards the programs checked.
+            gotos += 1;
+            continue;
+        }
         check_interpreted(&c);
         checked += 1;
         dropped += c.live.dropped.len();
-        gotos += c.plain.extracted.stats().gotos.min(1);
         batch.push(c);
         if batch.len() == 250 {
             check_compiled(&batch);
@@ -210,7 +215,7 @@ fn random_programs_agree_three_ways() {
     check_compiled(&batch);
     println!(
         "{checked} programs agree ({skipped} seeds skipped); {dropped} dead assignments \
-         dropped; {gotos} needed goto (not run: known structurer bug)"
+ dropped; {gotos} more needed goto and were not run (known structurer bug)"
     );
 }
 
