@@ -194,8 +194,15 @@ impl<'a> Emitter<'a> {
             out.extend(code);
             return (out, cont);
         }
+        // The outside blocks come right after the follow's code, so a jump
+        // from inside it to anything further out must not fall through.
+        for &c in outside.iter().rev() {
+            ctx.push(Ctx::IfFollow(c));
+        }
+        // (Blocks already emitted stay in the context only to be crossed.)
         out.extend(self.jump(f, ctx, true));
         for c in outside {
+            ctx.pop();
             if !self.emitted[c] {
                 out.extend(self.emit_block(c, ctx));
             }
@@ -300,7 +307,10 @@ impl<'a> Emitter<'a> {
             match *c {
                 Ctx::IfFollow(m) => {
                     if m == target {
-                        if !(crossed_if || crossed_loop) {
+                        // Falling through reaches the join only if it is
+                        // still to be emitted there (not copied in place
+                        // earlier, as a loop's follow can be).
+                        if !(crossed_if || crossed_loop || self.emitted[target]) {
                             return Vec::new();
                         }
                         // The joins in between are what C cannot skip:
