@@ -8,6 +8,7 @@ mod cells;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;
+mod record;
 mod run;
 pub mod stats;
 pub mod tag;

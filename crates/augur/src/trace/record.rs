@@ -1,0 +1,241 @@
+//! Recording: how an operation in record mode becomes a node, a loop
+//! candidate, a memoization link, or a sign of a plain Rust loop; and the
+//! node and variable arenas it fills.
+
+use super::engine::{internal, Ctl, Engine};
+use super::graph::{self, Node, NodeId, Op, Succ};
+use super::run::Cursor;
+use super::tag::Tag;
+use crate::error::Error;
+use crate::ir::{SrcLoc, Type, VarData, VarId, VarKind};
+
+impl Engine {
+    pub(super) fn record(
+        &mut self,
+        op: Op,
+        loc: SrcLoc,
+        (base, key): (Tag, Tag),
+    ) -> Result<NodeId, Ctl> {
+        if matches!(op, Op::Branch(_)) {
+            self.count_site(loc)?;
+        }
+        let seen = self.run.seen.get(&key).copied();
+        if let Some(s) = seen {
+            let closable = self.config.close_loops && !self.never_close.contains(&base);
+            if closable && s.decisions < self.run.decision_count() {
+                let h = self.run.path[s.path_idx].0;
+                if self.same_op(h, &op, loc) {
+                    return Ok(self.start_verify(s.path_idx, h));
+                }
+                // The same operation on other variables declared at other
+                // program points (a `Static` changed in an enclosing dyn
+                // loop's first turn, peeling it, and the turn after declared
+                // them anew): another program point that tags cannot tell
+                // apart; record it as a new occurrence.
+                // Anything else that differs is hidden first-stage state (a
+                // plain Rust loop counter): salt every later tag with this
+                // point's occurrences, so iterations stay apart on every path.
+                if !self.peeled_turn(h, &op) {
+                    return Err(self.mark_plain_loop(base));
+                }
+            }
+        }
+        let occ = seen.map_or(0, |s| s.count);
+        let linkable = self.run.ops > self.run.no_link_until && !self.no_link.contains(&(key, occ));
+        if self.config.memoize && linkable {
+            if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
+                // Audits are bounded per attempt: a first stage whose paths
+                // keep differing would otherwise be re-run without end.
+                let audits_left = self.stats.link_audit_failures < MAX_LINK_REJECTIONS;
+                if self.config.link_audit_ops == 0 || !audits_left {
+                    self.stats.memo_hits += 1;
+                    self.link(n)?;
+                    return Err(Ctl::EndRun);
+                }
+                return self.start_link_check(n);
+            }
+        }
+        let n = self.new_node(op, loc, base, key, occ)?;
+        self.link(n)?;
+        self.memo_insert((key, occ), n);
+        self.note_seen(n, key);
+        Ok(n)
+    }
+
+    pub(super) fn memo_find(
+        &self,
+        key: (Tag, u32),
+        ok: impl Fn(&Engine, NodeId) -> bool,
+    ) -> Option<NodeId> {
+        let mut cur = self.memo.get(&key).copied();
+        while let Some(n) = cur {
+            if ok(self, n) {
+                return Some(n);
+            }
+            cur = self.memo_next.get(&n).copied();
+        }
+        None
+    }
+
+    pub(super) fn memo_insert(&mut self, key: (Tag, u32), n: NodeId) {
+        if let Some(first) = self.memo.insert(key, n) {
+            self.memo_next.insert(n, first);
+        }
+    }
+
+    /// True if `op` is node `n`'s operation on other variables that come
+    /// from a peeled turn: each traces back (through operations that again
+    /// differ only in variables) to the same code run with other `Static`
+    /// state than the variable it replaces. A plain Rust loop declares its
+    /// variables anew at the same point (its repeats trace back to two
+    /// identical operations), and a plain walk over different statements
+    /// computes them in other code: neither is taken for peeling.
+    pub(super) fn peeled_turn(&self, n: NodeId, op: &Op) -> bool {
+        self.peeled_ops(&self.nodes[n].op, op, PEEL_DEPTH)
+    }
+
+    fn peeled_ops(&self, old: &Op, new: &Op, depth: u32) -> bool {
+        if graph::erase_vars(old) != graph::erase_vars(new) {
+            return false;
+        }
+        let pairs: Vec<(VarId, VarId)> = graph::vars_of(old)
+            .into_iter()
+            .zip(graph::vars_of(new))
+            .filter(|(a, b)| a != b)
+            .collect();
+        !pairs.is_empty()
+            && pairs
+                .into_iter()
+                .all(|(a, b)| self.peeled_vars(a, b, depth))
+    }
+
+    fn peeled_vars(&self, a: VarId, b: VarId, depth: u32) -> bool {
+        let (Some(&da), Some(&db)) = (self.var_def.get(&a), self.var_def.get(&b)) else {
+            return false;
+        };
+        let (na, nb) = (&self.nodes[da], &self.nodes[db]);
+        if na.key.path != nb.key.path {
+            // Declared by other code: a plain Rust walk over different
+            // statements (an interpreter's loop), not a peeled turn.
+            return false;
+        }
+        if na.key.state != nb.key.state {
+            return true;
+        }
+        depth > 0 && self.peeled_ops(&na.op, &nb.op, depth - 1)
+    }
+
+    pub(super) fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
+        let node = &self.nodes[n];
+        node.op == *op && node.loc == loc && node.annotations == self.run.pending_annotations
+    }
+
+    pub(super) fn count_site(&mut self, loc: SrcLoc) -> Result<(), Ctl> {
+        let c = self.run.site_visits.entry(loc).or_insert(0);
+        *c += 1;
+        if *c > self.config.max_site_visits {
+            return Err(Ctl::Fail(Error::LoopNeverCloses {
+                location: loc,
+                iterations: *c,
+            }));
+        }
+        Ok(())
+    }
+
+    pub(super) fn new_node(
+        &mut self,
+        op: Op,
+        loc: SrcLoc,
+        base: Tag,
+        key: Tag,
+        occ: u32,
+    ) -> Result<NodeId, Ctl> {
+        if self.nodes.len() >= self.config.max_nodes {
+            return Err(Ctl::Fail(Error::Limit {
+                what: format!(
+                    "{} recorded operations (a first-stage loop that never ends?)",
+                    self.config.max_nodes
+                ),
+                location: Some(loc),
+            }));
+        }
+        let def = match &op {
+            Op::Let { ty, .. } => Some(self.new_var(ty.clone(), VarKind::Temp, None, loc)),
+            Op::Decl { ty, hint, .. } => {
+                Some(self.new_var(ty.clone(), VarKind::Local, hint.clone(), loc))
+            }
+            _ => None,
+        };
+        let annotations = std::mem::take(&mut self.run.pending_annotations);
+        let id = NodeId(self.nodes.len() as u32);
+        if let Some(v) = def {
+            self.var_def.insert(v, id);
+        }
+        Ok(self.nodes.push(Node {
+            op,
+            def,
+            annotations,
+            loc,
+            base,
+            key,
+            occ,
+            succ: Succ::Open,
+        }))
+    }
+
+    pub(super) fn new_var(
+        &mut self,
+        ty: Type,
+        kind: VarKind,
+        hint: Option<String>,
+        loc: SrcLoc,
+    ) -> VarId {
+        self.func.vars.push(VarData {
+            ty,
+            kind,
+            hint,
+            name: None,
+            addr_taken: false,
+            loc: Some(loc),
+        })
+    }
+
+    /// Attaches `n` at the cursor.
+    pub(super) fn link(&mut self, n: NodeId) -> Result<(), Ctl> {
+        match self.run.cursor {
+            Cursor::Root => {
+                if self.entry.is_some() {
+                    return Err(internal("entry recorded twice"));
+                }
+                self.entry = Some(n);
+            }
+            Cursor::After(p) => {
+                if !matches!(self.nodes[p].succ, Succ::Open) {
+                    return Err(internal("successor recorded twice"));
+                }
+                self.nodes[p].succ = Succ::Next(n);
+            }
+            Cursor::Side(p, d) => {
+                let succ = &mut self.nodes[p].succ;
+                let (mut t, mut e) = match *succ {
+                    Succ::Branch(t, e) => (t, e),
+                    Succ::Open => (None, None),
+                    Succ::Next(_) => return Err(internal("branch node with a plain successor")),
+                };
+                let slot = if d { &mut t } else { &mut e };
+                if slot.is_some() {
+                    return Err(internal("branch side recorded twice"));
+                }
+                *slot = Some(n);
+                *succ = Succ::Branch(t, e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How far `peeled_turn` traces variables back through their definitions.
+const PEEL_DEPTH: u32 = 16;
+
+/// Failed link audits after which an attempt links without auditing.
+const MAX_LINK_REJECTIONS: u64 = 32;
