@@ -104,6 +104,15 @@ pub enum Error {
         /// Each cell's history: who required what, where.
         history: String,
     },
+    /// A GPU launch ([`stage::gpu::launch`](crate::stage::gpu::launch)) that a
+    /// GPU backend cannot turn into a kernel (it assigns a host variable,
+    /// returns from inside, synchronises where the simulation cannot split).
+    Kernel {
+        /// What is wrong.
+        message: String,
+        /// The launch's line.
+        location: Option<SrcLoc>,
+    },
     /// An internal invariant failed (a bug in augur).
     Internal {
         /// What failed.
@@ -187,6 +196,9 @@ impl fmt::Display for Error {
                  height, or requirements that grow with the predictions; raise \
                  Builder::max_prophecy_restarts if they are merely many):\n{history}"
             ),
+            Error::Kernel { message, location } => {
+                write!(f, "GPU kernel{}: {message}", at(location))
+            }
             Error::Internal { message } => write!(f, "internal error in augur: {message}"),
         }
     }

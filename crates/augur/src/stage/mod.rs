@@ -3,6 +3,7 @@
 pub mod ctype;
 pub mod dyn_val;
 pub mod extern_fn;
+pub mod gpu;
 pub mod libc;
 mod ops;
 pub mod signature;

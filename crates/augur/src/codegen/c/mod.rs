@@ -16,7 +16,7 @@ macro_rules! sym {
 }
 
 pub mod keywords;
-mod writer;
+pub(crate) mod writer;
 
 pub use keywords::RESERVED;
 pub use writer::{write_function, write_module};

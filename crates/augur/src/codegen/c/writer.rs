@@ -35,7 +35,7 @@ pub fn write_module(fs: &[&Function]) -> String {
 }
 
 /// The `#include` line for a header given as `stdio.h`, `<stdio.h>` or `"my.h"`.
-fn include_line(header: &str) -> String {
+pub(crate) fn include_line(header: &str) -> String {
     if header.starts_with(['<', '"']) {
         format!("#include {header}")
     } else {
@@ -53,7 +53,11 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
     let headers: BTreeSet<String> = fs
         .iter()
         .flat_map(|f| f.externs.iter())
-        .filter_map(|(_, d)| d.header.as_deref().map(include_line))
+        .filter_map(|(_, d)| d.header.as_deref())
+        // The device helpers' pseudo-header is never included: the CUDA
+        // backend defines them and the CPU simulation removes their calls.
+        .filter(|h| *h != crate::stage::gpu::DEVICE_HEADER)
+        .map(include_line)
         .collect();
     for h in headers {
         if !lines.contains(&h) {
@@ -67,7 +71,7 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
 }
 
 /// True if some float constant of `f` is NaN or infinite.
-fn has_special_float(f: &Function) -> bool {
+pub(crate) fn has_special_float(f: &Function) -> bool {
     f.exprs.iter().any(|(_, d)| match &d.kind {
         Expr::Const(Const::F32(x)) => !x.is_finite(),
         Expr::Const(Const::F64(x)) => !x.is_finite(),
@@ -96,7 +100,7 @@ fn write_prototypes(out: &mut String, fs: &[&Function]) {
 }
 
 /// `int32_t my_add(int32_t, int32_t)`, without the `;`.
-fn prototype(d: &ExternDecl) -> String {
+pub(crate) fn prototype(d: &ExternDecl) -> String {
     let mut params: Vec<String> = d.params.iter().map(|t| c_declarator(t, "")).collect();
     let list = match (params.is_empty(), d.variadic) {
         (true, false) => "void".to_string(),
@@ -112,7 +116,7 @@ fn prototype(d: &ExternDecl) -> String {
     c_declarator(&d.ret, &format!("{}({list})", d.name))
 }
 
-fn write_definition(out: &mut String, f: &Function) {
+pub(crate) fn write_definition(out: &mut String, f: &Function) {
     let params: Vec<String> = f
         .params
         .iter()
@@ -129,6 +133,12 @@ fn write_definition(out: &mut String, f: &Function) {
         "{} {{",
         c_declarator(&f.ret, &format!("{}({list})", f.name))
     );
+    write_body(out, f, &f.body, 1);
+    out.push_str("}\n");
+}
+
+/// Prints the statements `b` of `f` at `depth`.
+pub(crate) fn write_body(out: &mut String, f: &Function, b: &crate::ir::Block, depth: usize) {
     let name = |v: VarId| f.var_name(v);
     let decl = |v: VarId| c_declarator(&f.vars[v].ty, &f.var_name(v));
     let printer = BlockPrinter {
@@ -140,8 +150,7 @@ fn write_definition(out: &mut String, f: &Function) {
         decl: &decl,
         prefix: &|_, _, _| {},
     };
-    printer.block(out, &f.body, 1);
-    out.push_str("}\n");
+    printer.block(out, b, depth);
 }
 
 #[cfg(test)]

@@ -1,0 +1,447 @@
+//! Kernel extraction: launch loop nests become kernel functions.
+//!
+//! A launch ([`stage::gpu::launch`](crate::stage::gpu::launch)) reaches the IR
+//! as `for (bid = 0; bid < G; bid++) for (tid = 0; tid < B; tid++) K`, the
+//! outer loop annotated with [`KERNEL_ANNOTATION`]. [`split`] lifts each `K`
+//! into a [`Kernel`] whose parameters are `bid`, `tid` and every variable `K`
+//! reads from outside (by value), and replaces the nest in the host function
+//! with a call of the kernel's launch stub.
+
+use crate::error::Error;
+use crate::ir::{
+    verify, Block, Const, Expr, ExprId, ExternDecl, FuncId, Function, SrcLoc, Stmt, StmtKind, Type,
+    VarId, VarKind,
+};
+use crate::stage::gpu::{DEVICE_HEADER, GRID_SYNC, KERNEL_ANNOTATION};
+use std::collections::BTreeSet;
+
+/// One kernel lifted out of a host function.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The `__global__` function: parameters `bid`, `tid`, then the captured
+    /// variables in [`Kernel::captured`] order; the body is the launch's.
+    pub func: Function,
+    /// The host variables the kernel reads (its arguments at the launch).
+    pub captured: Vec<VarId>,
+    /// Blocks in the grid.
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// True when the body calls the grid-wide barrier: such a kernel needs a
+    /// cooperative launch.
+    pub cooperative: bool,
+    /// The launch's line in the user's first-stage code.
+    pub loc: Option<SrcLoc>,
+}
+
+impl Kernel {
+    /// The name of the host function that launches it.
+    pub fn launcher(&self) -> String {
+        format!("{}_launch", self.func.name)
+    }
+}
+
+/// A host function whose launches call kernel launchers, and the kernels.
+#[derive(Clone, Debug)]
+pub struct Split {
+    /// The host function; each launch is a call of `Kernel::launcher`.
+    pub host: Function,
+    /// The kernels in launch order.
+    pub kernels: Vec<Kernel>,
+}
+
+/// The parts of a launch nest, borrowed from the IR.
+pub(crate) struct Nest<'a> {
+    pub bid: VarId,
+    pub tid: VarId,
+    pub grid: u32,
+    pub block: u32,
+    pub outer: &'a Stmt,
+    pub inner: &'a Stmt,
+    pub body: &'a Block,
+}
+
+/// True for the outer loop of a launch.
+pub(crate) fn is_launch(s: &Stmt) -> bool {
+    s.annotations.iter().any(|a| a == KERNEL_ANNOTATION)
+}
+
+/// Reads a launch nest, or says what about it is not one.
+pub(crate) fn nest<'a>(f: &Function, s: &'a Stmt) -> Result<Nest<'a>, Error> {
+    let err = |what: &str| kernel_error(s.loc, what.to_string());
+    let (bid, grid, outer_body) = counted_loop(f, s)
+        .ok_or_else(|| err("the launch's block loop is not `for (bid = 0; bid < N; bid++)`"))?;
+    let [inner] = outer_body.as_slice() else {
+        return Err(err(
+            "the launch's block loop holds more than its thread loop",
+        ));
+    };
+    let (tid, block, body) = counted_loop(f, inner)
+        .ok_or_else(|| err("the launch's thread loop is not `for (tid = 0; tid < N; tid++)`"))?;
+    Ok(Nest {
+        bid,
+        tid,
+        grid,
+        block,
+        outer: s,
+        inner,
+        body,
+    })
+}
+
+/// `for (v = 0; v < N; v = v + 1) body` with a constant `N`.
+fn counted_loop<'a>(f: &Function, s: &'a Stmt) -> Option<(VarId, u32, &'a Block)> {
+    let StmtKind::For {
+        init, cond, body, ..
+    } = &s.kind
+    else {
+        return None;
+    };
+    let var = match &init.kind {
+        StmtKind::Decl { var, init: Some(e) } if is_int(f, *e, 0) => *var,
+        _ => return None,
+    };
+    let Expr::Binary(crate::ir::BinOp::Lt, a, b) = &f.exprs[*cond].kind else {
+        return None;
+    };
+    if !matches!(f.exprs[*a].kind, Expr::Var(v) if v == var) {
+        return None;
+    }
+    let Expr::Const(Const::Int(n)) = f.exprs[*b].kind else {
+        return None;
+    };
+    Some((var, u32::try_from(n).ok()?, body))
+}
+
+fn is_int(f: &Function, e: ExprId, k: i64) -> bool {
+    matches!(f.exprs[e].kind, Expr::Const(Const::Int(x)) if x == k)
+}
+
+pub(crate) fn kernel_error(loc: Option<SrcLoc>, message: String) -> Error {
+    Error::Kernel {
+        message,
+        location: loc,
+    }
+}
+
+/// Lifts every launch of `f` into a kernel.
+///
+/// Errors ([`Error::Kernel`]): a launch nest in another shape, a body that
+/// assigns or takes the address of a host variable, returns, jumps out,
+/// calls a host function, or launches again; a grid sync outside a launch.
+pub fn split(f: &Function) -> Result<Split, Error> {
+    let mut host = f.clone();
+    let mut kernels = Vec::new();
+    let body = std::mem::take(&mut host.body);
+    host.body = lift_block(&mut host, body, &mut kernels)?;
+    if let Some(loc) = find_sync(&host, &host.body) {
+        return Err(kernel_error(
+            loc,
+            "grid_sync outside a GPU launch".to_string(),
+        ));
+    }
+    check(&host)?;
+    for k in &kernels {
+        check(&k.func)?;
+    }
+    Ok(Split { host, kernels })
+}
+
+fn check(f: &Function) -> Result<(), Error> {
+    verify::verify(f).map_err(|e| Error::Internal {
+        message: format!("kernel extraction broke `{}`: {e}", f.name),
+    })
+}
+
+fn lift_block(host: &mut Function, b: Block, out: &mut Vec<Kernel>) -> Result<Block, Error> {
+    let mut res = Vec::with_capacity(b.len());
+    for mut s in b {
+        if is_launch(&s) {
+            let k = lift(host, &s, out.len())?;
+            res.push(launch_call(host, &k, s.loc));
+            out.push(k);
+            continue;
+        }
+        let mut err = None;
+        for blk in s.kind.blocks_mut() {
+            match lift_block(host, std::mem::take(blk), out) {
+                Ok(nb) => *blk = nb,
+                Err(e) => err = Some(e),
+            }
+        }
+        if let Some(e) = err {
+            return Err(e);
+        }
+        res.push(s);
+    }
+    Ok(res)
+}
+
+/// The kernel of one launch statement.
+fn lift(host: &Function, s: &Stmt, index: usize) -> Result<Kernel, Error> {
+    let n = nest(host, s)?;
+    let captured = captured(host, &n)?;
+    let mut func = host.clone();
+    func.name = format!("{}_k{index}", host.name);
+    func.ret = Type::Void;
+    func.params = [n.bid, n.tid].into_iter().chain(captured.clone()).collect();
+    for (i, &p) in func.params.clone().iter().enumerate() {
+        func.vars[p].kind = VarKind::Param(i as u32);
+    }
+    func.body = n.body.clone();
+    Ok(Kernel {
+        cooperative: find_sync(host, n.body).is_some(),
+        func,
+        captured,
+        grid: n.grid,
+        block: n.block,
+        loc: s.loc,
+    })
+}
+
+/// The host variables the body reads, in `VarId` order, after checking the
+/// body can run as a kernel.
+fn captured(f: &Function, n: &Nest) -> Result<Vec<VarId>, Error> {
+    let mut c = Collect {
+        f,
+        loc: n.outer.loc,
+        declared: BTreeSet::from([n.bid, n.tid]),
+        used: BTreeSet::new(),
+        assigned: Vec::new(),
+        loops: 0,
+    };
+    c.block(n.body)?;
+    let captured: Vec<VarId> = c.used.difference(&c.declared).copied().collect();
+    if let Some((v, loc)) = c.assigned.iter().find(|(v, _)| !c.declared.contains(v)) {
+        return Err(kernel_error(
+            loc.or(n.outer.loc),
+            format!(
+                "the kernel assigns `{}`, a variable of the host code; kernels write \
+                 memory (through pointers), not host variables",
+                f.var_name(*v)
+            ),
+        ));
+    }
+    Ok(captured)
+}
+
+struct Collect<'a> {
+    f: &'a Function,
+    loc: Option<SrcLoc>,
+    declared: BTreeSet<VarId>,
+    used: BTreeSet<VarId>,
+    /// Variables assigned directly or through `&v`.
+    assigned: Vec<(VarId, Option<SrcLoc>)>,
+    loops: u32,
+}
+
+impl Collect<'_> {
+    fn block(&mut self, b: &Block) -> Result<(), Error> {
+        b.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), Error> {
+        let here = s.loc.or(self.loc);
+        let bad = |what: &str| Err(kernel_error(here, format!("a kernel cannot {what}")));
+        match &s.kind {
+            StmtKind::Decl { var, init } => {
+                self.declared.insert(*var);
+                if let Some(e) = init {
+                    self.expr(*e, s.loc)?;
+                }
+            }
+            StmtKind::Assign { place, value } => {
+                if let Expr::Var(v) = self.f.exprs[*place].kind {
+                    self.assigned.push((v, s.loc));
+                }
+                self.expr(*place, s.loc)?;
+                self.expr(*value, s.loc)?;
+            }
+            StmtKind::Eval(e) => self.expr(*e, s.loc)?,
+            StmtKind::If { cond, then_, else_ } => {
+                self.expr(*cond, s.loc)?;
+                self.block(then_)?;
+                self.block(else_)?;
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(*cond, s.loc)?;
+                self.loop_body(body)?;
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                self.stmt(init)?;
+                self.expr(*cond, s.loc)?;
+                self.stmt(step)?;
+                self.loop_body(body)?;
+            }
+            StmtKind::Break | StmtKind::Continue if self.loops == 0 => {
+                return bad("leave the launch with break or continue")
+            }
+            StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Return(_) => return bad("return from the host function"),
+            StmtKind::Label(_) | StmtKind::Goto(_) => {
+                return bad("contain control flow that needs a goto")
+            }
+        }
+        if is_launch(s) {
+            return bad("launch another kernel");
+        }
+        Ok(())
+    }
+
+    fn loop_body(&mut self, b: &Block) -> Result<(), Error> {
+        self.loops += 1;
+        let r = self.block(b);
+        self.loops -= 1;
+        r
+    }
+
+    fn expr(&mut self, e: ExprId, loc: Option<SrcLoc>) -> Result<(), Error> {
+        match &self.f.exprs[e].kind {
+            Expr::Var(v) => {
+                self.used.insert(*v);
+            }
+            Expr::AddrOf(p) => {
+                if let Expr::Var(v) = self.f.exprs[*p].kind {
+                    self.assigned.push((v, loc));
+                }
+            }
+            Expr::Call(fid, _) => {
+                let d = &self.f.externs[*fid];
+                if d.header.is_none() {
+                    return Err(kernel_error(
+                        loc.or(self.loc),
+                        format!(
+                            "the kernel calls `{}`, a host function (only device helpers \
+                             and math functions run on the GPU)",
+                            d.name
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        let mut r = Ok(());
+        self.f.for_each_child(e, |c| {
+            if r.is_ok() {
+                r = self.expr(c, loc);
+            }
+        });
+        r
+    }
+}
+
+/// The host statement that replaces a launch: `kernel_launch(captured...)`.
+fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
+    let params: Vec<Type> = k
+        .captured
+        .iter()
+        .map(|&v| host.vars[v].ty.clone())
+        .collect();
+    let fid: FuncId = host.externs.push(ExternDecl {
+        name: k.launcher(),
+        params,
+        ret: Type::Void,
+        variadic: false,
+        header: None,
+    });
+    let args: Vec<ExprId> = k
+        .captured
+        .iter()
+        .map(|&v| {
+            let ty = host.vars[v].ty.clone();
+            host.expr(Expr::Var(v), ty)
+        })
+        .collect();
+    let call = host.expr(Expr::Call(fid, args), Type::Void);
+    Stmt {
+        kind: StmtKind::Eval(call),
+        annotations: Vec::new(),
+        loc,
+    }
+}
+
+/// The location of the first grid-sync call in `b`, if any (`Some(None)`
+/// when it has no location).
+pub(crate) fn find_sync(f: &Function, b: &[Stmt]) -> Option<Option<SrcLoc>> {
+    for s in b {
+        let mut found = false;
+        each_expr(s, &mut |e| found |= calls(f, e, GRID_SYNC));
+        if found {
+            return Some(s.loc);
+        }
+    }
+    None
+}
+
+/// True if `s` is exactly a call of the grid barrier.
+pub(crate) fn is_sync(f: &Function, s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Eval(e) => match &f.exprs[*e].kind {
+            Expr::Call(fid, _) => is_device_fn(&f.externs[*fid], GRID_SYNC),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn is_device_fn(d: &ExternDecl, name: &str) -> bool {
+    d.name == name && d.header.as_deref() == Some(DEVICE_HEADER)
+}
+
+fn calls(f: &Function, e: ExprId, name: &str) -> bool {
+    if let Expr::Call(fid, _) = &f.exprs[e].kind {
+        if is_device_fn(&f.externs[*fid], name) {
+            return true;
+        }
+    }
+    let mut any = false;
+    f.for_each_child(e, |c| any |= calls(f, c, name));
+    any
+}
+
+/// Calls `each` on every expression root of `s` and the statements inside it.
+pub(crate) fn each_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
+    match &s.kind {
+        StmtKind::Decl { init, .. } => init.iter().for_each(|&e| each(e)),
+        StmtKind::Assign { place, value } => {
+            each(*place);
+            each(*value);
+        }
+        StmtKind::Eval(e) => each(*e),
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => each(*cond),
+        StmtKind::For {
+            init, cond, step, ..
+        } => {
+            each_expr(init, each);
+            each(*cond);
+            each_expr(step, each);
+        }
+        StmtKind::Return(e) => e.iter().for_each(|&e| each(e)),
+        _ => {}
+    }
+    for b in s.kind.blocks() {
+        for s in b {
+            each_expr(s, each);
+        }
+    }
+}
+
+/// The externs the statements of `b` call.
+pub(crate) fn called(f: &Function, b: &Block) -> BTreeSet<FuncId> {
+    fn walk(f: &Function, e: ExprId, out: &mut BTreeSet<FuncId>) {
+        if let Expr::Call(fid, _) = &f.exprs[e].kind {
+            out.insert(*fid);
+        }
+        f.for_each_child(e, |c| walk(f, c, out));
+    }
+    let mut out = BTreeSet::new();
+    for s in b {
+        each_expr(s, &mut |e| walk(f, e, &mut out));
+    }
+    out
+}
