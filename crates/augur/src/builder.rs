@@ -241,6 +241,26 @@ impl<S: Copy> Extracted<S> {
         Ok(Compiled { lib, f })
     }
 
+    /// The function as a CUDA translation unit: each
+    /// [`gpu::launch`](crate::stage::gpu::launch) a kernel. `prelude` (C++
+    /// text after the includes) defines the host functions it calls.
+    pub fn cuda_code(&self, prelude: &str) -> Result<String> {
+        crate::codegen::cuda::write_cuda(&self.func, prelude)
+    }
+
+    /// The CPU simulation of the GPU program: launches run as loop nests,
+    /// phase by phase ([`codegen::cuda::simulate`](crate::codegen::cuda::simulate)).
+    /// Its C is `codegen::write_function(&ex.simulated()?)`.
+    pub fn simulated(&self) -> Result<Extracted<S>> {
+        Ok(Extracted {
+            func: crate::codegen::cuda::simulate(&self.func)?,
+            stats: self.stats.clone(),
+            explanation: self.explanation.clone(),
+            loc: self.loc,
+            _sig: PhantomData,
+        })
+    }
+
     /// Runs the function in the IR interpreter.
     pub fn interpret(&self, args: &[Value]) -> Result<Value> {
         Interpreter::new().call(&self.func, args)

@@ -1,6 +1,7 @@
 //! Running the second stage.
 
 pub mod compile;
+pub mod cuda;
 
 pub use compile::{compile, CompileOptions, Library};
 pub mod interp;

@@ -99,8 +99,11 @@ fn check_phases(f: &Function, phases: &Block, s: &Stmt) -> Result<(), Error> {
     probe.body = phases.clone();
     // Host variables the kernel reads are declared outside: make them
     // parameters of the probe so only the phases' own scoping is checked.
-    let outside = outside_vars(f, phases);
-    probe.params.extend(outside);
+    for v in outside_vars(f, phases) {
+        let n = probe.params.len() as u32;
+        probe.vars[v].kind = crate::ir::VarKind::Param(n);
+        probe.params.push(v);
+    }
     match verify::verify(&probe) {
         Ok(()) => Ok(()),
         Err(e) => Err(kernel_error(

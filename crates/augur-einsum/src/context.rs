@@ -1,0 +1,228 @@
+//! The DSL's first-stage state: configuration, the tensors, where code is
+//! being generated for, and `run_on_gpu`.
+
+use crate::index::Index;
+use augur::stage::gpu;
+use augur::Dyn;
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
+use std::rc::Rc;
+
+/// How tensors reach the GPU (the paper's three strategies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Movement {
+    /// Every tensor has a device buffer; before each kernel every tensor is
+    /// copied in, after it every tensor is copied out.
+    CopyAll,
+    /// Every tensor the DSL allocates is in CUDA unified memory; the driver
+    /// moves pages on demand, the generated code copies nothing.
+    Unified,
+    /// Prophecies decide: a device buffer only for tensors some kernel uses
+    /// (`needs_gpu`), a copy in only of what the next kernel reads
+    /// (`gpu_read`), a copy out only of what it wrote (`gpu_written`, a
+    /// history).
+    Prophecy,
+}
+
+impl Movement {
+    /// All three, in the paper's table order.
+    pub const ALL: [Movement; 3] = [Movement::CopyAll, Movement::Unified, Movement::Prophecy];
+
+    /// A short name for tables and function names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Movement::CopyAll => "copy_all",
+            Movement::Unified => "unified",
+            Movement::Prophecy => "prophecy",
+        }
+    }
+}
+
+/// How the DSL generates code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Data movement for `run_on_gpu`.
+    pub movement: Movement,
+    /// Mark each CPU statement's outer loop `#pragma omp parallel for`.
+    pub openmp: bool,
+    /// Blocks per kernel launch (the paper's `max_bid`: 40).
+    pub blocks: u32,
+    /// Threads per block (the paper's `max_tid`: 512).
+    pub threads: u32,
+    /// When false, `run_on_gpu` runs its statements on the CPU (the same
+    /// program as CPU code, for comparison).
+    pub gpu: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            movement: Movement::Prophecy,
+            openmp: false,
+            blocks: 40,
+            threads: 512,
+            gpu: true,
+        }
+    }
+}
+
+impl Config {
+    /// The default configuration with `movement`.
+    pub fn with(movement: Movement) -> Config {
+        Config {
+            movement,
+            ..Config::default()
+        }
+    }
+
+    /// CPU code only: `run_on_gpu` runs on the CPU, no device buffers.
+    pub fn cpu() -> Config {
+        Config {
+            gpu: false,
+            movement: Movement::Prophecy,
+            ..Config::default()
+        }
+    }
+}
+
+/// What a registered tensor does around a kernel (type-erased: the
+/// registry holds tensors of every element type).
+pub(crate) trait GpuTensor {
+    /// Before a kernel: make this kernel's prophecy and history, and copy in.
+    fn before_kernel(&self, movement: Movement);
+    /// After a kernel: copy out.
+    fn after_kernel(&self, movement: Movement);
+    /// Frees what the DSL allocated.
+    fn free(&self);
+}
+
+/// The GPU thread a kernel statement is being generated for.
+#[derive(Clone, Copy)]
+pub(crate) struct Thread {
+    pub bid: Dyn<i32>,
+    pub tid: Dyn<i32>,
+}
+
+pub(crate) struct Ctx {
+    pub config: Config,
+    pub tensors: RefCell<Vec<Rc<dyn GpuTensor>>>,
+    /// `Some` while generating a kernel's body (the paper's
+    /// `current_device == device_gpu`). A plain value: set and cleared in
+    /// straight-line code around the kernel, whose code lies at other call
+    /// paths anyway.
+    pub thread: Cell<Option<Thread>>,
+    /// Statements generated so far in the current kernel body: every one but
+    /// the first waits at a grid sync.
+    pub kernel_statements: Cell<u32>,
+    pub next_index: Cell<u32>,
+    pub finished: Cell<bool>,
+}
+
+/// The DSL: make one at the start of a staged function, then tensors and
+/// indices from it, and write einsum statements.
+///
+/// ```
+/// use augur::{Builder, Dyn};
+/// use augur_einsum::{Config, Einsum};
+/// let f = Builder::new()
+///     .extract("scale", |x: Dyn<*mut f32>| {
+///         let ein = Einsum::new(Config::default());
+///         let i = ein.index("i");
+///         let v = ein.tensor_on::<f32>("v", [8], x);
+///         v.at([i]).mul_by(2.0f32);
+///         ein.finish();
+///     })
+///     .unwrap();
+/// assert!(f.c_code().contains("v[i] = v[i] * 2.0f"));
+/// ```
+#[derive(Clone)]
+pub struct Einsum {
+    pub(crate) ctx: Rc<Ctx>,
+}
+
+impl Einsum {
+    /// A DSL instance generating code as `config` says.
+    pub fn new(config: Config) -> Einsum {
+        Einsum {
+            ctx: Rc::new(Ctx {
+                config,
+                tensors: RefCell::new(Vec::new()),
+                thread: Cell::new(None),
+                kernel_statements: Cell::new(0),
+                next_index: Cell::new(0),
+                finished: Cell::new(false),
+            }),
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> Config {
+        self.ctx.config
+    }
+
+    /// A new index named `name` (the loop variable's name in the C).
+    pub fn index(&self, name: &'static str) -> Index {
+        let id = self.ctx.next_index.get();
+        self.ctx.next_index.set(id + 1);
+        Index { id, name }
+    }
+
+    /// Runs `kernel` on the GPU: its statements become one CUDA kernel (a
+    /// cooperative one with grid syncs between statements when there are
+    /// several). Tensors move as [`Config::movement`] says.
+    ///
+    /// `kernel` is staged again while the engine checks the kernel's loops,
+    /// hence `FnMut`. Nested `run_on_gpu` is an error.
+    #[track_caller]
+    pub fn run_on_gpu(&self, mut kernel: impl FnMut()) {
+        let loc = Location::caller();
+        if self.ctx.thread.get().is_some() {
+            panic!("einsum: run_on_gpu inside run_on_gpu at {loc}");
+        }
+        if !self.ctx.config.gpu {
+            kernel();
+            return;
+        }
+        let movement = self.ctx.config.movement;
+        let tensors: Vec<Rc<dyn GpuTensor>> = self.ctx.tensors.borrow().clone();
+        for t in &tensors {
+            t.before_kernel(movement);
+        }
+        let (blocks, threads) = (self.ctx.config.blocks, self.ctx.config.threads);
+        gpu::launch(blocks, threads, |bid, tid| {
+            self.ctx.thread.set(Some(Thread { bid, tid }));
+            self.ctx.kernel_statements.set(0);
+            kernel();
+            self.ctx.thread.set(None);
+        });
+        for t in &tensors {
+            t.after_kernel(movement);
+        }
+    }
+
+    /// Starts the runtime's timer (the paper's `start_time`); with
+    /// [`timer_stop`](Einsum::timer_stop) it times a region of the
+    /// generated code, waiting for the GPU at both ends.
+    pub fn timer_start(&self) {
+        crate::runtime::TIMER_START.call();
+    }
+
+    /// Stops the runtime's timer; the runtime keeps the shortest region and
+    /// the total ([`Counters`](crate::Counters)).
+    pub fn timer_stop(&self) {
+        crate::runtime::TIMER_STOP.call();
+    }
+
+    /// Frees every buffer the DSL allocated (not user buffers). Call it at
+    /// the end of the staged function; tensors must not be used after it.
+    pub fn finish(&self) {
+        for t in self.ctx.tensors.borrow().iter() {
+            t.free();
+        }
+        self.ctx.finished.set(true);
+    }
+
+    pub(crate) fn register(&self, t: Rc<dyn GpuTensor>) {
+        self.ctx.tensors.borrow_mut().push(t);
+    }
+}

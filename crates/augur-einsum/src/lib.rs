@@ -1,0 +1,82 @@
+//! # augur-einsum: tensors that move exactly what GPU kernels need
+//!
+//! A tensor DSL built on [`augur`]: einsum statements over tensors with
+//! first-stage shapes generate C loops (optionally OpenMP), or, inside
+//! [`Einsum::run_on_gpu`], CUDA kernels. Which tensors to move to and from
+//! the GPU is decided by prophecies and a history, inside the library: the
+//! program only says what to compute.
+//!
+//! ```
+//! use augur::{Builder, Dyn};
+//! use augur_einsum::{compile_simulated, Config, Einsum, Movement};
+//!
+//! // C = A B for 2x3 and 3x2 matrices; A, B, C in caller buffers.
+//! let ex = Builder::new()
+//!     .extract("matmul", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
+//!         let ein = Einsum::new(Config::with(Movement::Prophecy));
+//!         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+//!         let a = ein.tensor_on::<f32>("A", [2, 3], a);
+//!         let b = ein.tensor_on::<f32>("B", [3, 2], b);
+//!         let c = ein.tensor_on::<f32>("C", [2, 2], c);
+//!         ein.run_on_gpu(|| c.at([i, j]).set(a.at([i, k]) * b.at([k, j])));
+//!         ein.finish();
+//!     })
+//!     .unwrap();
+//! let p = compile_simulated(&ex).unwrap();
+//! let (mut a, mut b, mut c) = ([1f32, 2., 3., 4., 5., 6.], [1f32, 0., 0., 1., 1., 1.], [0f32; 4]);
+//! // SAFETY: the buffers hold 6, 6 and 4 floats, as the shapes say.
+//! unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
+//! assert_eq!(c, [4., 5., 10., 11.]);
+//! // A and B went in, C came out: (6 + 6 + 4) floats.
+//! assert_eq!(p.counters().unwrap().moved(), 64);
+//! ```
+//!
+//! ## Statements
+//!
+//! `T.at([i, j])` is `T[i][j]`. `L.set(R)` is `L = R`, `L.add_to(R)` (or
+//! `L += R`) is `L += R`, `L.mul_by(R)` (or `L *= R`) is `L *= R`. `R` is a
+//! sum, difference or product of accesses, constants, `Dyn` values and
+//! index values. Indices of `R` that `L` lacks are reduced over: summed for
+//! `=` and `+=`, multiplied for `*=` (so `C[i][j] = A[i][k] * B[k][j]` is a
+//! matrix product). Each index takes the extent of the dimensions it
+//! indexes; disagreeing extents, a wrong number of indices, an index that
+//! indexes nothing, and a right side that reads the left tensor at other
+//! positions are errors naming the statement's line.
+//!
+//! ## Data movement ([`Movement`])
+//!
+//! * `CopyAll`: every tensor has a device buffer, all are copied in before
+//!   and out after every kernel.
+//! * `Unified`: tensors live in CUDA unified memory; nothing is copied by
+//!   the program.
+//! * `Prophecy`: each tensor's `needs_gpu` prophecy decides its device
+//!   buffer; before each kernel, each tensor's `gpu_read` prophecy decides
+//!   whether to copy it in; reads inside the kernel require it. Writes
+//!   record `gpu_written`, a history, which decides the copy out. The
+//!   history is path-insensitive, so kernel loops keep their shape.
+//!
+//! ## Running
+//!
+//! [`compile_cpu`] (plain or OpenMP), [`compile_simulated`] (the GPU
+//! program on the CPU with byte counts), [`cuda_source`] (compile with
+//! nvcc). [`programs`] holds the paper's benchmark programs.
+
+#![warn(missing_docs)]
+
+mod context;
+mod elem;
+mod index;
+mod program;
+pub mod programs;
+mod runtime;
+mod statement;
+mod tensor;
+mod term;
+
+pub use context::{Config, Einsum, Movement};
+pub use elem::Elem;
+pub use index::Index;
+pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
+pub use runtime::{cuda_prelude, sim_c, Counters};
+pub use tensor::Tensor;
+pub use term::{Access, Term};

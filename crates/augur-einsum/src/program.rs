@@ -1,0 +1,71 @@
+//! Turning an extracted einsum function into runnable code: the CPU
+//! version (optionally OpenMP), the CPU-simulated GPU version, the CUDA
+//! source.
+
+use crate::runtime::{cuda_prelude, sim_c, Counters};
+use augur::exec::compile::CompileOptions;
+use augur::{Compiled, Extracted, Result};
+
+/// A compiled einsum function with the runtime linked in.
+#[derive(Clone, Debug)]
+pub struct Program<S> {
+    compiled: Compiled<S>,
+}
+
+impl<S: Copy> Program<S> {
+    /// The function pointer (see [`Compiled::get`]).
+    pub fn get(&self) -> S {
+        self.compiled.get()
+    }
+
+    /// The runtime's counters on this thread since the last [`reset`](Program::reset).
+    pub fn counters(&self) -> Result<Counters> {
+        Counters::read(self.compiled.library())
+    }
+
+    /// Zeroes the runtime's counters on this thread.
+    pub fn reset(&self) -> Result<()> {
+        Counters::reset(self.compiled.library())
+    }
+}
+
+/// Compile options that link the C runtime (plus `-fopenmp` when asked).
+pub fn options(openmp: bool) -> CompileOptions {
+    let mut opts = CompileOptions {
+        extra_c: vec![sim_c()],
+        ..CompileOptions::default()
+    };
+    if openmp {
+        opts.flags.push("-fopenmp".to_string());
+    }
+    opts
+}
+
+/// The CPU version of a function with no `run_on_gpu` (or whose launches
+/// should run as plain loops: use [`compile_simulated`] for kernels with
+/// several statements).
+pub fn compile_cpu<S: Copy>(ex: &Extracted<S>, openmp: bool) -> Result<Program<S>> {
+    Ok(Program {
+        compiled: ex.compile_with(&options(openmp))?,
+    })
+}
+
+/// The CPU-simulated GPU version: kernels run as loops phase by phase,
+/// device memory is host memory, every transfer is counted
+/// ([`Program::counters`]).
+pub fn compile_simulated<S: Copy>(ex: &Extracted<S>) -> Result<Program<S>> {
+    Ok(Program {
+        compiled: ex.simulated()?.compile_with(&options(false))?,
+    })
+}
+
+/// The C of the simulated version (for reading; [`compile_simulated`] builds it).
+pub fn simulated_c<S: Copy>(ex: &Extracted<S>) -> Result<String> {
+    Ok(ex.simulated()?.c_code())
+}
+
+/// The CUDA translation unit, runtime included: build it with
+/// `nvcc -arch=sm_XX` (see [`augur::exec::cuda::Nvcc`]).
+pub fn cuda_source<S: Copy>(ex: &Extracted<S>) -> Result<String> {
+    ex.cuda_code(&cuda_prelude())
+}

@@ -1,0 +1,333 @@
+//! Einsum statements: checking shapes, then generating the loops.
+//!
+//! `L[l...] op R` loops over the left side's indices; indices of `R` that are
+//! not on the left are reduced over (summed for `=` and `+=`, multiplied for
+//! `*=`). `=` stores the result, `+=` adds it to the left side, `*=`
+//! multiplies the left side by it. On the CPU the loops are plain (the
+//! outermost one `omp parallel for` when asked); inside `run_on_gpu` the
+//! left side's first index is spread over blocks and the second over
+//! threads (one index: over all threads), as in the paper, and statements
+//! after the first wait at a grid sync.
+
+use crate::context::Thread;
+use crate::elem::Elem;
+use crate::index::{dedup, Index};
+use crate::term::{Access, Term};
+use augur::stage::gpu;
+use augur::Dyn;
+use std::panic::Location;
+
+/// Which statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Assign,
+    Add,
+    Mul,
+}
+
+impl Op {
+    fn text(self) -> &'static str {
+        match self {
+            Op::Assign => "=",
+            Op::Add => "+=",
+            Op::Mul => "*=",
+        }
+    }
+}
+
+impl<E: Elem> Access<E> {
+    /// `L[...] = R`: stores `R`, summed over the indices only `R` has.
+    #[track_caller]
+    pub fn set(&self, rhs: impl Into<Term<E>>) {
+        statement(self, Op::Assign, rhs.into(), Location::caller());
+    }
+
+    /// `L[...] += R`: adds `R` (summed over the indices only `R` has).
+    #[track_caller]
+    pub fn add_to(&self, rhs: impl Into<Term<E>>) {
+        statement(self, Op::Add, rhs.into(), Location::caller());
+    }
+
+    /// `L[...] *= R`: multiplies by `R` (multiplied over the indices only
+    /// `R` has).
+    #[track_caller]
+    pub fn mul_by(&self, rhs: impl Into<Term<E>>) {
+        statement(self, Op::Mul, rhs.into(), Location::caller());
+    }
+}
+
+impl<E: Elem, R: Into<Term<E>>> std::ops::AddAssign<R> for Access<E> {
+    #[track_caller]
+    fn add_assign(&mut self, rhs: R) {
+        statement(self, Op::Add, rhs.into(), Location::caller());
+    }
+}
+
+impl<E: Elem, R: Into<Term<E>>> std::ops::MulAssign<R> for Access<E> {
+    #[track_caller]
+    fn mul_assign(&mut self, rhs: R) {
+        statement(self, Op::Mul, rhs.into(), Location::caller());
+    }
+}
+
+/// Loop variables of the indices bound so far.
+type Env = Vec<(Index, Dyn<i32>)>;
+
+/// A checked statement, ready to generate.
+struct Plan<'a, E: Elem> {
+    lhs: &'a Access<E>,
+    op: Op,
+    rhs: Term<E>,
+    /// The left side's indices (deduplicated), then the reduced ones.
+    lhs_indices: Vec<Index>,
+    reduced: Vec<Index>,
+    ranges: Vec<(Index, usize)>,
+    loc: &'static Location<'static>,
+}
+
+fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Location<'static>) {
+    let plan = check(lhs, op, rhs, loc)
+        .unwrap_or_else(|m| panic!("einsum: {m}, in `{}` at {loc}", describe(lhs, op)));
+    let ctx =
+        lhs.tensor.state.ctx.upgrade().unwrap_or_else(|| {
+            panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
+        });
+    match ctx.thread.get() {
+        None => {
+            let openmp = ctx.config.openmp;
+            drop(ctx);
+            plan.cpu(openmp)
+        }
+        Some(t) => {
+            let n = ctx.kernel_statements.get();
+            ctx.kernel_statements.set(n + 1);
+            let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
+            drop(ctx);
+            if n > 0 {
+                gpu::grid_sync();
+            }
+            plan.gpu(t, blocks, threads)
+        }
+    }
+}
+
+fn describe<E: Elem>(lhs: &Access<E>, op: Op) -> String {
+    format!(
+        "{}{} {} ...",
+        lhs.tensor.name(),
+        brackets(&lhs.indices),
+        op.text()
+    )
+}
+
+fn brackets(indices: &[Index]) -> String {
+    indices.iter().map(|i| format!("[{}]", i.name)).collect()
+}
+
+/// Binds every index to one range and finds the reduced ones.
+fn check<'a, E: Elem>(
+    lhs: &'a Access<E>,
+    op: Op,
+    rhs: Term<E>,
+    loc: &'static Location<'static>,
+) -> Result<Plan<'a, E>, String> {
+    let mut ranges: Vec<(Index, usize, String)> = Vec::new();
+    let accesses = std::iter::once(lhs).chain(rhs.accesses());
+    for a in accesses {
+        for (d, (&i, &n)) in a.indices.iter().zip(a.tensor.shape()).enumerate() {
+            let here = format!("dimension {d} of `{}`", a.tensor.name());
+            match ranges.iter().find(|(j, _, _)| *j == i) {
+                Some((_, m, there)) if *m != n => {
+                    return Err(format!(
+                        "index `{}` is bound to {m} by {there} and to {n} by {here}",
+                        i.name
+                    ))
+                }
+                Some(_) => {}
+                None => ranges.push((i, n, here)),
+            }
+        }
+    }
+    let lhs_indices = dedup(lhs.indices.iter().copied());
+    let rhs_indices = rhs.indices();
+    if let Some(i) = rhs_indices
+        .iter()
+        .find(|i| !ranges.iter().any(|(j, _, _)| j == *i))
+    {
+        return Err(format!(
+            "index `{}` has no range: it indexes no tensor of the statement",
+            i.name
+        ));
+    }
+    for a in rhs.accesses() {
+        if a.tensor.same(&lhs.tensor) && a.indices != lhs.indices {
+            return Err(format!(
+                "the right side reads `{}{}` while the statement writes `{}{}`: elements \
+                 would be read after they are overwritten; compute into another tensor",
+                a.tensor.name(),
+                brackets(&a.indices),
+                lhs.tensor.name(),
+                brackets(&lhs.indices)
+            ));
+        }
+    }
+    let reduced = rhs_indices
+        .into_iter()
+        .filter(|i| !lhs_indices.contains(i))
+        .collect();
+    Ok(Plan {
+        lhs,
+        op,
+        rhs,
+        lhs_indices,
+        reduced,
+        ranges: ranges.into_iter().map(|(i, n, _)| (i, n)).collect(),
+        loc,
+    })
+}
+
+/// `for (v = start; v < n; v += step) body(v)` as a dyn loop.
+fn dyn_loop(name: &str, start: Dyn<i32>, n: usize, step: i32, mut body: impl FnMut(Dyn<i32>)) {
+    let v = Dyn::named(name, start);
+    while v.lt(n as i32).is_true() {
+        body(v);
+        v.set(v + step);
+    }
+}
+
+impl<E: Elem> Plan<'_, E> {
+    fn range(&self, i: Index) -> usize {
+        self.ranges
+            .iter()
+            .find(|(j, _)| *j == i)
+            .expect("checked")
+            .1
+    }
+
+    /// Plain loops over the left side's indices, then the element.
+    fn cpu(&self, openmp: bool) {
+        if openmp && !self.lhs_indices.is_empty() {
+            augur::annotate("pragma: omp parallel for");
+        }
+        self.loops(&self.lhs_indices, &mut Vec::new(), &mut |env| {
+            self.element(env)
+        });
+    }
+
+    /// The paper's GPU loops: first index over blocks, second over threads
+    /// (or one index over all threads), the rest plain.
+    fn gpu(&self, t: Thread, blocks: u32, threads: u32) {
+        let l = &self.lhs_indices;
+        let mut env = Vec::new();
+        match l.len() {
+            0 => {
+                let first = t.bid.eq(0) & t.tid.eq(0);
+                if first.is_true() {
+                    self.element(&mut env);
+                }
+            }
+            1 => {
+                let start = t.bid * threads as i32 + t.tid;
+                let step = (blocks * threads) as i32;
+                dyn_loop(l[0].name, start, self.range(l[0]), step, |v| {
+                    env.push((l[0], v));
+                    self.element(&mut env);
+                    env.pop();
+                });
+            }
+            _ => {
+                dyn_loop(l[0].name, t.bid, self.range(l[0]), blocks as i32, |v0| {
+                    env.push((l[0], v0));
+                    dyn_loop(l[1].name, t.tid, self.range(l[1]), threads as i32, |v1| {
+                        env.push((l[1], v1));
+                        self.loops(&l[2..], &mut env, &mut |env| self.element(env));
+                        env.pop();
+                    });
+                    env.pop();
+                });
+            }
+        }
+    }
+
+    /// Nested loops from 0 over `indices`, calling `inner` with all bound.
+    fn loops(&self, indices: &[Index], env: &mut Env, inner: &mut dyn FnMut(&mut Env)) {
+        let Some((&first, rest)) = indices.split_first() else {
+            inner(env);
+            return;
+        };
+        dyn_loop(first.name, Dyn::lit(0), self.range(first), 1, |v| {
+            env.push((first, v));
+            self.loops(rest, env, inner);
+            env.pop();
+        });
+    }
+
+    /// One element of the left side.
+    fn element(&self, env: &mut Env) {
+        let value = if self.reduced.is_empty() {
+            self.value(&self.rhs, env)
+        } else {
+            let (start, combine): (E, fn(Dyn<E>, Dyn<E>) -> Dyn<E>) = match self.op {
+                Op::Mul => (E::one(), |a, b| a * b),
+                Op::Assign | Op::Add => (E::zero(), |a, b| a + b),
+            };
+            let acc = Dyn::named("acc", start);
+            self.loops(&self.reduced, env, &mut |env| {
+                acc.set(combine(acc, self.value(&self.rhs, env)));
+            });
+            acc
+        };
+        let value = match self.op {
+            Op::Assign => value,
+            Op::Add => self.read(self.lhs, env) + value,
+            Op::Mul => self.read(self.lhs, env) * value,
+        };
+        let place = self
+            .lhs
+            .tensor
+            .write_buffer(self.loc)
+            .at(flat(self.lhs, env));
+        place.set(value);
+    }
+
+    fn read(&self, a: &Access<E>, env: &Env) -> Dyn<E> {
+        a.tensor.read_buffer(a.loc).at(flat(a, env))
+    }
+
+    fn value(&self, t: &Term<E>, env: &Env) -> Dyn<E> {
+        match t {
+            Term::Access(a) => self.read(a, env),
+            Term::Const(c) => Dyn::lit(*c),
+            Term::Value(v) => *v,
+            Term::Index(i) => E::from_index(lookup(env, *i)),
+            Term::Sum(a, b) => self.value(a, env) + self.value(b, env),
+            Term::Diff(a, b) => self.value(a, env) - self.value(b, env),
+            Term::Product(a, b) => self.value(a, env) * self.value(b, env),
+            Term::Neg(a) => -self.value(a, env),
+        }
+    }
+}
+
+fn lookup(env: &Env, i: Index) -> Dyn<i32> {
+    env.iter()
+        .rev()
+        .find(|(j, _)| *j == i)
+        .expect("every index is bound")
+        .1
+}
+
+/// The row-major element number of an access.
+fn flat<E: Elem>(a: &Access<E>, env: &Env) -> Dyn<i32> {
+    let shape = a.tensor.shape();
+    let mut acc: Option<Dyn<i32>> = None;
+    for (d, &i) in a.indices.iter().enumerate() {
+        let stride: usize = shape[d + 1..].iter().product();
+        let v = lookup(env, i);
+        let term = if stride == 1 { v } else { v * stride as i32 };
+        acc = Some(match acc {
+            None => term,
+            Some(a) => a + term,
+        });
+    }
+    acc.unwrap_or_else(|| Dyn::lit(0))
+}

@@ -1,0 +1,312 @@
+//! Tensors: first-stage shapes over second-stage buffers, and what each
+//! tensor does around GPU kernels (copies, prophecies, history).
+
+use crate::context::{Config, Ctx, Einsum, GpuTensor, Movement};
+use crate::elem::Elem;
+use crate::index::Index;
+use crate::runtime;
+use crate::term::Access;
+use augur::prophecy::{History, Prophecy};
+use augur::Dyn;
+use std::cell::Cell;
+use std::panic::Location;
+use std::rc::{Rc, Weak};
+
+/// A tensor of `E` with a first-stage shape (row-major).
+///
+/// Cheap to clone (a shared handle). Index it with [`Tensor::at`]; write it
+/// with [`Access::set`], `+=`, `*=`.
+#[derive(Clone)]
+pub struct Tensor<E: Elem> {
+    pub(crate) state: Rc<State<E>>,
+}
+
+/// One tensor's first-stage state.
+pub(crate) struct State<E: Elem> {
+    /// The DSL instance (weak: the instance's registry holds the tensor).
+    pub ctx: Weak<Ctx>,
+    pub config: Config,
+    pub name: String,
+    pub shape: Vec<usize>,
+    /// Host buffer (unified memory under `Movement::Unified` when the DSL
+    /// allocated it).
+    pub host: Dyn<*mut E>,
+    /// True when the DSL allocated `host` (and frees it).
+    pub owned: bool,
+    /// Device buffer, when this tensor has one.
+    pub device: Cell<Option<Dyn<*mut E>>>,
+    /// "Some kernel will use me": decides the device allocation.
+    pub needs_gpu: Option<Prophecy<bool>>,
+    /// "The current kernel reads me": made by each `run_on_gpu`.
+    pub gpu_read: Cell<Option<Prophecy<bool>>>,
+    /// "The current kernel wrote me": made by each `run_on_gpu`.
+    pub gpu_written: Cell<Option<History<bool>>>,
+}
+
+impl Einsum {
+    /// A tensor of the given shape in a buffer the generated code allocates
+    /// (and [`finish`](Einsum::finish) frees).
+    #[track_caller]
+    pub fn tensor<E: Elem>(&self, name: &str, shape: impl AsRef<[usize]>) -> Tensor<E> {
+        let shape = checked_shape::<E>(name, shape.as_ref(), Location::caller());
+        let bytes = bytes_of::<E>(&shape);
+        let alloc = if self.config().movement == Movement::Unified {
+            runtime::UNIFIED_ALLOC
+        } else {
+            runtime::HOST_ALLOC
+        };
+        let host = Dyn::named(name, alloc.call(bytes).cast_ptr::<*mut E>());
+        self.make(name, shape, host, true)
+    }
+
+    /// A tensor over a user-supplied buffer (a parameter of the staged
+    /// function) of at least `shape`'s product elements. Under
+    /// [`Movement::Unified`] the user makes the buffer GPU-accessible.
+    #[track_caller]
+    pub fn tensor_on<E: Elem>(
+        &self,
+        name: &str,
+        shape: impl AsRef<[usize]>,
+        buffer: Dyn<*mut E>,
+    ) -> Tensor<E> {
+        let shape = checked_shape::<E>(name, shape.as_ref(), Location::caller());
+        // The buffer's variable takes the tensor's name in the C.
+        self.make(name, shape, buffer.name(name), false)
+    }
+
+    fn make<E: Elem>(
+        &self,
+        name: &str,
+        shape: Vec<usize>,
+        host: Dyn<*mut E>,
+        owned: bool,
+    ) -> Tensor<E> {
+        let (movement, gpu) = (self.config().movement, self.config().gpu);
+        let needs_gpu = (gpu && movement == Movement::Prophecy)
+            .then(|| Prophecy::named(format!("{name}.needs_gpu"), false));
+        let device = gpu
+            && match movement {
+                Movement::CopyAll => true,
+                Movement::Unified => false,
+                Movement::Prophecy => needs_gpu.expect("made above").get(),
+            };
+        let device = device.then(|| {
+            let p = runtime::DEVICE_ALLOC
+                .call(bytes_of::<E>(&shape))
+                .cast_ptr::<*mut E>();
+            Dyn::named(&format!("{name}_gpu"), p)
+        });
+        let state = Rc::new(State {
+            ctx: Rc::downgrade(&self.ctx),
+            config: self.config(),
+            name: name.to_string(),
+            shape,
+            host,
+            owned,
+            device: Cell::new(device),
+            needs_gpu,
+            gpu_read: Cell::new(None),
+            gpu_written: Cell::new(None),
+        });
+        self.register(state.clone());
+        Tensor { state }
+    }
+}
+
+/// The shape, after checking the element count fits the generated code's
+/// `int32_t` indices.
+fn checked_shape<E: Elem>(name: &str, shape: &[usize], loc: &Location) -> Vec<usize> {
+    let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    match total {
+        Some(n) if n <= i32::MAX as usize => shape.to_vec(),
+        _ => panic!(
+            "einsum: tensor `{name}` of shape {shape:?} has more than 2^31 - 1 elements, at {loc}"
+        ),
+    }
+}
+
+fn bytes_of<E: Elem>(shape: &[usize]) -> i64 {
+    (shape.iter().product::<usize>() * std::mem::size_of::<E>()) as i64
+}
+
+impl<E: Elem> Tensor<E> {
+    /// `T[i][j]...`: one index per dimension.
+    #[track_caller]
+    pub fn at(&self, indices: impl AsRef<[Index]>) -> Access<E> {
+        let indices = indices.as_ref().to_vec();
+        let loc = Location::caller();
+        if indices.len() != self.state.shape.len() {
+            panic!(
+                "einsum: `{}` has {} dimension{} (shape {:?}) but is indexed with {} ({}), at {loc}",
+                self.state.name,
+                self.state.shape.len(),
+                if self.state.shape.len() == 1 { "" } else { "s" },
+                self.state.shape,
+                indices.len(),
+                indices.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+            );
+        }
+        Access {
+            tensor: self.clone(),
+            indices,
+            loc,
+        }
+    }
+
+    /// The name it was made with.
+    pub fn name(&self) -> &str {
+        &self.state.name
+    }
+
+    /// Its shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.state.shape
+    }
+
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.state.shape.iter().product()
+    }
+
+    /// True when it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The host buffer.
+    pub fn host(&self) -> Dyn<*mut E> {
+        self.state.host
+    }
+
+    /// True when it is the same tensor as `other`.
+    pub(crate) fn same(&self, other: &Tensor<E>) -> bool {
+        Rc::ptr_eq(&self.state, &other.state)
+    }
+
+    /// The buffer the code being generated reads; on the GPU this requires
+    /// the predictions "some kernel uses me" and "this kernel reads me".
+    pub(crate) fn read_buffer(&self, loc: &'static Location<'static>) -> Dyn<*mut E> {
+        self.buffer(false, loc)
+    }
+
+    /// The buffer the code being generated writes; on the GPU this records
+    /// "this kernel wrote me".
+    pub(crate) fn write_buffer(&self, loc: &'static Location<'static>) -> Dyn<*mut E> {
+        self.buffer(true, loc)
+    }
+
+    fn buffer(&self, write: bool, loc: &'static Location<'static>) -> Dyn<*mut E> {
+        let s = &self.state;
+        let ctx = s.ctx.upgrade().unwrap_or_else(|| {
+            panic!(
+                "einsum: `{}` used after its Einsum was dropped, at {loc}",
+                s.name
+            )
+        });
+        let on_gpu = ctx.thread.get().is_some();
+        if !on_gpu || s.config.movement == Movement::Unified {
+            return s.host;
+        }
+        if let Some(p) = s.needs_gpu {
+            p.require(true);
+        }
+        if s.config.movement == Movement::Prophecy {
+            if write {
+                s.gpu_written
+                    .get()
+                    .expect("made by run_on_gpu")
+                    .record(true);
+            } else {
+                s.gpu_read.get().expect("made by run_on_gpu").require(true);
+            }
+        }
+        match s.device.get() {
+            Some(d) => d,
+            // Only under a prediction about to be corrected: `needs_gpu`
+            // was false in this attempt and the requirement above joined it.
+            None => panic!(
+                "einsum: `{}` has no device buffer under this attempt's predictions, at {loc}",
+                s.name
+            ),
+        }
+    }
+}
+
+impl<E: Elem> GpuTensor for State<E> {
+    fn before_kernel(&self, movement: Movement) {
+        match movement {
+            Movement::Unified => {}
+            Movement::CopyAll => self.copy_in(),
+            Movement::Prophecy => {
+                let read = Prophecy::named(format!("{}.gpu_read", self.name), false);
+                self.gpu_read.set(Some(read));
+                self.gpu_written.set(Some(History::named(
+                    format!("{}.gpu_written", self.name),
+                    false,
+                )));
+                if read.get() {
+                    self.copy_in();
+                }
+            }
+        }
+    }
+
+    fn after_kernel(&self, movement: Movement) {
+        let written = match movement {
+            Movement::Unified => false,
+            Movement::CopyAll => true,
+            Movement::Prophecy => self.gpu_written.get().is_some_and(|h| h.get()),
+        };
+        if written {
+            self.copy_out();
+        }
+        self.gpu_read.set(None);
+        self.gpu_written.set(None);
+    }
+
+    fn free(&self) {
+        if let Some(d) = self.device.take() {
+            runtime::DEVICE_FREE.call(d.cast_ptr::<*mut u8>());
+        }
+        if self.owned {
+            let free = if self.config.movement == Movement::Unified {
+                runtime::UNIFIED_FREE
+            } else {
+                runtime::HOST_FREE
+            };
+            free.call(self.host.cast_ptr::<*mut u8>());
+        }
+    }
+}
+
+impl<E: Elem> State<E> {
+    fn bytes(&self) -> i64 {
+        bytes_of::<E>(&self.shape)
+    }
+
+    fn copy_in(&self) {
+        if let Some(d) = self.device.get() {
+            runtime::TO_DEVICE.call(
+                d.cast_ptr::<*mut u8>(),
+                self.host.cast_ptr::<*mut u8>(),
+                self.bytes(),
+            );
+        } else if let Some(p) = self.needs_gpu {
+            // A kernel reads me but this attempt predicted no kernel would:
+            // the requirement corrects the prediction.
+            p.require(true);
+        }
+    }
+
+    fn copy_out(&self) {
+        if let Some(d) = self.device.get() {
+            runtime::TO_HOST.call(
+                self.host.cast_ptr::<*mut u8>(),
+                d.cast_ptr::<*mut u8>(),
+                self.bytes(),
+            );
+        } else if let Some(p) = self.needs_gpu {
+            p.require(true);
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! Checking and building generated CUDA with `nvcc`, on machines without a GPU.
+//!
+//! [`Nvcc::find_or_install`] finds a CUDA compiler or installs NVIDIA's pip
+//! wheels of one (no GPU, driver or root needed). [`Nvcc::ptx`] compiles a
+//! `.cu` source to PTX, which checks it; [`Nvcc::executable`] builds a
+//! program with the CUDA runtime linked statically, so that it needs only the
+//! GPU driver (`libcuda.so`) on the machine that runs it.
+//!
+//! As in [`compile`](mod@super::compile), outputs are cached under a hash of
+//! everything that affects them, and every file enters the cache by `rename`
+//! from a name unique to its writer.
+
+use super::compile::CompileOptions;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// The CUDA release that [`Nvcc::find_or_install`] installs.
+pub const CUDA_VERSION: &str = "13.5.37";
+
+/// The pip requirements that [`Nvcc::find_or_install`] installs: the compiler
+/// (which pulls in `nvidia-nvvm` and `nvidia-cuda-crt`), the runtime of the
+/// same release (headers, `libcudart_static.a`) and CCCL, whose `<nv/target>`
+/// `<cooperative_groups.h>` includes.
+pub const PIP_PACKAGES: &[&str] = &[
+    "nvidia-cuda-nvcc==13.5.37",
+    "nvidia-cuda-runtime==13.5.37",
+    "nvidia-cuda-cccl==13.3.5.0.6",
+];
+
+/// Bumped whenever the cache layout or key changes, so old entries are ignored.
+const CACHE_VERSION: &str = "augur-cuda-cache-1";
+
+/// A CUDA compiler driver that runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nvcc {
+    path: PathBuf,
+    version: String,
+}
+
+impl Nvcc {
+    /// The `nvcc` executable.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its version, as `nvcc --version` reports it (`13.5.37`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Finds `nvcc`: the `AUGUR_NVCC` environment variable (which, when set,
+    /// must name a working `nvcc`), else `nvcc` on `PATH`, else
+    /// `/usr/local/cuda/bin/nvcc`, else an earlier install by
+    /// [`find_or_install`](Nvcc::find_or_install).
+    ///
+    /// Errors: [`Error::CompilerMissing`] if none of them runs.
+    pub fn find() -> Result<Nvcc> {
+        if let Some(path) = std::env::var_os("AUGUR_NVCC").filter(|p| !p.is_empty()) {
+            return Nvcc::at(Path::new(&path));
+        }
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let found = std::env::split_paths(&path)
+            .map(|dir| dir.join("nvcc"))
+            .chain([PathBuf::from("/usr/local/cuda/bin/nvcc")])
+            .chain(installed_nvcc(&install_dir()))
+            .filter(|p| p.is_file())
+            .find_map(|p| Nvcc::at(&p).ok());
+        found.ok_or_else(|| {
+            missing(
+                "nvcc",
+                format!(
+                    "not in AUGUR_NVCC, PATH, /usr/local/cuda/bin or {} \
+                 (Nvcc::find_or_install installs it with pip)",
+                    install_dir().display()
+                ),
+            )
+        })
+    }
+
+    /// Like [`find`](Nvcc::find), but if no `nvcc` is found, installs
+    /// [`PIP_PACKAGES`] with `python3 -m pip install --target DIR` (a 125 MB
+    /// download, 350 MB installed) and uses the `nvcc` there. `DIR` is the `AUGUR_CUDA_HOME`
+    /// environment variable, else `~/.cache/augur/cuda-13.5.37`. Concurrent
+    /// callers are safe: pip installs into a private directory that is renamed
+    /// to `DIR` when complete, and the first rename wins.
+    ///
+    /// Errors: [`Error::CompilerMissing`] if pip fails or installs no `nvcc`.
+    pub fn find_or_install() -> Result<Nvcc> {
+        static INSTALL: Mutex<()> = Mutex::new(());
+        let found = Nvcc::find();
+        // An explicit AUGUR_NVCC is not overridden by an install.
+        if found.is_ok() || std::env::var_os("AUGUR_NVCC").is_some_and(|p| !p.is_empty()) {
+            return found;
+        }
+        let _one_install_per_process = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = install_dir();
+        if installed_nvcc(&dir).is_none() {
+            pip_install(&dir)?;
+        }
+        match installed_nvcc(&dir) {
+            Some(path) => Nvcc::at(&path),
+            None => Err(missing("nvcc", format!("no nvcc in {}", dir.display()))),
+        }
+    }
+
+    /// The `nvcc` at `path`, if `nvcc --version` runs.
+    fn at(path: &Path) -> Result<Nvcc> {
+        let fail = |message| missing(&path.display().to_string(), message);
+        let out = Command::new(path).arg("--version").output();
+        let out = out.map_err(|e| fail(e.to_string()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(fail(format!("`--version` failed ({}): {text}", out.status)));
+        }
+        // The last line but one reads "Cuda compilation tools, release 13.5, V13.5.37".
+        let version = text
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix('V'))
+            .find(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            .unwrap_or("unknown");
+        Ok(Nvcc {
+            path: path.to_path_buf(),
+            version: version.to_string(),
+        })
+    }
+
+    /// Compiles `source` (a CUDA translation unit) for `arch` (such as
+    /// `sm_80`) with `--ptx -std=c++17` and returns the PTX, from the cache
+    /// (`AUGUR_CACHE`, else `augur-cache` in the temp directory) when it is
+    /// there. Grid-wide synchronisation (`this_grid().sync()`) needs no
+    /// `-rdc=true` since CUDA 11, so the PTX is a whole program. Only a
+    /// driver at least as new as nvcc loads it (PTX ISA 9.5 for nvcc 13.5;
+    /// an R580 driver, CUDA 13.0, rejects it).
+    ///
+    /// nvcc picks its host compiler (`gcc` on `PATH`, else `NVCC_CCBIN`) and
+    /// adds `NVCC_PREPEND_FLAGS` and `NVCC_APPEND_FLAGS` by itself.
+    ///
+    /// Errors: [`Error::Compile`] (naming the cached `.cu` file) if nvcc
+    /// rejects the source, [`Error::CompilerMissing`] if it does not start,
+    /// [`Error::Load`] if the cache cannot be written.
+    pub fn ptx(&self, source: &str, arch: &str) -> Result<String> {
+        let dir = CompileOptions::default().resolved_cache_dir();
+        self.ptx_in(&dir, source, arch).map(|(ptx, _)| ptx)
+    }
+
+    /// [`ptx`](Nvcc::ptx) with the cache in `dir`; also says whether it hit.
+    fn ptx_in(&self, dir: &Path, source: &str, arch: &str) -> Result<(String, bool)> {
+        let flags = ["--ptx".into(), format!("-arch={arch}"), "-std=c++17".into()];
+        let (path, hit) = self.build(dir, source, &flags, "ptx")?;
+        let ptx = std::fs::read_to_string(&path).map_err(|e| io_error(&path, "cannot read", e))?;
+        Ok((ptx, hit))
+    }
+
+    /// Builds `source` into the executable `out` for `arch`, with `-O3
+    /// -std=c++17 -cudart static` and, for `arch` = `sm_NN`, `-gencode
+    /// arch=compute_NN,code=[sm_NN,compute_NN]`: machine code for `sm_NN`
+    /// and PTX that newer GPUs compile when loading (another `arch`, such as
+    /// `native`, is passed as `-arch`). The program needs only the GPU
+    /// driver (CUDA 13.0, R580, or newer) at run time; a driver older than
+    /// nvcc cannot compile the PTX, so the machine code must match the GPU. `extra_flags` come last (`-lcublas`, `-rdc=true`,
+    /// `-DN=4`). The executable is cached like [`ptx`](Nvcc::ptx)'s output
+    /// and copied to `out`.
+    ///
+    /// Errors: as for [`ptx`](Nvcc::ptx); [`Error::Load`] if `out` cannot
+    /// be written.
+    pub fn executable(
+        &self,
+        source: &str,
+        arch: &str,
+        out: &Path,
+        extra_flags: &[&str],
+    ) -> Result<()> {
+        let mut flags: Vec<String> = vec!["-O3".into(), "-std=c++17".into()];
+        match arch.strip_prefix("sm_") {
+            Some(n) => flags.extend([
+                "-gencode".into(),
+                format!("arch=compute_{n},code=[sm_{n},compute_{n}]"),
+            ]),
+            None => flags.push(format!("-arch={arch}")),
+        }
+        flags.extend(["-cudart".into(), "static".into()]);
+        flags.extend(extra_flags.iter().map(|f| f.to_string()));
+        let dir = CompileOptions::default().resolved_cache_dir();
+        let (built, _) = self.build(&dir, source, &flags, "exe")?;
+        let tmp = private(out);
+        std::fs::copy(&built, &tmp).map_err(|e| io_error(&tmp, "cannot write", e))?;
+        rename(&tmp, out)
+    }
+
+    /// Runs `nvcc flags -o DIR/KEY.ext DIR/KEY.cu` unless that output is
+    /// cached; returns the output and whether it was.
+    fn build(
+        &self,
+        dir: &Path,
+        source: &str,
+        flags: &[String],
+        ext: &str,
+    ) -> Result<(PathBuf, bool)> {
+        let mut h = Fnv128::new();
+        let path = self.path.to_string_lossy();
+        for part in [CACHE_VERSION, ext, &path, &self.version] {
+            h.part(part.as_bytes());
+        }
+        // Environment variables that nvcc itself reads.
+        for var in ["NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"] {
+            h.part(std::env::var_os(var).unwrap_or_default().as_encoded_bytes());
+        }
+        h.part(&(flags.len() as u64).to_le_bytes());
+        flags.iter().for_each(|f| h.part(f.as_bytes()));
+        h.part(source.as_bytes());
+        let key = format!("{:032x}", h.0);
+        let out = dir.join(format!("{key}.{ext}"));
+        if out.exists() {
+            return Ok((out, true));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, "cannot create the cache", e))?;
+        let cu = dir.join(format!("{key}.cu"));
+        write_atomic(&cu, source)?;
+        let tmp = private(&out);
+        let result = Command::new(&self.path)
+            .args(flags)
+            .arg("-o")
+            .arg(&tmp)
+            .arg(&cu)
+            .output()
+            .map_err(|e| missing(&self.path.display().to_string(), e.to_string()))?;
+        if !result.status.success() {
+            let _ = std::fs::remove_file(&tmp);
+            let mut output = String::from_utf8_lossy(&result.stderr).into_owned();
+            output.push_str(&String::from_utf8_lossy(&result.stdout));
+            if output.trim().is_empty() {
+                output = format!("nvcc failed ({}) without output", result.status);
+            }
+            return Err(Error::Compile { path: cu, output });
+        }
+        rename(&tmp, &out)?;
+        Ok((out, false))
+    }
+}
+
+/// Where [`Nvcc::find_or_install`] installs the wheels.
+fn install_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("AUGUR_CUDA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let base = match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".cache"),
+        None => std::env::temp_dir(),
+    };
+    base.join("augur").join(format!("cuda-{CUDA_VERSION}"))
+}
+
+/// The `nvcc` of a pip install in `dir`: `nvidia/cu13/bin/nvcc` for CUDA 13
+/// (`nvidia/cuda_nvcc/bin/nvcc` for 12). Its `nvcc.profile` adds the
+/// headers (`-I include`, `-isystem include/cccl`) and libraries.
+fn installed_nvcc(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir.join("nvidia"))
+        .ok()?
+        .filter_map(|e| Some(e.ok()?.path().join("bin").join("nvcc")))
+        .find(|p| p.is_file())
+}
+
+/// Installs [`PIP_PACKAGES`] into `dir`, through a private sibling directory.
+fn pip_install(dir: &Path) -> Result<()> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let fail = |message| missing("nvcc", message);
+    std::fs::create_dir_all(parent).map_err(|e| fail(format!("{}: {e}", parent.display())))?;
+    let tmp = private(dir);
+    eprintln!(
+        "augur: installing nvcc {CUDA_VERSION} with pip into {} (350 MB, once)",
+        dir.display()
+    );
+    let result = Command::new("python3")
+        .args("-m pip install --quiet --no-cache-dir --no-input".split(' '))
+        .args(["--disable-pip-version-check", "--target"])
+        .arg(&tmp)
+        .args(PIP_PACKAGES)
+        .env("PIP_ROOT_USER_ACTION", "ignore")
+        .output();
+    let failure = match result {
+        Err(e) => Some(format!("cannot run `python3 -m pip`: {e}")),
+        Ok(out) if !out.status.success() => Some(format!(
+            "`python3 -m pip install` failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        )),
+        Ok(_) => None,
+    };
+    if let Some(message) = failure {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(fail(message));
+    }
+    // Another process may have finished first: then its install stays. (If
+    // `dir` is a non-empty directory of something else, no nvcc is found.)
+    if std::fs::rename(&tmp, dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(())
+}
+
+fn missing(compiler: &str, message: String) -> Error {
+    let compiler = compiler.to_string();
+    Error::CompilerMissing { compiler, message }
+}
+
+/// `path` with a suffix unique to this process, thread and call.
+fn private(path: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{}-{thread}-{n}.tmp", std::process::id()));
+    PathBuf::from(name)
+}
+
+/// Writes `path` through a private temporary file.
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = private(path);
+    std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, "cannot write", e))?;
+    rename(&tmp, path)
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).map_err(|e| {
+        let _ = std::fs::remove_file(from);
+        io_error(to, "cannot move into place", e)
+    })
+}
+
+fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
+    Error::Load {
+        path: path.to_path_buf(),
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// FNV-1a-128 with length-prefixed parts, as in `compile`'s cache key.
+struct Fnv128(u128);
+
+impl Fnv128 {
+    fn new() -> Self {
+        Fnv128(0x6c62272e07bb014262b821756295c58d)
+    }
+
+    fn part(&mut self, bytes: &[u8]) {
+        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
+            self.0 ^= u128::from(b);
+            self.0 = self.0.wrapping_mul(0x0000000001000000000000000000013b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compile::test_support::TestDir;
+    use super::*;
+
+    /// Prints 1049600 on a GPU.
+    const GRID_SYNC: &str = r#"#include <cstdio>
+#include <cuda_runtime.h>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void step(int *x, int n) {
+    cg::grid_group grid = cg::this_grid();
+    int i = (int)grid.thread_rank();
+    if (i < n) x[i] += 1;
+    grid.sync();
+    int v = i < n ? x[(i + 1) % n] : 0;
+    grid.sync();
+    if (i < n) x[i] += v;
+}
+int main() {
+    static int h[1024];
+    int n = 1024, *d = 0;
+    for (int i = 0; i < n; i++) h[i] = i;
+    if (cudaMalloc(&d, sizeof h) != cudaSuccess) { printf("no device\n"); return 1; }
+    cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+    void *args[] = {&d, &n};
+    cudaError_t e = cudaLaunchCooperativeKernel((void *)step, dim3(4), dim3(256), args, 0, 0);
+    if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) { printf("error: %s\n", cudaGetErrorString(e)); return 1; }
+    long sum = 0;
+    for (int i = 0; i < n; i++) sum += h[i];
+    printf("checksum %ld\n", sum);
+    return 0;
+}
+"#;
+
+    fn nvcc() -> Nvcc {
+        Nvcc::find_or_install().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn grid_sync_kernel_compiles_to_ptx() {
+        let dir = TestDir::new("cuda-ptx");
+        let nvcc = nvcc();
+        assert!(nvcc.path().is_file() && nvcc.version().starts_with(char::is_numeric));
+        let (ptx, hit) = nvcc.ptx_in(dir.path(), GRID_SYNC, "sm_80").unwrap();
+        assert!(!hit);
+        assert!(ptx.contains(".target sm_80"), "{ptx}");
+        assert!(ptx.contains(".entry _Z4stepPii("), "{ptx}");
+        assert!(!ptx.contains(".extern"), "not self-contained: {ptx}");
+    }
+
+    #[test]
+    fn syntax_error_names_the_line() {
+        let dir = TestDir::new("cuda-syntax");
+        let src = "__global__ void k(int *x) {\n    x[0] = 1 +;\n}\n";
+        match nvcc().ptx_in(dir.path(), src, "sm_80").unwrap_err() {
+            Error::Compile { path, output } => {
+                assert!(path.exists() && path.extension().unwrap() == "cu");
+                assert!(output.contains(".cu(2): error"), "{output}");
+            }
+            e => panic!("unexpected {e:?}"),
+        }
+        let files = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(files, 1, "only the .cu file remains");
+    }
+
+    #[test]
+    fn executable_links_the_runtime_statically() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TestDir::new("cuda-exe");
+        let out = dir.path().join("grid_sync");
+        nvcc().executable(GRID_SYNC, "sm_90", &out, &[]).unwrap();
+        let meta = std::fs::metadata(&out).unwrap();
+        assert!(meta.is_file() && meta.permissions().mode() & 0o111 != 0);
+        let ldd = Command::new("ldd").arg(&out).output().unwrap();
+        let libs = String::from_utf8_lossy(&ldd.stdout);
+        assert!(ldd.status.success() && libs.contains("libc.so"), "{libs}");
+        // libcudart is linked in; the driver, libcuda, is opened at run time.
+        assert!(!libs.contains("libcuda"), "{libs}");
+    }
+
+    #[test]
+    fn second_ptx_comes_from_the_cache() {
+        let dir = TestDir::new("cuda-cache");
+        let (nvcc, src) = (
+            nvcc(),
+            "__global__ void k(float *x) { x[threadIdx.x] *= 2; }\n",
+        );
+        let (first, hit) = nvcc.ptx_in(dir.path(), src, "sm_80").unwrap();
+        assert!(!hit);
+        let ptx_times = || -> Vec<_> {
+            let files = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path());
+            let ptx = files.filter(|p| p.extension().unwrap() == "ptx");
+            ptx.map(|p| std::fs::metadata(p).unwrap().modified().unwrap())
+                .collect()
+        };
+        let before = ptx_times();
+        assert_eq!(before.len(), 1);
+        let (second, hit) = nvcc.ptx_in(dir.path(), src, "sm_80").unwrap();
+        assert!(hit && first == second, "nvcc ran again");
+        assert_eq!(before, ptx_times());
+        let (_, hit) = nvcc.ptx_in(dir.path(), src, "sm_90").unwrap();
+        assert!(!hit, "another arch is another entry");
+    }
+}
