@@ -65,6 +65,7 @@
 
 mod context;
 mod elem;
+pub mod gpu_bench;
 mod index;
 mod program;
 pub mod programs;

@@ -109,33 +109,33 @@ RT_EXPORT void augur_ein_timer_stop(void) {
   augur_ein_st[5] += 1;
   augur_ein_st[7] += d;
 }
-RT_EXPORT void *augur_ein_host_alloc(int64_t bytes) {
-  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
+RT_EXPORT uint8_t *augur_ein_host_alloc(int64_t bytes) {
+  uint8_t *p = (uint8_t *)malloc(bytes > 0 ? (size_t)bytes : 1);
   if (!p) { fprintf(stderr, "augur-einsum: out of host memory (%lld bytes)\n", (long long)bytes); abort(); }
   memset(p, 0xff, (size_t)bytes);
   return p;
 }
-RT_EXPORT void augur_ein_host_free(void *p) { free(p); }
+RT_EXPORT void augur_ein_host_free(uint8_t *p) { free(p); }
 "#;
 
 /// The simulated device: host memory, transfers counted.
 const SIM_DEVICE: &str = r#"
-RT_EXPORT void *augur_ein_device_alloc(int64_t bytes) {
+RT_EXPORT uint8_t *augur_ein_device_alloc(int64_t bytes) {
   augur_ein_st[2] += bytes;
   augur_ein_st[3] += 1;
   return augur_ein_host_alloc(bytes);
 }
-RT_EXPORT void augur_ein_device_free(void *p) { free(p); }
-RT_EXPORT void *augur_ein_unified_alloc(int64_t bytes) {
+RT_EXPORT void augur_ein_device_free(uint8_t *p) { free(p); }
+RT_EXPORT uint8_t *augur_ein_unified_alloc(int64_t bytes) {
   augur_ein_st[4] += bytes;
   return augur_ein_host_alloc(bytes);
 }
-RT_EXPORT void augur_ein_unified_free(void *p) { free(p); }
-RT_EXPORT void augur_ein_to_device(void *dst, void *src, int64_t bytes) {
+RT_EXPORT void augur_ein_unified_free(uint8_t *p) { free(p); }
+RT_EXPORT void augur_ein_to_device(uint8_t *dst, uint8_t *src, int64_t bytes) {
   augur_ein_st[0] += bytes;
   memcpy(dst, src, (size_t)bytes);
 }
-RT_EXPORT void augur_ein_to_host(void *dst, void *src, int64_t bytes) {
+RT_EXPORT void augur_ein_to_host(uint8_t *dst, uint8_t *src, int64_t bytes) {
   augur_ein_st[1] += bytes;
   memcpy(dst, src, (size_t)bytes);
 }
@@ -149,28 +149,28 @@ static void augur_ein_check(cudaError_t e, const char *what) {
     abort();
   }
 }
-RT_EXPORT void *augur_ein_device_alloc(int64_t bytes) {
+RT_EXPORT uint8_t *augur_ein_device_alloc(int64_t bytes) {
   void *p = NULL;
   augur_ein_check(cudaMalloc(&p, (size_t)bytes), "cudaMalloc");
   augur_ein_check(cudaMemset(p, 0xff, (size_t)bytes), "cudaMemset");
   augur_ein_st[2] += bytes;
   augur_ein_st[3] += 1;
-  return p;
+  return (uint8_t *)p;
 }
-RT_EXPORT void augur_ein_device_free(void *p) { augur_ein_check(cudaFree(p), "cudaFree"); }
-RT_EXPORT void *augur_ein_unified_alloc(int64_t bytes) {
+RT_EXPORT void augur_ein_device_free(uint8_t *p) { augur_ein_check(cudaFree(p), "cudaFree"); }
+RT_EXPORT uint8_t *augur_ein_unified_alloc(int64_t bytes) {
   void *p = NULL;
   augur_ein_check(cudaMallocManaged(&p, (size_t)bytes, cudaMemAttachGlobal), "cudaMallocManaged");
   memset(p, 0xff, (size_t)bytes);
   augur_ein_st[4] += bytes;
-  return p;
+  return (uint8_t *)p;
 }
-RT_EXPORT void augur_ein_unified_free(void *p) { augur_ein_check(cudaFree(p), "cudaFree"); }
-RT_EXPORT void augur_ein_to_device(void *dst, void *src, int64_t bytes) {
+RT_EXPORT void augur_ein_unified_free(uint8_t *p) { augur_ein_check(cudaFree(p), "cudaFree"); }
+RT_EXPORT void augur_ein_to_device(uint8_t *dst, uint8_t *src, int64_t bytes) {
   augur_ein_st[0] += bytes;
   augur_ein_check(cudaMemcpy(dst, src, (size_t)bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
 }
-RT_EXPORT void augur_ein_to_host(void *dst, void *src, int64_t bytes) {
+RT_EXPORT void augur_ein_to_host(uint8_t *dst, uint8_t *src, int64_t bytes) {
   augur_ein_st[1] += bytes;
   augur_ein_check(cudaMemcpy(dst, src, (size_t)bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
 }

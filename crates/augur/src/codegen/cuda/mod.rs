@@ -24,4 +24,4 @@ mod writer;
 
 pub use kernel::{split, Kernel, Split};
 pub use sim::simulate;
-pub use writer::write_cuda;
+pub use writer::{write_cuda, write_cuda_module};
