@@ -15,7 +15,12 @@ use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["build", out, rest @ ..] => {
             let arch = rest.first().copied().unwrap_or("sm_90");
             let src = cuda_program(&cases(&[Kind::MatMul, Kind::MatVec], &PAPER_SIZES), 10)?;

@@ -80,7 +80,11 @@ pub fn cuda_program(cases: &[Benchmark], iterations: u32) -> Result<String> {
             i32::from(b.kind == Kind::MatMul)
         );
     }
-    let _ = write!(src, "{}", HARNESS_TAIL.replace("ITERATIONS", &iterations.to_string()));
+    let _ = write!(
+        src,
+        "{}",
+        HARNESS_TAIL.replace("ITERATIONS", &iterations.to_string())
+    );
     Ok(src)
 }
 

@@ -70,6 +70,9 @@ impl<E: Elem, R: Into<Term<E>>> std::ops::MulAssign<R> for Access<E> {
     }
 }
 
+/// How a reduction folds one more value in.
+type Combine<E> = fn(Dyn<E>, Dyn<E>) -> Dyn<E>;
+
 /// Loop variables of the indices bound so far.
 type Env = Vec<(Index, Dyn<i32>)>;
 
@@ -267,7 +270,7 @@ impl<E: Elem> Plan<'_, E> {
         let value = if self.reduced.is_empty() {
             self.value(&self.rhs, env)
         } else {
-            let (start, combine): (E, fn(Dyn<E>, Dyn<E>) -> Dyn<E>) = match self.op {
+            let (start, combine): (E, Combine<E>) = match self.op {
                 Op::Mul => (E::one(), |a, b| a * b),
                 Op::Assign | Op::Add => (E::zero(), |a, b| a + b),
             };

@@ -48,7 +48,7 @@ impl Einsum {
     /// (and [`finish`](Einsum::finish) frees).
     #[track_caller]
     pub fn tensor<E: Elem>(&self, name: &str, shape: impl AsRef<[usize]>) -> Tensor<E> {
-        let shape = checked_shape::<E>(name, shape.as_ref(), Location::caller());
+        let shape = checked_shape(name, shape.as_ref(), Location::caller());
         let bytes = bytes_of::<E>(&shape);
         let alloc = if self.config().movement == Movement::Unified {
             runtime::UNIFIED_ALLOC
@@ -69,7 +69,7 @@ impl Einsum {
         shape: impl AsRef<[usize]>,
         buffer: Dyn<*mut E>,
     ) -> Tensor<E> {
-        let shape = checked_shape::<E>(name, shape.as_ref(), Location::caller());
+        let shape = checked_shape(name, shape.as_ref(), Location::caller());
         // The buffer's variable takes the tensor's name in the C.
         self.make(name, shape, buffer.name(name), false)
     }
@@ -115,7 +115,7 @@ impl Einsum {
 
 /// The shape, after checking the element count fits the generated code's
 /// `int32_t` indices.
-fn checked_shape<E: Elem>(name: &str, shape: &[usize], loc: &Location) -> Vec<usize> {
+fn checked_shape(name: &str, shape: &[usize], loc: &Location) -> Vec<usize> {
     let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match total {
         Some(n) if n <= i32::MAX as usize => shape.to_vec(),

@@ -106,12 +106,11 @@ impl<E: Elem> From<&Access<E>> for Term<E> {
     }
 }
 
+/// A two-operand term constructor.
+type MakeBin<E> = fn(Box<Term<E>>, Box<Term<E>>) -> Term<E>;
+
 /// `Sum`, `Diff`, `Product` of two terms.
-fn bin<E: Elem>(
-    make: fn(Box<Term<E>>, Box<Term<E>>) -> Term<E>,
-    a: Term<E>,
-    b: Term<E>,
-) -> Term<E> {
+fn bin<E: Elem>(make: MakeBin<E>, a: Term<E>, b: Term<E>) -> Term<E> {
     make(Box::new(a), Box::new(b))
 }
 

@@ -77,3 +77,93 @@ fn cuda_text_has_a_cooperative_kernel_and_its_launch() {
     assert!(cu.contains("augur_grid_sync();"), "{cu}");
     println!("{cu}");
 }
+
+fn kernel_error(
+    r: augur::Result<augur::Extracted<unsafe extern "C" fn(*mut i32, i32)>>,
+    sim: bool,
+) -> String {
+    let ex = r.expect("extraction itself succeeds");
+    let err = if sim {
+        simulate(ex.ir()).map(|_| ()).unwrap_err()
+    } else {
+        split(ex.ir()).map(|_| ()).unwrap_err()
+    };
+    match err {
+        augur::Error::Kernel { message, location } => {
+            let l = location.expect("the error names a line");
+            format!("{message} @{}", l.line)
+        }
+        other => panic!("expected Error::Kernel, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_kernel_that_assigns_a_host_variable_is_an_error_naming_it() {
+    let line = line!() + 5;
+    let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
+        let total = Dyn::named("total", 0i32);
+        launch(2, 2, |bid, tid| {
+            x.at(bid * 2 + tid).set(n);
+            total.set(total + 1);
+        });
+        let _ = line;
+    });
+    let m = kernel_error(r, false);
+    assert!(m.contains("assigns `total`"), "{m}");
+    assert!(m.ends_with(&format!("@{line}")), "{m}");
+}
+
+#[test]
+fn a_grid_sync_inside_kernel_control_flow_cannot_be_simulated() {
+    let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
+        launch(2, 2, |bid, tid| {
+            if n.gt(0).is_true() {
+                grid_sync();
+            }
+            x.at(bid * 2 + tid).set(n);
+        });
+    });
+    let m = kernel_error(r, true);
+    assert!(m.contains("grid_sync inside control flow"), "{m}");
+}
+
+#[test]
+fn a_grid_sync_outside_a_launch_is_an_error() {
+    let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
+        x.at(0).set(n);
+        grid_sync();
+    });
+    let m = kernel_error(r, false);
+    assert!(m.contains("outside a GPU launch"), "{m}");
+}
+
+#[test]
+fn a_value_kept_across_a_grid_sync_cannot_be_simulated() {
+    let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
+        launch(2, 2, |bid, tid| {
+            let i = bid * 2 + tid;
+            let v = x.at(i) + n;
+            grid_sync();
+            x.at(i).set(v);
+        });
+    });
+    let m = kernel_error(r, true);
+    assert!(m.contains("used after it"), "{m}");
+}
+
+/// The CUDA text compiles with nvcc (installed from pip when missing).
+#[test]
+fn cuda_text_compiles_to_ptx() {
+    let ex = Builder::new()
+        .extract(
+            "rotate",
+            |x: Dyn<*mut f32>, y: Dyn<*mut f32>, n: Dyn<i32>| rotate_doubled(x, y, n),
+        )
+        .unwrap();
+    let cu = write_cuda(ex.ir(), "").unwrap();
+    let ptx = augur::exec::cuda::Nvcc::find_or_install()
+        .unwrap()
+        .ptx(&cu, "sm_80")
+        .unwrap();
+    assert_eq!(ptx.matches(".entry rotate_k0").count(), 1, "{ptx}");
+}
