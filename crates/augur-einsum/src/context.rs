@@ -195,6 +195,11 @@ impl Einsum {
             kernel();
             self.ctx.thread.set(None);
         });
+        if movement == Movement::Unified {
+            // Kernels run asynchronously, and with unified memory nothing
+            // else waits for them before the host touches the same memory.
+            crate::runtime::SYNC.call();
+        }
         for t in &tensors {
             t.after_kernel(movement);
         }

@@ -22,6 +22,7 @@ pub(crate) const UNIFIED_FREE: ExternFn<fn(*mut u8)> = ExternFn::new("augur_ein_
 pub(crate) const TO_DEVICE: ExternFn<fn(*mut u8, *mut u8, i64)> =
     ExternFn::new("augur_ein_to_device");
 pub(crate) const TO_HOST: ExternFn<fn(*mut u8, *mut u8, i64)> = ExternFn::new("augur_ein_to_host");
+pub(crate) const SYNC: ExternFn<fn()> = ExternFn::new("augur_ein_sync");
 pub(crate) const TIMER_START: ExternFn<fn()> = ExternFn::new("augur_ein_timer_start");
 pub(crate) const TIMER_STOP: ExternFn<fn()> = ExternFn::new("augur_ein_timer_stop");
 
@@ -98,6 +99,7 @@ RT_EXPORT void augur_ein_stats(int64_t *out) {
 RT_EXPORT void augur_ein_reset(void) {
   for (int i = 0; i < 8; i++) augur_ein_st[i] = 0;
 }
+RT_EXPORT void augur_ein_sync(void) { RT_SYNC(); }
 RT_EXPORT void augur_ein_timer_start(void) {
   RT_SYNC();
   augur_ein_t0 = augur_ein_now_ns();

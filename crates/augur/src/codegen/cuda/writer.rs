@@ -62,10 +62,17 @@ pub fn write_cuda_module(fs: &[&Function], prelude: &str) -> Result<String, Erro
 }
 
 fn write_includes(out: &mut String, splits: &[Split]) {
-    let mut lines: Vec<String> = ["stdint.h", "stdbool.h", "stddef.h", "cuda_runtime.h"]
-        .iter()
-        .map(|h| include_line(h))
-        .collect();
+    let mut lines: Vec<String> = [
+        "stdint.h",
+        "stdbool.h",
+        "stddef.h",
+        "stdio.h",
+        "stdlib.h",
+        "cuda_runtime.h",
+    ]
+    .iter()
+    .map(|h| include_line(h))
+    .collect();
     lines.push(include_line("cooperative_groups.h"));
     let funcs = splits
         .iter()
@@ -160,8 +167,8 @@ fn write_launcher(out: &mut String, k: &Kernel) {
         let args: Vec<String> = names.iter().map(|n| format!("(void *)&{n}")).collect();
         let _ = writeln!(
             out,
-            "  void *args[] = {{{}}};\n  cudaLaunchCooperativeKernel((void *){}, dim3({}), \
-             dim3({}), args, 0, 0);",
+            "  void *args[] = {{{}}};\n  cudaError_t err = cudaLaunchCooperativeKernel((void *){}, \
+             dim3({}), dim3({}), args, 0, 0);",
             if args.is_empty() {
                 "NULL".to_string()
             } else {
@@ -174,11 +181,23 @@ fn write_launcher(out: &mut String, k: &Kernel) {
     } else {
         let _ = writeln!(
             out,
-            "  {}<<<{}, {}>>>({});",
+            "  {}<<<{}, {}>>>({});\n  cudaError_t err = cudaGetLastError();",
             f.name,
             k.grid,
             k.block,
             names.join(", ")
+        );
+    }
+    if k.grid != 0 && k.block != 0 {
+        // A launch that fails (too many blocks for a cooperative launch, no
+        // device) stops the program with the kernel and the user's line,
+        // instead of surfacing later at an unrelated call.
+        let _ = writeln!(
+            out,
+            "  if (err != cudaSuccess) {{\n    fprintf(stderr, \"augur: launching {} (launched at {}) \
+             failed: %s\\n\", cudaGetErrorString(err));\n    abort();\n  }}",
+            f.name,
+            loc_text(k)
         );
     }
     out.push_str("}\n");
