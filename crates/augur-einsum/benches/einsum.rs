@@ -12,6 +12,7 @@
 //! ~40 ms with prophecies; 25 runs, ~8 ms for copy-all and unified memory.
 //! Matvec: 89 + 7 runs, 27 ms; 19 runs, ~6-7 ms.
 
+use augur::{Builder, ProphecyMode};
 use augur_einsum::programs::{Accumulate, Benchmark, Kind};
 use augur_einsum::{compile_simulated, Movement};
 use std::time::{Duration, Instant};
@@ -29,14 +30,19 @@ fn first_stage(reps: usize) {
     );
     println!("| program | strategy | runs | of which check runs | prophecy attempts | runs per attempt | time (min) | median | BuildIt |");
     println!("|---|---|---:|---:|---:|---|---:|---:|---|");
+    let modes = Movement::ALL
+        .iter()
+        .map(|&m| (m, ProphecyMode::Adaptive))
+        .chain([(Movement::Prophecy, ProphecyMode::Paper)]);
     for kind in [Kind::MatMul, Kind::MatVec] {
-        for m in Movement::ALL {
+        for (m, mode) in modes.clone() {
             let b = Benchmark::paper(kind, 1024, m);
+            let builder = Builder::new().prophecy_mode(mode);
             let mut times = Vec::new();
             let mut stats = None;
             for _ in 0..reps {
                 let t = Instant::now();
-                let ex = b.extract().expect("extracts");
+                let ex = b.extract_with(&builder).expect("extracts");
                 times.push(t.elapsed());
                 stats = Some(ex.stats().clone());
             }
@@ -51,7 +57,11 @@ fn first_stage(reps: usize) {
             println!(
                 "| {} | {} | {} | {} | {} | {:?} | {:.2} ms | {:.2} ms | {buildit} |",
                 kind.name(),
-                m.name(),
+                if mode == ProphecyMode::Paper {
+                    "prophecy (paper mode)"
+                } else {
+                    m.name()
+                },
                 s.total_runs,
                 s.check_runs,
                 s.attempts,
