@@ -92,6 +92,8 @@ pub(crate) trait GpuTensor {
     fn before_kernel(&self, movement: Movement);
     /// After a kernel: copy out.
     fn after_kernel(&self, movement: Movement);
+    /// At the end of one path through the kernel's body (still inside it).
+    fn end_of_kernel_path(&self);
     /// Frees what the DSL allocated.
     fn free(&self);
 }
@@ -116,6 +118,8 @@ pub(crate) struct Ctx {
     pub kernel_statements: Cell<u32>,
     pub next_index: Cell<u32>,
     pub finished: Cell<bool>,
+    /// True inside `run_on_gpu`, on the GPU or (with `gpu: false`) not.
+    pub in_run_on_gpu: Cell<bool>,
 }
 
 /// The DSL: make one at the start of a staged function, then tensors and
@@ -151,6 +155,7 @@ impl Einsum {
                 kernel_statements: Cell::new(0),
                 next_index: Cell::new(0),
                 finished: Cell::new(false),
+                in_run_on_gpu: Cell::new(false),
             }),
         }
     }
@@ -176,13 +181,19 @@ impl Einsum {
     #[track_caller]
     pub fn run_on_gpu(&self, mut kernel: impl FnMut()) {
         let loc = Location::caller();
-        if self.ctx.thread.get().is_some() {
+        if self.ctx.in_run_on_gpu.get() {
             panic!("einsum: run_on_gpu inside run_on_gpu at {loc}");
         }
-        if !self.ctx.config.gpu {
+        self.ctx.in_run_on_gpu.set(true);
+        if self.ctx.config.gpu {
+            self.launch(&mut kernel);
+        } else {
             kernel();
-            return;
         }
+        self.ctx.in_run_on_gpu.set(false);
+    }
+
+    fn launch(&self, kernel: &mut dyn FnMut()) {
         let movement = self.ctx.config.movement;
         let tensors: Vec<Rc<dyn GpuTensor>> = self.ctx.tensors.borrow().clone();
         for t in &tensors {
@@ -193,6 +204,9 @@ impl Einsum {
             self.ctx.thread.set(Some(Thread { bid, tid }));
             self.ctx.kernel_statements.set(0);
             kernel();
+            for t in &tensors {
+                t.end_of_kernel_path();
+            }
             self.ctx.thread.set(None);
         });
         if movement == Movement::Unified {

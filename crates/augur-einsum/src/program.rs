@@ -37,6 +37,9 @@ pub fn options(openmp: bool) -> CompileOptions {
     };
     if openmp {
         opts.flags.push("-fopenmp".to_string());
+        // libgomp's worker threads outlive any call: a library that pulled
+        // it in must never be unloaded under them.
+        opts.flags.push("-Wl,-z,nodelete".to_string());
     }
     opts
 }

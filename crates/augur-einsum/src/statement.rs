@@ -88,13 +88,16 @@ struct Plan<'a, E: Elem> {
     loc: &'static Location<'static>,
 }
 
+#[track_caller]
 fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Location<'static>) {
-    let plan = check(lhs, op, rhs, loc)
-        .unwrap_or_else(|m| panic!("einsum: {m}, in `{}` at {loc}", describe(lhs, op)));
-    let ctx =
-        lhs.tensor.state.ctx.upgrade().unwrap_or_else(|| {
-            panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
-        });
+    // Panics here (not in closures) so that their location is the user's line.
+    let plan = match check(lhs, op, rhs, loc) {
+        Ok(p) => p,
+        Err(m) => panic!("einsum: {m}, in `{}` at {loc}", describe(lhs, op)),
+    };
+    let Some(ctx) = lhs.tensor.state.ctx.upgrade() else {
+        panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
+    };
     match ctx.thread.get() {
         None => {
             let openmp = ctx.config.openmp;
@@ -109,7 +112,11 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
             if n > 0 {
                 gpu::grid_sync();
             }
-            plan.gpu(t, blocks, threads)
+            plan.gpu(t, blocks, threads);
+            if plan.lhs_indices.len() == plan.lhs.indices.len() {
+                // Distinct indices on the left: every element was written.
+                plan.lhs.tensor.mark_fully_written();
+            }
         }
     }
 }

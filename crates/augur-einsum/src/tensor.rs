@@ -7,8 +7,8 @@ use crate::index::Index;
 use crate::runtime;
 use crate::term::Access;
 use augur::prophecy::{History, Prophecy};
-use augur::Dyn;
-use std::cell::Cell;
+use augur::{Dyn, Static};
+use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::rc::{Rc, Weak};
 
@@ -41,6 +41,16 @@ pub(crate) struct State<E: Elem> {
     pub gpu_read: Cell<Option<Prophecy<bool>>>,
     /// "The current kernel wrote me": made by each `run_on_gpu`.
     pub gpu_written: Cell<Option<History<bool>>>,
+    /// "The current kernel may write me": decides, with `gpu_partial`, a
+    /// copy in of a tensor the kernel writes without reading.
+    pub gpu_may_write: Cell<Option<Prophecy<bool>>>,
+    /// "Some path through the current kernel leaves elements of me
+    /// unwritten": then what is copied out must have been copied in.
+    pub gpu_partial: Cell<Option<Prophecy<bool>>>,
+    /// "This path through the kernel has overwritten every element of me":
+    /// a `Static`, so that paths that differ in it do not share code and
+    /// each reaches the kernel's end with its own value.
+    pub gpu_full: RefCell<Option<Static<bool>>>,
 }
 
 impl Einsum {
@@ -107,6 +117,9 @@ impl Einsum {
             needs_gpu,
             gpu_read: Cell::new(None),
             gpu_written: Cell::new(None),
+            gpu_may_write: Cell::new(None),
+            gpu_partial: Cell::new(None),
+            gpu_full: RefCell::new(None),
         });
         self.register(state.clone());
         Tensor { state }
@@ -189,6 +202,14 @@ impl<E: Elem> Tensor<E> {
         self.buffer(false, loc)
     }
 
+    /// Records that this path through the current kernel has overwritten
+    /// every element (a statement with distinct indices on the left).
+    pub(crate) fn mark_fully_written(&self) {
+        if let Some(f) = self.state.gpu_full.borrow_mut().as_mut() {
+            f.set(true);
+        }
+    }
+
     /// The buffer the code being generated writes; on the GPU this records
     /// "this kernel wrote me".
     pub(crate) fn write_buffer(&self, loc: &'static Location<'static>) -> Dyn<*mut E> {
@@ -216,6 +237,10 @@ impl<E: Elem> Tensor<E> {
                     .get()
                     .expect("made by run_on_gpu")
                     .record(true);
+                s.gpu_may_write
+                    .get()
+                    .expect("made by run_on_gpu")
+                    .require(true);
             } else {
                 s.gpu_read.get().expect("made by run_on_gpu").require(true);
             }
@@ -238,13 +263,20 @@ impl<E: Elem> GpuTensor for State<E> {
             Movement::Unified => {}
             Movement::CopyAll => self.copy_in(),
             Movement::Prophecy => {
-                let read = Prophecy::named(format!("{}.gpu_read", self.name), false);
+                let name = &self.name;
+                let read = Prophecy::named(format!("{name}.gpu_read"), false);
+                let may_write = Prophecy::named(format!("{name}.gpu_may_write"), false);
+                let partial = Prophecy::named(format!("{name}.gpu_partial"), false);
                 self.gpu_read.set(Some(read));
-                self.gpu_written.set(Some(History::named(
-                    format!("{}.gpu_written", self.name),
-                    false,
-                )));
-                if read.get() {
+                self.gpu_may_write.set(Some(may_write));
+                self.gpu_partial.set(Some(partial));
+                self.gpu_written
+                    .set(Some(History::named(format!("{name}.gpu_written"), false)));
+                *self.gpu_full.borrow_mut() = Some(Static::new(false));
+                // What the kernel reads must be there; so must what it
+                // writes only in part (or on some paths), since all of it
+                // is copied out.
+                if read.get() || (may_write.get() && partial.get()) {
                     self.copy_in();
                 }
             }
@@ -262,6 +294,22 @@ impl<E: Elem> GpuTensor for State<E> {
         }
         self.gpu_read.set(None);
         self.gpu_written.set(None);
+        self.gpu_may_write.set(None);
+        self.gpu_partial.set(None);
+        self.gpu_full.borrow_mut().take();
+    }
+
+    fn end_of_kernel_path(&self) {
+        let mut full = self.gpu_full.borrow_mut();
+        let Some(f) = full.as_mut() else { return };
+        if !f.get() {
+            if let Some(p) = self.gpu_partial.get() {
+                p.require(true);
+            }
+        }
+        // Back to the value each thread starts with, so that the launch's
+        // thread loop sees the same first-stage state on every turn.
+        f.set(false);
     }
 
     fn free(&self) {

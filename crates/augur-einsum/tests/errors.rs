@@ -164,10 +164,9 @@ fn run_on_gpu_inside_run_on_gpu() {
     assert!(message.contains(&expected), "{message}");
 }
 
-/// Bug: with `Config::gpu` false, `run_on_gpu` runs its closure as CPU
-/// code without checking for nesting, so the program above extracts.
+/// Nesting is an error also when `run_on_gpu` runs on the CPU
+/// (`Config::gpu` false); it used to go unchecked there.
 #[test]
-#[ignore = "bug: nested run_on_gpu is accepted when Config::gpu is false"]
 fn run_on_gpu_inside_run_on_gpu_on_the_cpu() {
     let nested: fn(&T) = |t| here!(t, t.ein.run_on_gpu(|| t.v.at([t.i]).set(1.0f32)));
     let (ex, line) = extract(&Builder::new(), Config::cpu(), true, nested);
@@ -178,13 +177,10 @@ fn run_on_gpu_inside_run_on_gpu_on_the_cpu() {
     assert!(message.contains(&expected), "{message}");
 }
 
-/// Bug: a statement's shape error is raised inside the library (a closure
-/// in `src/statement.rs` that is not `#[track_caller]`), so
-/// `Error::Panic::location` names that library line, not the user's
-/// statement (the message does name it; `at` and `run_on_gpu` errors get
-/// both right).
+/// A statement's shape error is located at the user's statement, not in
+/// the library (it used to be raised in a closure without
+/// `#[track_caller]`).
 #[test]
-#[ignore = "bug: Error::Panic::location of statement errors points into src/statement.rs"]
 fn statement_errors_are_located_at_the_statement() {
     let stage: fn(&T) = |t| here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i])));
     let (ex, line) = extract(&Builder::new(), Config::cpu(), false, stage);
