@@ -74,6 +74,19 @@ fn programs() -> Vec<Program> {
             },
         },
         Program {
+            name: "diagonal",
+            a: 50,
+            b: 1,
+            out: 50 * 50,
+            body: |ein, a, _b, out| {
+                // Writes only the diagonal: the rest must survive the trip.
+                let i = ein.index("i");
+                let v = ein.tensor_on::<f32>("v", [50], a);
+                let s = ein.tensor_on::<f32>("s", [50, 50], out);
+                ein.run_on_gpu(|| s.at([i, i]).set(v.at([i])));
+            },
+        },
+        Program {
             name: "sum_then_scale",
             a: 33 * 65,
             b: 65,
@@ -158,7 +171,7 @@ static int augur_check(const char *name, const char *mv, void (*g)(float *, floa
   cudaMallocManaged((void **)&o2, no * sizeof(float), cudaMemAttachGlobal);
   for (long i = 0; i < na; i++) a[i] = (float)((i * 7 + 3) % 11) - 5.0f;
   for (long i = 0; i < nb; i++) b[i] = (float)((i * 5 + 1) % 13) - 6.0f;
-  for (long i = 0; i < no; i++) { o1[i] = -1.0f; o2[i] = -2.0f; }
+  for (long i = 0; i < no; i++) { o1[i] = (float)(i % 3); o2[i] = (float)(i % 3); }
   g(a, b, o1);
   cudaError_t e = cudaDeviceSynchronize();
   if (e != cudaSuccess) { printf("ERROR %s %s: %s\n", name, mv, cudaGetErrorString(e)); fflush(stdout); return 1; }

@@ -302,7 +302,9 @@ impl<E: Elem> GpuTensor for State<E> {
     fn end_of_kernel_path(&self) {
         let mut full = self.gpu_full.borrow_mut();
         let Some(f) = full.as_mut() else { return };
-        if !f.get() {
+        // Only a tensor the kernel may write needs to be whole on the device.
+        let may_write = self.gpu_may_write.get().is_some_and(|w| w.get());
+        if !f.get() && may_write {
             if let Some(p) = self.gpu_partial.get() {
                 p.require(true);
             }
