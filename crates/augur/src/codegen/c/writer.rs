@@ -89,11 +89,16 @@ fn write_prototypes(out: &mut String, fs: &[&Function]) {
             }
         }
     }
-    if seen.is_empty() {
+    write_prototype_list(out, &seen);
+}
+
+/// A blank line, then one prototype per line (nothing when there are none).
+pub(crate) fn write_prototype_list(out: &mut String, decls: &[&ExternDecl]) {
+    if decls.is_empty() {
         return;
     }
     out.push('\n');
-    for d in seen {
+    for d in decls {
         out.push_str(&prototype(d));
         out.push_str(";\n");
     }

@@ -154,23 +154,32 @@ fn check(f: &Function) -> Result<(), Error> {
 }
 
 fn lift_block(host: &mut Function, b: Block, out: &mut Vec<Kernel>) -> Result<Block, Error> {
+    rewrite_launches(host, b, &mut |host, s| {
+        let k = lift(host, s, out.len())?;
+        let call = launch_call(host, &k, s.loc);
+        out.push(k);
+        Ok(vec![call])
+    })
+}
+
+/// Type of the launch rewriters of [`rewrite_launches`].
+pub(crate) type Rewrite<'a> = dyn FnMut(&mut Function, &Stmt) -> Result<Block, Error> + 'a;
+
+/// `b` with each launch statement (at any depth) replaced by what
+/// `replace` makes of it.
+pub(crate) fn rewrite_launches(
+    f: &mut Function,
+    b: Block,
+    replace: &mut Rewrite,
+) -> Result<Block, Error> {
     let mut res = Vec::with_capacity(b.len());
     for mut s in b {
         if is_launch(&s) {
-            let k = lift(host, &s, out.len())?;
-            res.push(launch_call(host, &k, s.loc));
-            out.push(k);
+            res.extend(replace(f, &s)?);
             continue;
         }
-        let mut err = None;
         for blk in s.kind.blocks_mut() {
-            match lift_block(host, std::mem::take(blk), out) {
-                Ok(nb) => *blk = nb,
-                Err(e) => err = Some(e),
-            }
-        }
-        if let Some(e) = err {
-            return Err(e);
+            *blk = rewrite_launches(f, std::mem::take(blk), replace)?;
         }
         res.push(s);
     }

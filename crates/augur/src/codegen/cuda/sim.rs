@@ -10,7 +10,7 @@
 //! is an [`Error::Kernel`]); the kernels DSLs emit compute each phase from
 //! memory.
 
-use super::kernel::{find_sync, is_launch, is_sync, kernel_error, nest};
+use super::kernel::{find_sync, is_sync, kernel_error, nest, rewrite_launches};
 use crate::error::Error;
 use crate::ir::{verify, Block, Const, Expr, Function, Stmt, StmtKind, VarId};
 
@@ -27,25 +27,7 @@ pub fn simulate(f: &Function) -> Result<Function, Error> {
 }
 
 fn sim_block(f: &mut Function, b: Block) -> Result<Block, Error> {
-    let mut res = Vec::with_capacity(b.len());
-    for mut s in b {
-        if is_launch(&s) {
-            res.extend(phases(f, &s)?);
-            continue;
-        }
-        let mut err = None;
-        for blk in s.kind.blocks_mut() {
-            match sim_block(f, std::mem::take(blk)) {
-                Ok(nb) => *blk = nb,
-                Err(e) => err = Some(e),
-            }
-        }
-        if let Some(e) = err {
-            return Err(e);
-        }
-        res.push(s);
-    }
-    Ok(res)
+    rewrite_launches(f, b, &mut phases)
 }
 
 /// `bid`, `tid` declared once, then one loop nest per phase.

@@ -2,7 +2,7 @@
 
 use super::kernel::{called, split, Kernel, Split};
 use crate::codegen::c::writer::{
-    has_special_float, include_line, prototype, write_body, write_definition,
+    has_special_float, include_line, write_body, write_definition, write_prototype_list,
 };
 use crate::error::Error;
 use crate::ir::display::c_declarator;
@@ -121,14 +121,7 @@ fn write_prototypes(out: &mut String, splits: &[Split]) {
             }
         }
     }
-    if seen.is_empty() {
-        return;
-    }
-    out.push('\n');
-    for d in seen {
-        out.push_str(&prototype(d));
-        out.push_str(";\n");
-    }
+    write_prototype_list(out, &seen);
 }
 
 /// `__global__ void name(captured...) { const int32_t bid = blockIdx.x; ... }`.
