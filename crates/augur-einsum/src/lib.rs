@@ -33,8 +33,9 @@
 //!
 //! ## Statements
 //!
-//! `T.at([i, j])` is `T[i][j]`. `L.set(R)` is `L = R`, `L.add_to(R)` (or
-//! `L += R`) is `L += R`, `L.mul_by(R)` (or `L *= R`) is `L *= R`. `R` is a
+//! `T.at([i, j])` is `T[i][j]`. `L.set(R)` is `L = R`, `L.add_to(R)` is
+//! `L += R`, `L.mul_by(R)` is `L *= R` (the operators `+=` and `*=` work on
+//! an access bound with `let mut`). `R` is a
 //! sum, difference or product of accesses, constants, `Dyn` values and
 //! index values. Indices of `R` that `L` lacks are reduced over: summed for
 //! `=` and `+=`, multiplied for `*=` (so `C[i][j] = A[i][k] * B[k][j]` is a
