@@ -181,6 +181,9 @@ impl Einsum {
     #[track_caller]
     pub fn run_on_gpu(&self, mut kernel: impl FnMut()) {
         let loc = Location::caller();
+        if self.ctx.finished.get() {
+            panic!("einsum: run_on_gpu after Einsum::finish, at {loc}");
+        }
         if self.ctx.in_run_on_gpu.get() {
             panic!("einsum: run_on_gpu inside run_on_gpu at {loc}");
         }
@@ -234,11 +237,14 @@ impl Einsum {
 
     /// Frees every buffer the DSL allocated (not user buffers). Call it at
     /// the end of the staged function; tensors must not be used after it.
+    #[track_caller]
     pub fn finish(&self) {
+        if self.ctx.finished.replace(true) {
+            panic!("einsum: finish called twice, at {}", Location::caller());
+        }
         for t in self.ctx.tensors.borrow().iter() {
             t.free();
         }
-        self.ctx.finished.set(true);
     }
 
     pub(crate) fn register(&self, t: Rc<dyn GpuTensor>) {

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use augur::{Builder, Dyn};
-//! use augur_einsum::{compile_simulated, Config, Einsum, Movement};
+//! use augur_einsum::{compile_simulated, einsum, Config, Einsum, Movement};
 //!
 //! // C = A B for 2x3 and 3x2 matrices; A, B, C in caller buffers.
 //! let ex = Builder::new()
@@ -18,7 +18,7 @@
 //!         let a = ein.tensor_on::<f32>("A", [2, 3], a);
 //!         let b = ein.tensor_on::<f32>("B", [3, 2], b);
 //!         let c = ein.tensor_on::<f32>("C", [2, 2], c);
-//!         ein.run_on_gpu(|| c.at([i, j]).set(a.at([i, k]) * b.at([k, j])));
+//!         ein.run_on_gpu(|| einsum!(c[i, j] = a[i, k] * b[k, j]));
 //!         ein.finish();
 //!     })
 //!     .unwrap();
@@ -33,7 +33,8 @@
 //!
 //! ## Statements
 //!
-//! `T.at([i, j])` is `T[i][j]`. `L.set(R)` is `L = R`, `L.add_to(R)` is
+//! [`einsum!`] writes statements as in the paper: `einsum!(C[i, j] = A[i, k] * B[k, j])`.
+//! Without the macro, `T.at([i, j])` is `T[i][j]`. `L.set(R)` is `L = R`, `L.add_to(R)` is
 //! `L += R`, `L.mul_by(R)` is `L *= R` (the operators `+=` and `*=` work on
 //! an access bound with `let mut`). `R` is a
 //! sum, difference or product of accesses, constants, `Dyn` values and
@@ -139,6 +140,7 @@ mod context;
 mod elem;
 pub mod gpu_bench;
 mod index;
+mod macros;
 mod program;
 pub mod programs;
 mod runtime;

@@ -16,6 +16,7 @@
 //! prophecy strategy copies it in).
 
 use crate::context::{Config, Einsum, Movement};
+use crate::einsum;
 use augur::{Builder, Dyn, Extracted, Result};
 
 /// The programs' compiled type: `(x_b, y_b, z_b, iterations)`.
@@ -156,10 +157,10 @@ impl Benchmark {
             }
             ein.timer_start();
             ein.run_on_gpu(|| match (self.kind, acc) {
-                (Kind::MatMul, false) => z.at([i, j]).set(x.at([i, k]) * y.at([k, j])),
-                (Kind::MatMul, true) => z.at([i, j]).add_to(x.at([i, k]) * y.at([k, j])),
-                (Kind::MatVec, false) => z.at([i]).set(x.at([i, j]) * y.at([j])),
-                (Kind::MatVec, true) => z.at([i]).add_to(x.at([i, j]) * y.at([j])),
+                (Kind::MatMul, false) => einsum!(z[i, j] = x[i, k] * y[k, j]),
+                (Kind::MatMul, true) => einsum!(z[i, j] += x[i, k] * y[k, j]),
+                (Kind::MatVec, false) => einsum!(z[i] = x[i, j] * y[j]),
+                (Kind::MatVec, true) => einsum!(z[i] += x[i, j] * y[j]),
             });
             match self.kind {
                 Kind::MatMul => z_b.at([i, j]).set(z.at([i, j])),

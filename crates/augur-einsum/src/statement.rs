@@ -98,6 +98,9 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     let Some(ctx) = lhs.tensor.state.ctx.upgrade() else {
         panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
     };
+    if ctx.finished.get() {
+        panic!("einsum: a statement after Einsum::finish (its buffers are freed), at {loc}");
+    }
     match ctx.thread.get() {
         None => {
             let openmp = ctx.config.openmp;

@@ -58,6 +58,7 @@ impl Einsum {
     /// (and [`finish`](Einsum::finish) frees).
     #[track_caller]
     pub fn tensor<E: Elem>(&self, name: &str, shape: impl AsRef<[usize]>) -> Tensor<E> {
+        self.check_open(name, Location::caller());
         let shape = checked_shape(name, shape.as_ref(), Location::caller());
         let bytes = bytes_of::<E>(&shape);
         let alloc = if self.config().movement == Movement::Unified {
@@ -79,9 +80,16 @@ impl Einsum {
         shape: impl AsRef<[usize]>,
         buffer: Dyn<*mut E>,
     ) -> Tensor<E> {
+        self.check_open(name, Location::caller());
         let shape = checked_shape(name, shape.as_ref(), Location::caller());
         // The buffer's variable takes the tensor's name in the C.
         self.make(name, shape, buffer.name(name), false)
+    }
+
+    fn check_open(&self, name: &str, loc: &Location) {
+        if self.ctx.finished.get() {
+            panic!("einsum: tensor `{name}` made after Einsum::finish, at {loc}");
+        }
     }
 
     fn make<E: Elem>(

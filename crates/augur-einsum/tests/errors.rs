@@ -265,3 +265,39 @@ fn the_error_displays_its_message() {
     assert!(text.contains("index `i` is bound to 3"), "{text}");
     assert!(text.contains(&format!("{}:{line}:", file!())), "{text}");
 }
+
+/// After `Einsum::finish` (which frees the buffers) the DSL refuses
+/// statements, new tensors, kernels and a second `finish`, naming the line.
+#[test]
+fn using_the_dsl_after_finish() {
+    type One = unsafe extern "C" fn(*mut f32);
+    let cases: [(fn(&Einsum, &Tensor<f32>, Index), &str); 4] = [
+        (
+            |_, v, i| v.at([i]).set(1.0f32),
+            "a statement after Einsum::finish",
+        ),
+        (
+            |e, _, _| drop(e.tensor::<f32>("w", [2])),
+            "tensor `w` made after Einsum::finish",
+        ),
+        (
+            |e, _, _| e.run_on_gpu(|| {}),
+            "run_on_gpu after Einsum::finish",
+        ),
+        (|e, _, _| e.finish(), "finish called twice"),
+    ];
+    for (after, expected) in cases {
+        let r: augur::Result<Extracted<One>> = Builder::new().extract("late", |x| {
+            let ein = Einsum::new(Config::default());
+            let i = ein.index("i");
+            let v = ein.tensor_on::<f32>("v", [2], x);
+            ein.finish();
+            after(&ein, &v, i);
+        });
+        let Err(Error::Panic { message, .. }) = r else {
+            panic!("{expected}: expected a panic, got {:?}", r.map(|_| ()))
+        };
+        assert!(message.contains(expected), "{message}");
+        assert!(message.contains(file!()), "{message}");
+    }
+}
