@@ -271,7 +271,8 @@ fn the_error_displays_its_message() {
 #[test]
 fn using_the_dsl_after_finish() {
     type One = unsafe extern "C" fn(*mut f32);
-    let cases: [(fn(&Einsum, &Tensor<f32>, Index), &str); 4] = [
+    type Late = fn(&Einsum, &Tensor<f32>, Index);
+    let cases: [(Late, &str); 4] = [
         (
             |_, v, i| v.at([i]).set(1.0f32),
             "a statement after Einsum::finish",
