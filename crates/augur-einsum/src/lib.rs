@@ -66,7 +66,8 @@
 //!
 //! [`compile_cpu`] (plain or OpenMP), [`compile_simulated`] (the GPU
 //! program on the CPU with byte counts), [`cuda_source`] (compile with
-//! nvcc). [`programs`] holds the paper's benchmark programs.
+//! nvcc), [`SimInterpreter`] (either, in augur's interpreter: no compiler,
+//! every access bounds-checked, every buffer accounted for). [`programs`] holds the paper's benchmark programs.
 
 //!
 //! ## Results
@@ -140,6 +141,7 @@ mod context;
 mod elem;
 pub mod gpu_bench;
 mod index;
+mod interp;
 mod macros;
 mod program;
 pub mod programs;
@@ -151,6 +153,7 @@ mod term;
 pub use context::{Config, Einsum, Movement};
 pub use elem::Elem;
 pub use index::Index;
+pub use interp::SimInterpreter;
 pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
 pub use runtime::{cuda_prelude, sim_c, Counters};
 pub use tensor::Tensor;

@@ -67,3 +67,49 @@ fn every_strategy_computes_the_product_and_moves_what_it_must() {
         }
     }
 }
+
+/// The same programs in augur's interpreter (no C compiler; every access
+/// bounds-checked): same results, same bytes, and every buffer the runtime
+/// allocated is freed.
+#[test]
+fn the_interpreter_agrees_and_nothing_leaks() {
+    use augur_einsum::SimInterpreter;
+    for kind in [Kind::MatMul, Kind::MatVec] {
+        for accumulate in [Accumulate::No, Accumulate::Yes] {
+            let modes = Movement::ALL.map(|m| (m, true));
+            for (movement, gpu) in modes.into_iter().chain([(Movement::Prophecy, false)]) {
+                let b = Benchmark {
+                    kind,
+                    sizes: (5, 7, 3),
+                    movement,
+                    accumulate,
+                    gpu,
+                };
+                let ex = b.extract().unwrap().simulated().unwrap();
+                let mut it = SimInterpreter::new();
+                let (x, y) = inputs(&b);
+                let zlen: usize = b.kind.shapes(b.sizes)[2].iter().product();
+                let mem = it.interp.memory_mut();
+                let args = [
+                    mem.alloc_slice(&x),
+                    mem.alloc_slice(&y),
+                    mem.alloc_slice(&vec![f32::NAN; zlen]),
+                    2i32.into(),
+                ];
+                ex.interpret_in(&mut it.interp, &args)
+                    .unwrap_or_else(|e| panic!("{}: {e}", b.function_name()));
+                let z: Vec<f32> = it.interp.memory().read_slice(args[2], zlen).unwrap();
+                assert_eq!(z, b.reference(&x, &y, 2), "{}", b.function_name());
+                let c = it.counters();
+                assert_eq!(
+                    c.moved(),
+                    2 * b.expected_bytes_per_turn(),
+                    "{}",
+                    b.function_name()
+                );
+                assert_eq!(c.timed, 2);
+                assert_eq!(it.live_buffers(), 0, "{} leaks", b.function_name());
+            }
+        }
+    }
+}
