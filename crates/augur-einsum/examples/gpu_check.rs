@@ -74,6 +74,31 @@ fn programs() -> Vec<Program> {
             },
         },
         Program {
+            name: "rounds",
+            a: 24,
+            b: 1,
+            out: 24,
+            body: |ein, a, _b, out| {
+                // A dyn loop inside the kernel with barriers in it: each
+                // round needs every element of the previous one.
+                let (i, j) = (ein.index("i"), ein.index("j"));
+                let a = ein.tensor_on::<f32>("a", [24], a);
+                let t = ein.tensor::<f32>("t", [24]);
+                let s = ein.tensor::<f32>("s", []);
+                let o = ein.tensor_on::<f32>("o", [24], out);
+                ein.run_on_gpu(|| {
+                    t.at([i]).set(a.at([i]));
+                    let k = Dyn::new(0i32);
+                    while k.lt(3).is_true() {
+                        s.at([]).set(t.at([j]));
+                        t.at([i]).set(t.at([i]) * 0.5f32 + s.at([]));
+                        k.set(k + 1);
+                    }
+                    o.at([i]).set(t.at([i]));
+                });
+            },
+        },
+        Program {
             name: "diagonal",
             a: 50,
             b: 1,

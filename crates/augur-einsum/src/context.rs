@@ -3,7 +3,7 @@
 
 use crate::index::Index;
 use augur::stage::gpu;
-use augur::Dyn;
+use augur::{Dyn, Static};
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::rc::Rc;
@@ -52,6 +52,10 @@ pub struct Config {
     /// When false, `run_on_gpu` runs its statements on the CPU (the same
     /// program as CPU code, for comparison).
     pub gpu: bool,
+    /// The most tensors one program may make (1024). A tensor made inside
+    /// a dyn loop would need a buffer per turn; the count it drives up is
+    /// how such a program is stopped with a clear error.
+    pub max_tensors: u32,
 }
 
 impl Default for Config {
@@ -62,6 +66,7 @@ impl Default for Config {
             blocks: 40,
             threads: 512,
             gpu: true,
+            max_tensors: 1024,
         }
     }
 }
@@ -98,6 +103,43 @@ pub(crate) trait GpuTensor {
     fn free(&self);
 }
 
+thread_local! {
+    /// The instance whose kernel is being generated on this thread (its
+    /// `Ctx` address; 0 when none): tensors of other instances have no
+    /// device buffers there.
+    static KERNEL_OWNER: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Sets the kernel owner for its lifetime; dropped on unwinding too (runs
+/// end by unwinding, anywhere).
+struct OwnerGuard;
+
+impl OwnerGuard {
+    fn new(ctx: &Rc<Ctx>) -> OwnerGuard {
+        KERNEL_OWNER.with(|o| o.set(Rc::as_ptr(ctx) as usize));
+        OwnerGuard
+    }
+}
+
+impl Drop for OwnerGuard {
+    fn drop(&mut self) {
+        KERNEL_OWNER.with(|o| o.set(0));
+    }
+}
+
+/// Panics when a kernel of another instance is being generated: `ctx`'s
+/// tensors would be read through host pointers there.
+pub(crate) fn check_kernel_owner(ctx: &Rc<Ctx>, tensor: &str, loc: &Location) {
+    let owner = KERNEL_OWNER.with(Cell::get);
+    if owner != 0 && owner != Rc::as_ptr(ctx) as usize {
+        panic!(
+            "einsum: tensor `{tensor}` belongs to another Einsum than the one whose \
+             run_on_gpu is running: it has no device buffer there; make all tensors \
+             a kernel uses with one Einsum, at {loc}"
+        );
+    }
+}
+
 /// The GPU thread a kernel statement is being generated for.
 #[derive(Clone, Copy)]
 pub(crate) struct Thread {
@@ -113,13 +155,12 @@ pub(crate) struct Ctx {
     /// straight-line code around the kernel, whose code lies at other call
     /// paths anyway.
     pub thread: Cell<Option<Thread>>,
-    /// Statements generated so far in the current kernel body: every one but
-    /// the first waits at a grid sync.
-    pub kernel_statements: Cell<u32>,
     pub next_index: Cell<u32>,
     pub finished: Cell<bool>,
     /// True inside `run_on_gpu`, on the GPU or (with `gpu: false`) not.
     pub in_run_on_gpu: Cell<bool>,
+    /// Tensors made so far, as first-stage state the engine sees.
+    pub tensor_count: RefCell<Static<u32>>,
 }
 
 /// The DSL: make one at the start of a staged function, then tensors and
@@ -146,16 +187,29 @@ pub struct Einsum {
 
 impl Einsum {
     /// A DSL instance generating code as `config` says.
+    ///
+    /// Panics (an extraction error) when the grid is empty, a block has
+    /// more than 1024 threads (CUDA's limit) or the grid more than
+    /// 2^31 - 1 threads (the generated loops count in `int32_t`).
+    #[track_caller]
     pub fn new(config: Config) -> Einsum {
+        let (b, t) = (config.blocks as u64, config.threads as u64);
+        if b == 0 || t == 0 || t > 1024 || b * t > i32::MAX as u64 {
+            panic!(
+                "einsum: a grid of {b} blocks of {t} threads: blocks and threads must be \
+                 at least 1, threads at most 1024 and blocks * threads below 2^31, at {}",
+                Location::caller()
+            );
+        }
         Einsum {
             ctx: Rc::new(Ctx {
                 config,
                 tensors: RefCell::new(Vec::new()),
                 thread: Cell::new(None),
-                kernel_statements: Cell::new(0),
                 next_index: Cell::new(0),
                 finished: Cell::new(false),
                 in_run_on_gpu: Cell::new(false),
+                tensor_count: RefCell::new(Static::new(0)),
             }),
         }
     }
@@ -203,9 +257,9 @@ impl Einsum {
             t.before_kernel(movement);
         }
         let (blocks, threads) = (self.ctx.config.blocks, self.ctx.config.threads);
+        let _owner = OwnerGuard::new(&self.ctx);
         gpu::launch(blocks, threads, |bid, tid| {
             self.ctx.thread.set(Some(Thread { bid, tid }));
-            self.ctx.kernel_statements.set(0);
             kernel();
             for t in &tensors {
                 t.end_of_kernel_path();

@@ -44,12 +44,11 @@ pub fn options(openmp: bool) -> CompileOptions {
     opts
 }
 
-/// The CPU version of a function with no `run_on_gpu` (or whose launches
-/// should run as plain loops: use [`compile_simulated`] for kernels with
-/// several statements).
+/// The CPU version (OpenMP when asked). A program with `run_on_gpu`
+/// kernels gets their CPU simulation, as from [`compile_simulated`].
 pub fn compile_cpu<S: Copy>(ex: &Extracted<S>, openmp: bool) -> Result<Program<S>> {
     Ok(Program {
-        compiled: ex.compile_with(&options(openmp))?,
+        compiled: ex.simulated()?.compile_with(&options(openmp))?,
     })
 }
 

@@ -9,7 +9,7 @@
 //! threads (one index: over all threads), as in the paper, and statements
 //! after the first wait at a grid sync.
 
-use crate::context::Thread;
+use crate::context::{check_kernel_owner, Thread};
 use crate::elem::Elem;
 use crate::index::{dedup, Index};
 use crate::term::{Access, Term};
@@ -101,6 +101,7 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     if ctx.finished.get() {
         panic!("einsum: a statement after Einsum::finish (its buffers are freed), at {loc}");
     }
+    check_kernel_owner(&ctx, lhs.tensor.name(), loc);
     match ctx.thread.get() {
         None => {
             let openmp = ctx.config.openmp;
@@ -108,18 +109,19 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
             plan.cpu(openmp)
         }
         Some(t) => {
-            let n = ctx.kernel_statements.get();
-            ctx.kernel_statements.set(n + 1);
             let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
             drop(ctx);
-            if n > 0 {
-                gpu::grid_sync();
-            }
             plan.gpu(t, blocks, threads);
             if plan.lhs_indices.len() == plan.lhs.indices.len() {
                 // Distinct indices on the left: every element was written.
                 plan.lhs.tensor.mark_fully_written();
             }
+            // Every statement ends at a barrier, so the next one sees all of
+            // its results; the barrier after a kernel's last statement is
+            // dropped by the CUDA backend. (A barrier before every statement
+            // but the first would need a count, which would make a dyn loop
+            // around statements differ on its first turn.)
+            gpu::grid_sync();
         }
     }
 }
@@ -201,6 +203,12 @@ fn check<'a, E: Elem>(
 
 /// `for (v = start; v < n; v += step) body(v)` as a dyn loop.
 fn dyn_loop(name: &str, start: Dyn<i32>, n: usize, step: i32, mut body: impl FnMut(Dyn<i32>)) {
+    // The last `v + step` must not overflow `int32_t` (undefined in C).
+    if n as i64 + step as i64 > i32::MAX as i64 {
+        panic!(
+            "einsum: index `{name}` runs to {n}, too close to 2^31 for loops that step by {step}"
+        );
+    }
     let v = Dyn::named(name, start);
     while v.lt(n as i32).is_true() {
         body(v);

@@ -90,6 +90,27 @@ impl Einsum {
         if self.ctx.finished.get() {
             panic!("einsum: tensor `{name}` made after Einsum::finish, at {loc}");
         }
+        if self.ctx.in_run_on_gpu.get() {
+            panic!(
+                "einsum: tensor `{name}` made inside run_on_gpu: a kernel cannot allocate; \
+                 make it before, at {loc}"
+            );
+        }
+        // A `Static` count of tensors: a tensor made in a dyn loop changes
+        // it on every turn, so the engine reports the loop (it can never
+        // close: each turn would need a buffer of its own) instead of
+        // running on.
+        let mut count = self.ctx.tensor_count.borrow_mut();
+        let n = count.get();
+        if n >= self.ctx.config.max_tensors {
+            panic!(
+                "einsum: more than {} tensors (Config::max_tensors): is tensor `{name}` made \
+                 inside a dyn loop? Each turn would need its own buffer; make it before \
+                 the loop, at {loc}",
+                self.ctx.config.max_tensors
+            );
+        }
+        count.set(n + 1);
     }
 
     fn make<E: Elem>(
@@ -226,12 +247,13 @@ impl<E: Elem> Tensor<E> {
 
     fn buffer(&self, write: bool, loc: &'static Location<'static>) -> Dyn<*mut E> {
         let s = &self.state;
-        let ctx = s.ctx.upgrade().unwrap_or_else(|| {
+        let Some(ctx) = s.ctx.upgrade() else {
             panic!(
                 "einsum: `{}` used after its Einsum was dropped, at {loc}",
                 s.name
             )
-        });
+        };
+        crate::context::check_kernel_owner(&ctx, &s.name, loc);
         let on_gpu = ctx.thread.get().is_some();
         if !on_gpu || s.config.movement == Movement::Unified {
             return s.host;

@@ -186,8 +186,11 @@ impl<E: Num> Case<E> {
             let c = ex.c_code();
             let pragma = c.contains("_Pragma(\"omp parallel for\")");
             assert_eq!(pragma, config.openmp && self.pragma, "{what}:\n{c}");
-            let syncs = c.matches("augur_grid_sync();").count();
-            assert_eq!(syncs, self.syncs * config.gpu as usize, "{what}:\n{c}");
+            // Barriers between statements (the one after a kernel's last
+            // statement is dropped by the CUDA backend).
+            let cu = augur::codegen::cuda::write_cuda(ex.ir(), "").unwrap();
+            let syncs = cu.matches("augur_grid_sync();").count();
+            assert_eq!(syncs, self.syncs * config.gpu as usize, "{what}:\n{cu}");
             if movement == Some(Movement::Prophecy) {
                 // A device buffer only for the tensors some kernel uses.
                 for (t, name) in NAMES.iter().enumerate().take(self.shapes.len()) {

@@ -10,7 +10,9 @@ use augur_einsum::{cuda_source, Config, Einsum, Movement};
 
 #[test]
 fn build() {
-    let Ok(out) = std::env::var("RV_GPU_OUT") else { return };
+    let Ok(out) = std::env::var("RV_GPU_OUT") else {
+        return;
+    };
     let out = std::path::PathBuf::from(out);
     std::fs::create_dir_all(&out).unwrap();
     let nvcc = Nvcc::find_or_install().unwrap();
@@ -20,7 +22,7 @@ fn build() {
         .extract("arr", |x: Dyn<*mut i32>, n: Dyn<i32>| {
             let a = Dyn::<[i32; 4]>::uninit();
             for i in 0..4 {
-                a.at(i as i32).set(n + i);
+                a.at(i).set(n + i);
             }
             launch(1, 4, |_bid, tid| {
                 x.at(tid).set(a.at(tid));

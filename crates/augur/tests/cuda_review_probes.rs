@@ -149,7 +149,10 @@ fn determinism_cuda_and_sim() {
             .unwrap()
     };
     let (a, b) = (mk(), mk());
-    assert_eq!(write_cuda(a.ir(), "").unwrap(), write_cuda(b.ir(), "").unwrap());
+    assert_eq!(
+        write_cuda(a.ir(), "").unwrap(),
+        write_cuda(b.ir(), "").unwrap()
+    );
     assert_eq!(
         augur::codegen::write_function(&simulate(a.ir()).unwrap()),
         augur::codegen::write_function(&simulate(b.ir()).unwrap())
@@ -173,13 +176,12 @@ fn kernel_reading_no_host_variable() {
     sim_run(&ex, "noread", &mut buf, 0);
 }
 
-// ---------------------------------------------------------------- bugs
+// ------------------------------------------- bugs found here (now fixed)
 
-/// A host array read by a kernel is passed as `int32_t var0[4]`, i.e. a host stack pointer: "an illegal memory access" on an H100 (the simulation is right).
+/// A host array read by a kernel would arrive as a host pointer (an
+/// "illegal memory access" on an H100): it is a kernel error naming it.
 #[test]
-#[ignore = "bug: a captured host array decays to a host pointer in the kernel's parameters"]
 fn captured_local_array() {
-    // A host array read by a kernel: passed by value?
     let ex = Builder::new()
         .extract("arr", |x: Dyn<*mut i32>, n: Dyn<i32>| {
             let a = Dyn::<[i32; 4]>::uninit();
@@ -191,19 +193,19 @@ fn captured_local_array() {
             });
         })
         .unwrap();
-    let mut buf = vec![0; 4];
-    sim_run(&ex, "arr", &mut buf, 10);
-    assert_eq!(buf, [10, 11, 12, 13]);
-    let cu = write_cuda(ex.ir(), "").unwrap();
-    assert!(
-        !cu.contains("int32_t var0[4])"),
-        "an array parameter decays to a host pointer in the kernel:\n{cu}"
-    );
+    for err in [split(ex.ir()).map(|_| ()), simulate(ex.ir()).map(|_| ())] {
+        match err {
+            Err(augur::Error::Kernel { message, .. }) => {
+                assert!(message.contains("an array of the host code"), "{message}")
+            }
+            other => panic!("expected Error::Kernel, got {other:?}"),
+        }
+    }
 }
 
-/// Captured host variables named `err` or `args` clash with the launcher's locals: nvcc rejects the unit.
+/// Captured host variables named `err` or `args` (once the launcher's
+/// locals) compile.
 #[test]
-#[ignore = "bug: launcher locals `err`/`args` clash with captured variables of those names"]
 fn names_clash_with_launcher_locals() {
     let ex = Builder::new()
         .extract("clash", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -221,12 +223,21 @@ fn names_clash_with_launcher_locals() {
     ptx(&cu);
 }
 
-/// Variables named `threadIdx`, `blockIdx` or C++ keywords (`class`, `new`, `this`, `template`) are not renamed: nvcc rejects the unit.
+/// Variables named `threadIdx`, `blockIdx` or C++ keywords (`class`, `new`,
+/// `this`, `template`) are renamed, so nvcc accepts the unit.
 #[test]
-#[ignore = "bug: C++ keywords and CUDA built-in names are not reserved by the naming pass"]
 fn names_clash_with_cuda_builtins_and_cpp_keywords() {
     let mut bad = Vec::new();
-    for name in ["threadIdx", "blockIdx", "class", "new", "this", "template", "dim3", "warpSize"] {
+    for name in [
+        "threadIdx",
+        "blockIdx",
+        "class",
+        "new",
+        "this",
+        "template",
+        "dim3",
+        "warpSize",
+    ] {
         let ex = Builder::new()
             .extract("kw", move |x: Dyn<*mut i32>, n: Dyn<i32>| {
                 let v = Dyn::named(name, n + 1);
@@ -244,9 +255,9 @@ fn names_clash_with_cuda_builtins_and_cpp_keywords() {
     assert!(bad.is_empty(), "nvcc rejects variables named {bad:?}");
 }
 
-/// A launch whose body is only a grid sync: the simulation keeps `int32_t bid_1; int32_t tid_1;` with no loops, which cc -Werror rejects (unused variables).
+/// A launch whose body is only a grid sync simulates to nothing (it used to
+/// leave unused `bid`/`tid` declarations that cc -Werror rejects).
 #[test]
-#[ignore = "bug: the simulation of a kernel with no phases does not compile"]
 fn sim_of_sync_only_kernel_compiles() {
     let ex = Builder::new()
         .extract("synconly", |_x: Dyn<*mut i32>, _n: Dyn<i32>| {
@@ -259,9 +270,8 @@ fn sim_of_sync_only_kernel_compiles() {
     sim_run(&ex, "synconly", &mut buf, 0);
 }
 
-/// A launch inside a launch: split rejects it, simulate accepts it (runs it as plain loops), so compile_simulated passes programs the CUDA backend rejects.
+/// A launch inside a launch: split and simulate both reject it.
 #[test]
-#[ignore = "bug: simulate accepts nested launches that split rejects"]
 fn nested_launch_sim_vs_split() {
     let ex = Builder::new()
         .extract("nested", |x: Dyn<*mut i32>, _n: Dyn<i32>| {
@@ -274,14 +284,17 @@ fn nested_launch_sim_vs_split() {
         .unwrap();
     let s = split(ex.ir());
     let m = simulate(ex.ir());
-    assert_eq!(s.is_err(), m.is_err(), "split and simulate disagree on a nested launch");
+    assert_eq!(
+        s.is_err(),
+        m.is_err(),
+        "split and simulate disagree on a nested launch"
+    );
 }
 
-/// A kernel calling a libc function that has no device version (`puts`) passes split's check (it has a header) and fails only in nvcc.
+/// A kernel calling a libc function that has no device version (`puts`) is
+/// a kernel error (it used to pass the check and fail in nvcc).
 #[test]
-#[ignore = "bug: split lets host libc calls with a header into kernels"]
 fn kernel_calls_libc_without_device_version() {
-    // calloc/puts have headers, so the check lets them into a kernel.
     let ex = Builder::new()
         .extract("libck", |x: Dyn<*mut i32>, _n: Dyn<i32>| {
             launch(1, 2, |_bid, tid| {
@@ -289,7 +302,13 @@ fn kernel_calls_libc_without_device_version() {
             });
         })
         .unwrap();
-    if let Ok(cu) = write_cuda(ex.ir(), "") {
-        ptx(&cu);
+    match write_cuda(ex.ir(), "") {
+        Err(augur::Error::Kernel { message, .. }) => {
+            assert!(
+                message.contains("calls `puts`, a host function"),
+                "{message}"
+            )
+        }
+        other => panic!("expected Error::Kernel, got {other:?}"),
     }
 }

@@ -1,6 +1,7 @@
 //! Names that generated C must not use for variables.
 
-/// C99 keywords, later keywords that compilers also reserve, and the names
+/// C99 keywords, later keywords that compilers also reserve, C++ keywords
+/// and CUDA built-ins (CUDA units are C++), and the names
 /// the preamble (`<stdint.h>`, `<stdbool.h>`, `<stddef.h>`, `<math.h>`) and
 /// common runtime headers (`<stdio.h>`, `<stdlib.h>`, `<string.h>`) bring in.
 ///
@@ -154,6 +155,67 @@ pub const RESERVED: &[&str] = &[
     "assert",
     "errno",
     "main",
+    // C++ keywords (CUDA units are C++), CUDA built-ins, and the locals of
+    // the CUDA backend's launchers.
+    "and",
+    "and_eq",
+    "bitand",
+    "bitor",
+    "catch",
+    "char16_t",
+    "char32_t",
+    "class",
+    "compl",
+    "concept",
+    "consteval",
+    "constinit",
+    "const_cast",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "delete",
+    "dynamic_cast",
+    "explicit",
+    "export",
+    "friend",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not",
+    "not_eq",
+    "operator",
+    "or",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "reinterpret_cast",
+    "requires",
+    "static_cast",
+    "template",
+    "this",
+    "throw",
+    "try",
+    "typeid",
+    "typename",
+    "using",
+    "virtual",
+    "xor",
+    "xor_eq",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "dim3",
+    "cudaError_t",
+    "cudaSuccess",
+    "cooperative_groups",
+    "__syncthreads",
+    "augur_status",
+    "augur_args",
 ];
 
 #[cfg(test)]

@@ -197,9 +197,11 @@ fn lift(host: &Function, s: &Stmt, index: usize) -> Result<Kernel, Error> {
     for (i, &p) in func.params.clone().iter().enumerate() {
         func.vars[p].kind = VarKind::Param(i as u32);
     }
-    func.body = n.body.clone();
+    let mut body = n.body.clone();
+    strip_tail_syncs(host, &mut body);
+    func.body = body;
     Ok(Kernel {
-        cooperative: find_sync(host, n.body).is_some(),
+        cooperative: find_sync(host, &func.body).is_some(),
         func,
         captured,
         grid: n.grid,
@@ -221,6 +223,20 @@ fn captured(f: &Function, n: &Nest) -> Result<Vec<VarId>, Error> {
     };
     c.block(n.body)?;
     let captured: Vec<VarId> = c.used.difference(&c.declared).copied().collect();
+    if let Some(&v) = captured
+        .iter()
+        .find(|&&v| matches!(f.vars[v].ty, Type::Array { .. }))
+    {
+        return Err(kernel_error(
+            f.vars[v].loc.or(n.outer.loc),
+            format!(
+                "the kernel reads `{}`, an array of the host code: a kernel gets host \
+                 values by value and an array would arrive as a host pointer; put it \
+                 in device memory and pass the pointer",
+                f.var_name(v)
+            ),
+        ));
+    }
     if let Some((v, loc)) = c.assigned.iter().find(|(v, _)| !c.declared.contains(v)) {
         return Err(kernel_error(
             loc.or(n.outer.loc),
@@ -321,12 +337,12 @@ impl Collect<'_> {
             }
             Expr::Call(fid, _) => {
                 let d = &self.f.externs[*fid];
-                if d.header.is_none() {
+                if !runs_on_device(d) {
                     return Err(kernel_error(
                         loc.or(self.loc),
                         format!(
-                            "the kernel calls `{}`, a host function (only device helpers \
-                             and math functions run on the GPU)",
+                            "the kernel calls `{}`, a host function (only augur's device \
+                             helpers, <math.h> functions and printf run on the GPU)",
                             d.name
                         ),
                     ));
@@ -341,6 +357,16 @@ impl Collect<'_> {
             }
         });
         r
+    }
+}
+
+/// True for externs a kernel may call: the device helpers, `<math.h>` (CUDA
+/// gives every math function a device version) and `printf` (so does it).
+fn runs_on_device(d: &ExternDecl) -> bool {
+    match d.header.as_deref() {
+        Some(DEVICE_HEADER | "math.h" | "<math.h>") => true,
+        Some("stdio.h" | "<stdio.h>") => d.name == "printf",
+        _ => false,
     }
 }
 
@@ -385,6 +411,19 @@ pub(crate) fn find_sync(f: &Function, b: &[Stmt]) -> Option<Option<SrcLoc>> {
         }
     }
     None
+}
+
+/// Drops the barriers a kernel meets last on every path (at the end of the
+/// body, or at the end of both sides of an `if` there): they wait for
+/// nothing. A DSL may end every statement with a barrier.
+pub(crate) fn strip_tail_syncs(f: &Function, b: &mut Block) {
+    while b.last().is_some_and(|s| is_sync(f, s)) {
+        b.pop();
+    }
+    if let Some(StmtKind::If { then_, else_, .. }) = b.last_mut().map(|s| &mut s.kind) {
+        strip_tail_syncs(f, then_);
+        strip_tail_syncs(f, else_);
+    }
 }
 
 /// True if `s` is exactly a call of the grid barrier.

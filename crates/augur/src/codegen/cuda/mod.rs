@@ -20,6 +20,7 @@
 
 mod kernel;
 mod sim;
+mod uniform;
 mod writer;
 
 pub use kernel::{split, Kernel, Split};

@@ -1,22 +1,26 @@
-//! The CPU simulation of GPU launches: plain C that runs each kernel as its
-//! loop nest, one phase at a time.
+//! The CPU simulation of GPU launches: plain C that runs each kernel as
+//! loop nests over its threads, one stretch between barriers at a time.
 //!
 //! A kernel whose threads meet at grid syncs cannot run thread after thread
 //! as written: thread 0 would pass the barrier before thread 1 reached it.
-//! [`simulate`] splits the body at its top-level syncs into phases and runs
-//! every thread through phase 0, then every thread through phase 1, and so
-//! on: exactly the orders a barrier allows. Threads keep no private values
-//! across a barrier here (a value declared before a sync and used after it
-//! is an [`Error::Kernel`]); the kernels DSLs emit compute each phase from
-//! memory.
+//! [`simulate`] runs every thread through the code up to the first barrier,
+//! then every thread through the next stretch, and so on: an order a
+//! barrier allows. Control flow around barriers must be the same on every
+//! thread (in CUDA too: a barrier some threads skip hangs), so it runs once,
+//! on the host, as do the uniform values it needs (`uniform.rs`); a value
+//! computed per thread and used after a barrier is an [`Error::Kernel`].
 
-use super::kernel::{find_sync, is_sync, kernel_error, nest, rewrite_launches};
+use super::kernel::{find_sync, is_sync, kernel_error, nest, rewrite_launches, strip_tail_syncs};
+use super::uniform::Variance;
 use crate::error::Error;
-use crate::ir::{verify, Block, Const, Expr, Function, Stmt, StmtKind, VarId};
+use crate::ir::{verify, Block, Const, Expr, Function, SrcLoc, Stmt, StmtKind, VarId};
+use std::collections::BTreeSet;
 
 /// `f` with every launch replaced by its phases as loop nests: C that any C
 /// compiler builds and the interpreter runs, with the kernels' meaning.
 pub fn simulate(f: &Function) -> Result<Function, Error> {
+    // The same checks as the CUDA backend: what simulates also compiles.
+    super::kernel::split(f)?;
     let mut out = f.clone();
     let body = std::mem::take(&mut out.body);
     out.body = sim_block(&mut out, body)?;
@@ -30,105 +34,285 @@ fn sim_block(f: &mut Function, b: Block) -> Result<Block, Error> {
     rewrite_launches(f, b, &mut phases)
 }
 
-/// `bid`, `tid` declared once, then one loop nest per phase.
+/// The launch as host code: uniform statements and the control flow around
+/// barriers run once, each stretch between barriers runs as a loop nest
+/// over all threads (a phase).
 fn phases(f: &mut Function, s: &Stmt) -> Result<Block, Error> {
-    let (bid, tid, parts, outer, inner) = {
+    let (bid, tid, body, outer, inner) = {
         let n = nest(f, s)?;
-        let parts = split_phases(f, n.body, s)?;
-        (n.bid, n.tid, parts, n.outer.clone(), n.inner.clone())
+        let mut body = n.body.clone();
+        strip_tail_syncs(f, &mut body);
+        (n.bid, n.tid, body, n.outer.clone(), n.inner.clone())
     };
-    let several = parts.len() > 1;
-    let mut out = vec![decl(bid), decl(tid)];
-    for (i, part) in parts.into_iter().enumerate() {
-        let inner_loop = counted(f, &inner, tid, part);
-        let mut outer_loop = counted(f, &outer, bid, vec![inner_loop]);
-        if several {
-            outer_loop.annotations = vec![format!("augur.cuda.kernel phase {i}")];
-        }
-        out.push(outer_loop);
+    let mut p = Phases {
+        variance: Variance::of(f, &body, bid, tid),
+        bid,
+        tid,
+        outer,
+        inner,
+        count: 0,
+        phase_vars: Vec::new(),
+        loc: s.loc,
+    };
+    let built = p.build(f, body)?;
+    p.check_scopes(f, &built)?;
+    if p.count == 0 {
+        return Ok(built);
     }
-    check_phases(f, &out, s)?;
+    let mut out = vec![decl(bid), decl(tid)];
+    out.extend(built);
     Ok(out)
 }
 
-/// The body split at its top-level grid syncs; empty phases dropped.
-fn split_phases(f: &Function, body: &Block, s: &Stmt) -> Result<Vec<Block>, Error> {
-    let mut parts = vec![Vec::new()];
-    for st in body {
-        if is_sync(f, st) {
-            parts.push(Vec::new());
-        } else if let Some(loc) = find_sync(f, std::slice::from_ref(st)) {
+struct Phases {
+    variance: Variance,
+    bid: VarId,
+    tid: VarId,
+    /// The launch's block and thread loops, copied for each phase.
+    outer: Stmt,
+    inner: Stmt,
+    count: usize,
+    /// Per phase: the variables it declares and those it assigns.
+    phase_vars: Vec<(BTreeSet<VarId>, BTreeSet<VarId>)>,
+    loc: Option<SrcLoc>,
+}
+
+impl Phases {
+    fn build(&mut self, f: &mut Function, b: Block) -> Result<Block, Error> {
+        let hoist = self.to_hoist(f, &b);
+        let mut out = Vec::new();
+        let mut group = Vec::new();
+        for (st, hoist) in b.into_iter().zip(hoist) {
+            if is_sync(f, &st) {
+                self.flush(f, &mut group, &mut out);
+            } else if find_sync(f, std::slice::from_ref(&st)).is_some() {
+                self.flush(f, &mut group, &mut out);
+                let control = self.control(f, st)?;
+                out.push(control);
+            } else if hoist {
+                self.flush(f, &mut group, &mut out);
+                out.push(st);
+            } else {
+                group.push(st);
+            }
+        }
+        self.flush(f, &mut group, &mut out);
+        Ok(out)
+    }
+
+    /// Which statements of `b` run once on the host: uniform ones whose
+    /// variables are needed past the next barrier (by later stretches, or
+    /// by the control flow around barriers). The others stay with their
+    /// stretch, so a kernel without barriers is one loop nest.
+    fn to_hoist(&self, f: &Function, b: &Block) -> Vec<bool> {
+        let has_sync: Vec<bool> = b
+            .iter()
+            .map(|s| find_sync(f, std::slice::from_ref(s)).is_some())
+            .collect();
+        (0..b.len())
+            .map(|k| {
+                if has_sync[k] || !self.variance.hostable(f, &b[k]) {
+                    return false;
+                }
+                let Some(m) = (k + 1..b.len()).find(|&m| has_sync[m]) else {
+                    return false;
+                };
+                let (declared, assigned) = declared_and_assigned(f, &b[k..=k]);
+                let later = uses(f, &b[m..]);
+                declared.iter().chain(&assigned).any(|v| later.contains(v))
+            })
+            .collect()
+    }
+
+    /// Control flow with barriers inside runs on the host: every thread
+    /// must take it alike.
+    fn control(&mut self, f: &mut Function, mut st: Stmt) -> Result<Stmt, Error> {
+        let v = &self.variance;
+        let uniform = match &st.kind {
+            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => v.cond_uniform(f, *cond),
+            StmtKind::For {
+                init, cond, step, ..
+            } => v.hostable(f, init) && v.cond_uniform(f, *cond) && v.hostable(f, step),
+            _ => false,
+        };
+        if !uniform {
             return Err(kernel_error(
-                loc.or(s.loc),
-                "grid_sync inside control flow of the kernel: the CPU simulation \
-                 splits kernels only at top-level syncs"
+                st.loc.or(self.loc),
+                "grid_sync under control flow that threads may take differently (its \
+                 condition depends on the thread, or on values computed per thread): \
+                 some threads would wait at a barrier others never reach"
                     .to_string(),
             ));
-        } else {
-            parts
-                .last_mut()
-                .expect("one part at least")
-                .push(st.clone());
         }
+        for blk in st.kind.blocks_mut() {
+            *blk = self.build(f, std::mem::take(blk))?;
+        }
+        Ok(st)
     }
-    parts.retain(|p| !p.is_empty());
-    Ok(parts)
+
+    /// Emits the statements gathered since the last barrier as a phase.
+    fn flush(&mut self, f: &mut Function, group: &mut Block, out: &mut Block) {
+        if group.is_empty() {
+            return;
+        }
+        let part = std::mem::take(group);
+        self.phase_vars.push(declared_and_assigned(f, &part));
+        let inner_loop = counted(f, &self.inner, self.tid, part);
+        let mut outer_loop = counted(f, &self.outer, self.bid, vec![inner_loop]);
+        outer_loop.annotations = vec![format!("augur.cuda.kernel phase {}", self.count)];
+        self.count += 1;
+        out.push(outer_loop);
+    }
+
+    /// Per-thread values must not outlive their phase, and a phase must not
+    /// assign what the host computes once.
+    fn check_scopes(&self, f: &Function, built: &Block) -> Result<(), Error> {
+        let mut used_elsewhere: Vec<BTreeSet<VarId>> = vec![BTreeSet::new(); self.count];
+        let mut host_vars = BTreeSet::new();
+        collect_uses(f, built, None, &mut 0, &mut used_elsewhere, &mut host_vars);
+        for (i, (declared, assigned)) in self.phase_vars.iter().enumerate() {
+            if let Some(&v) = declared.iter().find(|v| used_elsewhere[i].contains(v)) {
+                return Err(kernel_error(
+                    f.vars[v].loc.or(self.loc),
+                    format!(
+                        "`{}`, computed per thread, is used after a grid_sync: the CPU \
+                         simulation runs each stretch between barriers for all threads in \
+                         turn; recompute it after the barrier or keep it in memory",
+                        f.var_name(v)
+                    ),
+                ));
+            }
+            if let Some(&v) = assigned
+                .iter()
+                .find(|v| !declared.contains(v) && host_vars.contains(v))
+            {
+                return Err(kernel_error(
+                    f.vars[v].loc.or(self.loc),
+                    format!(
+                        "`{}` is the same on every thread but is assigned among per-thread \
+                         work (under a condition that depends on the thread or next to \
+                         memory writes): the CPU simulation cannot run that once per thread",
+                        f.var_name(v)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
-/// A value declared in one phase and used in a later one is out of scope.
-fn check_phases(f: &Function, phases: &Block, s: &Stmt) -> Result<(), Error> {
-    let mut probe = f.clone();
-    probe.body = phases.clone();
-    // Host variables the kernel reads are declared outside: make them
-    // parameters of the probe so only the phases' own scoping is checked.
-    for v in outside_vars(f, phases) {
-        let n = probe.params.len() as u32;
-        probe.vars[v].kind = crate::ir::VarKind::Param(n);
-        probe.params.push(v);
-    }
-    match verify::verify(&probe) {
-        Ok(()) => Ok(()),
-        Err(e) => Err(kernel_error(
-            s.loc,
-            format!(
-                "a value computed before a grid_sync is used after it; the CPU \
-                 simulation runs each phase for all threads in turn ({e})"
-            ),
-        )),
-    }
-}
-
-/// Variables used in `b` and declared nowhere in it.
-fn outside_vars(f: &Function, b: &Block) -> Vec<VarId> {
-    let mut used = std::collections::BTreeSet::new();
-    let mut declared = std::collections::BTreeSet::new();
-    fn walk(
-        f: &Function,
-        b: &Block,
-        used: &mut std::collections::BTreeSet<VarId>,
-        declared: &mut std::collections::BTreeSet<VarId>,
-    ) {
+/// The variables `b` declares and those it assigns (at any depth).
+fn declared_and_assigned(f: &Function, b: &[Stmt]) -> (BTreeSet<VarId>, BTreeSet<VarId>) {
+    let (mut d, mut a) = (BTreeSet::new(), BTreeSet::new());
+    fn walk(f: &Function, b: &[Stmt], d: &mut BTreeSet<VarId>, a: &mut BTreeSet<VarId>) {
         for s in b {
-            if let StmtKind::Decl { var, .. } = s.kind {
-                declared.insert(var);
-            }
-            if let StmtKind::For { init, .. } = &s.kind {
-                if let StmtKind::Decl { var, .. } = init.kind {
-                    declared.insert(var);
+            let mut each = |s: &Stmt| match &s.kind {
+                StmtKind::Decl { var, .. } => {
+                    d.insert(*var);
                 }
+                StmtKind::Assign { place, .. } => {
+                    if let Expr::Var(v) = f.exprs[*place].kind {
+                        a.insert(v);
+                    }
+                }
+                _ => {}
+            };
+            each(s);
+            if let StmtKind::For { init, step, .. } = &s.kind {
+                each(init);
+                each(step);
             }
-            super::kernel::each_expr(s, &mut |e| {
-                f.for_each_var(e, &mut |v| {
-                    used.insert(v);
-                })
-            });
             for blk in s.kind.blocks() {
-                walk(f, blk, used, declared);
+                walk(f, blk, d, a);
             }
         }
     }
-    walk(f, b, &mut used, &mut declared);
-    used.difference(&declared).copied().collect()
+    walk(f, b, &mut d, &mut a);
+    (d, a)
+}
+
+/// Walks the built host code: for each phase, the variables used outside
+/// it; and the variables the host statements declare or assign.
+fn collect_uses(
+    f: &Function,
+    b: &Block,
+    phase: Option<usize>,
+    next: &mut usize,
+    outside: &mut [BTreeSet<VarId>],
+    host_vars: &mut BTreeSet<VarId>,
+) {
+    for s in b {
+        let here = if phase.is_none() && is_phase(s) {
+            let p = *next;
+            *next += 1;
+            Some(p)
+        } else {
+            phase
+        };
+        let mut uses = BTreeSet::new();
+        each_expr_shallow(s, &mut |e| {
+            f.for_each_var(e, &mut |v| {
+                uses.insert(v);
+            })
+        });
+        for (i, set) in outside.iter_mut().enumerate() {
+            if here != Some(i) {
+                set.extend(uses.iter().copied());
+            }
+        }
+        if here.is_none() {
+            let (d, a) = declared_and_assigned(f, std::slice::from_ref(s));
+            host_vars.extend(d);
+            host_vars.extend(a);
+        }
+        for blk in s.kind.blocks() {
+            collect_uses(f, blk, here, next, outside, host_vars);
+        }
+    }
+}
+
+/// Every variable the statements of `b` read or write, at any depth.
+fn uses(f: &Function, b: &[Stmt]) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    for s in b {
+        super::kernel::each_expr(s, &mut |e| {
+            f.for_each_var(e, &mut |v| {
+                out.insert(v);
+            })
+        });
+        if let StmtKind::Decl { var, .. } = s.kind {
+            out.insert(var);
+        }
+    }
+    out
+}
+
+fn is_phase(s: &Stmt) -> bool {
+    s.annotations
+        .iter()
+        .any(|a| a.starts_with("augur.cuda.kernel phase"))
+}
+
+/// The expressions of `s` itself (not of the statements nested in it).
+fn each_expr_shallow(s: &Stmt, each: &mut impl FnMut(crate::ir::ExprId)) {
+    match &s.kind {
+        StmtKind::Decl { init, .. } => init.iter().for_each(|&e| each(e)),
+        StmtKind::Assign { place, value } => {
+            each(*place);
+            each(*value);
+        }
+        StmtKind::Eval(e) => each(*e),
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => each(*cond),
+        StmtKind::For {
+            init, cond, step, ..
+        } => {
+            each_expr_shallow(init, each);
+            each(*cond);
+            each_expr_shallow(step, each);
+        }
+        StmtKind::Return(e) => e.iter().for_each(|&e| each(e)),
+        _ => {}
+    }
 }
 
 fn decl(v: VarId) -> Stmt {

@@ -160,8 +160,8 @@ fn write_launcher(out: &mut String, k: &Kernel) {
         let args: Vec<String> = names.iter().map(|n| format!("(void *)&{n}")).collect();
         let _ = writeln!(
             out,
-            "  void *args[] = {{{}}};\n  cudaError_t err = cudaLaunchCooperativeKernel((void *){}, \
-             dim3({}), dim3({}), args, 0, 0);",
+            "  void *augur_args[] = {{{}}};\n  cudaError_t augur_status = cudaLaunchCooperativeKernel((void *){}, \
+             dim3({}), dim3({}), augur_args, 0, 0);",
             if args.is_empty() {
                 "NULL".to_string()
             } else {
@@ -174,7 +174,7 @@ fn write_launcher(out: &mut String, k: &Kernel) {
     } else {
         let _ = writeln!(
             out,
-            "  {}<<<{}, {}>>>({});\n  cudaError_t err = cudaGetLastError();",
+            "  {}<<<{}, {}>>>({});\n  cudaError_t augur_status = cudaGetLastError();",
             f.name,
             k.grid,
             k.block,
@@ -187,8 +187,8 @@ fn write_launcher(out: &mut String, k: &Kernel) {
         // instead of surfacing later at an unrelated call.
         let _ = writeln!(
             out,
-            "  if (err != cudaSuccess) {{\n    fprintf(stderr, \"augur: launching {} (launched at {}) \
-             failed: %s\\n\", cudaGetErrorString(err));\n    abort();\n  }}",
+            "  if (augur_status != cudaSuccess) {{\n    fprintf(stderr, \"augur: launching {} (launched at {}) \
+             failed: %s\\n\", cudaGetErrorString(augur_status));\n    abort();\n  }}",
             f.name,
             loc_text(k)
         );

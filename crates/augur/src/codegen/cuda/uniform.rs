@@ -1,0 +1,136 @@
+//! Which values of a kernel are the same on every thread.
+//!
+//! A variable is *thread-variant* when its value may differ between the
+//! threads of a launch: `bid`, `tid`, anything computed from them, from
+//! memory (other threads may have written it) or by a call, and anything
+//! assigned under control flow that depends on such values. The rest is
+//! *uniform*: every thread computes the same value, so the CPU simulation
+//! may compute it once, outside the threads, and use it across barriers.
+
+use crate::ir::{Block, Expr, ExprId, Function, Stmt, StmtKind, VarId};
+use std::collections::BTreeSet;
+
+/// The thread-variant variables of one kernel body.
+pub(crate) struct Variance {
+    variant: BTreeSet<VarId>,
+}
+
+impl Variance {
+    /// The least fixpoint of the rules above over `body`.
+    pub fn of(f: &Function, body: &Block, bid: VarId, tid: VarId) -> Variance {
+        let mut v = Variance {
+            variant: BTreeSet::from([bid, tid]),
+        };
+        loop {
+            let before = v.variant.len();
+            v.block(f, body, false);
+            if v.variant.len() == before {
+                return v;
+            }
+        }
+    }
+
+    fn block(&mut self, f: &Function, b: &Block, under_variant: bool) {
+        for s in b {
+            self.stmt(f, s, under_variant);
+        }
+    }
+
+    fn stmt(&mut self, f: &Function, s: &Stmt, under: bool) {
+        match &s.kind {
+            StmtKind::Decl { var, init }
+                if under || init.is_some_and(|e| !self.expr_uniform(f, e)) =>
+            {
+                self.variant.insert(*var);
+            }
+            StmtKind::Assign { place, value } => {
+                if let Expr::Var(v) = f.exprs[*place].kind {
+                    if under || !self.expr_uniform(f, *value) {
+                        self.variant.insert(v);
+                    }
+                }
+            }
+            StmtKind::If { cond, then_, else_ } => {
+                let u = under || !self.expr_uniform(f, *cond);
+                self.block(f, then_, u);
+                self.block(f, else_, u);
+            }
+            StmtKind::While { cond, body } => {
+                let u = under || !self.expr_uniform(f, *cond);
+                self.block(f, body, u);
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                self.stmt(f, init, under);
+                let u = under || !self.expr_uniform(f, *cond);
+                self.stmt(f, step, u);
+                self.block(f, body, u);
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads no variant variable, no memory, calls nothing.
+    pub fn expr_uniform(&self, f: &Function, e: ExprId) -> bool {
+        match &f.exprs[e].kind {
+            Expr::Var(v) => return !self.variant.contains(v),
+            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) => return false,
+            _ => {}
+        }
+        let mut all = true;
+        f.for_each_child(e, |c| all &= self.expr_uniform(f, c));
+        all
+    }
+
+    /// A condition every thread evaluates alike right after a barrier:
+    /// like [`expr_uniform`](Variance::expr_uniform), but memory reads are
+    /// allowed (nobody writes between the barrier and the test).
+    pub fn cond_uniform(&self, f: &Function, e: ExprId) -> bool {
+        match &f.exprs[e].kind {
+            Expr::Var(v) => return !self.variant.contains(v),
+            Expr::Call(..) => return false,
+            _ => {}
+        }
+        let mut all = true;
+        f.for_each_child(e, |c| all &= self.cond_uniform(f, c));
+        all
+    }
+
+    /// A statement the simulation may run once for all threads: it writes
+    /// only uniform variables, from uniform values, and no memory.
+    pub fn hostable(&self, f: &Function, s: &Stmt) -> bool {
+        match &s.kind {
+            StmtKind::Decl { var, init } => {
+                !self.variant.contains(var) && init.is_none_or(|e| self.expr_uniform(f, e))
+            }
+            StmtKind::Assign { place, value } => match f.exprs[*place].kind {
+                Expr::Var(v) => !self.variant.contains(&v) && self.expr_uniform(f, *value),
+                _ => false,
+            },
+            StmtKind::If { cond, then_, else_ } => {
+                self.expr_uniform(f, *cond) && self.all(f, then_) && self.all(f, else_)
+            }
+            StmtKind::While { cond, body } => self.expr_uniform(f, *cond) && self.all(f, body),
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                self.hostable(f, init)
+                    && self.expr_uniform(f, *cond)
+                    && self.hostable(f, step)
+                    && self.all(f, body)
+            }
+            _ => false,
+        }
+    }
+
+    fn all(&self, f: &Function, b: &Block) -> bool {
+        b.iter().all(|s| self.hostable(f, s))
+    }
+}
