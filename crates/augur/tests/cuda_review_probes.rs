@@ -186,7 +186,7 @@ fn captured_local_array() {
         .extract("arr", |x: Dyn<*mut i32>, n: Dyn<i32>| {
             let a = Dyn::<[i32; 4]>::uninit();
             for i in 0..4 {
-                a.at(i as i32).set(n + i);
+                a.at(i).set(n + i);
             }
             launch(1, 4, |_bid, tid| {
                 x.at(tid).set(a.at(tid));
