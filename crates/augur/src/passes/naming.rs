@@ -1,13 +1,17 @@
 //! Names variables: user hints first (made unique and C-safe), parameters
 //! `arg0…`, the rest `var0…` in order of declaration.
 
-use crate::codegen::c::keywords::RESERVED;
+use crate::codegen::c::keywords::{RESERVED, RESERVED_CUDA};
 use crate::ir::{Block, Function, StmtKind, VarId, VarKind};
 use crate::trace::tag::FastSet as HashSet;
 
 /// Assigns `VarData::name` to every variable.
 pub fn run(f: &mut Function) {
-    let mut taken: HashSet<String> = RESERVED.iter().map(|s| s.to_string()).collect();
+    let mut taken: HashSet<String> = RESERVED
+        .iter()
+        .chain(RESERVED_CUDA)
+        .map(|s| s.to_string())
+        .collect();
     for (_, e) in f.externs.iter() {
         taken.insert(e.name.clone());
     }

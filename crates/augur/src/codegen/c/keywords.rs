@@ -1,7 +1,6 @@
 //! Names that generated C must not use for variables.
 
-/// C99 keywords, later keywords that compilers also reserve, C++ keywords
-/// and CUDA built-ins (CUDA units are C++), and the names
+/// C99 keywords, later keywords that compilers also reserve, and the names
 /// the preamble (`<stdint.h>`, `<stdbool.h>`, `<stddef.h>`, `<math.h>`) and
 /// common runtime headers (`<stdio.h>`, `<stdlib.h>`, `<string.h>`) bring in.
 ///
@@ -155,8 +154,13 @@ pub const RESERVED: &[&str] = &[
     "assert",
     "errno",
     "main",
-    // C++ keywords (CUDA units are C++), CUDA built-ins, and the locals of
-    // the CUDA backend's launchers.
+];
+
+/// Names variables must also avoid because CUDA units are C++: C++
+/// keywords, CUDA built-ins, and the locals of the CUDA backend's
+/// launchers. (Function names need only be valid C: a function named like
+/// a C++ keyword is an error of the CUDA writer alone.)
+pub const RESERVED_CUDA: &[&str] = &[
     "and",
     "and_eq",
     "bitand",

@@ -29,6 +29,17 @@ pub fn write_cuda(f: &Function, prelude: &str) -> Result<String, Error> {
 /// [`write_cuda`] for several functions in one unit (names must differ):
 /// includes, the prelude and prototypes are shared.
 pub fn write_cuda_module(fs: &[&Function], prelude: &str) -> Result<String, Error> {
+    let cxx = crate::codegen::c::keywords::RESERVED_CUDA;
+    if let Some(f) = fs.iter().find(|f| cxx.contains(&f.name.as_str())) {
+        return Err(Error::Misuse {
+            message: format!(
+                "`{}` cannot name a function of a CUDA unit: CUDA is C++, where it is a \
+                 keyword or a built-in",
+                f.name
+            ),
+            location: None,
+        });
+    }
     let splits = fs.iter().map(|f| split(f)).collect::<Result<Vec<_>, _>>()?;
     let names: Vec<&str> = fs.iter().map(|f| f.name.as_str()).collect();
     let mut out = format!(
