@@ -454,6 +454,17 @@ fn calls(f: &Function, e: ExprId, name: &str) -> bool {
 
 /// Calls `each` on every expression root of `s` and the statements inside it.
 pub(crate) fn each_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
+    each_own_expr(s, each);
+    for b in s.kind.blocks() {
+        for s in b {
+            each_expr(s, each);
+        }
+    }
+}
+
+/// Calls `each` on the expression roots of `s` itself (its condition, a
+/// `for`'s header), not of the statements nested in its blocks.
+pub(crate) fn each_own_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
     match &s.kind {
         StmtKind::Decl { init, .. } => init.iter().for_each(|&e| each(e)),
         StmtKind::Assign { place, value } => {
@@ -465,17 +476,12 @@ pub(crate) fn each_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
         StmtKind::For {
             init, cond, step, ..
         } => {
-            each_expr(init, each);
+            each_own_expr(init, each);
             each(*cond);
-            each_expr(step, each);
+            each_own_expr(step, each);
         }
         StmtKind::Return(e) => e.iter().for_each(|&e| each(e)),
         _ => {}
-    }
-    for b in s.kind.blocks() {
-        for s in b {
-            each_expr(s, each);
-        }
     }
 }
 

@@ -250,7 +250,7 @@ fn collect_uses(
             phase
         };
         let mut uses = BTreeSet::new();
-        each_expr_shallow(s, &mut |e| {
+        super::kernel::each_own_expr(s, &mut |e| {
             f.for_each_var(e, &mut |v| {
                 uses.insert(v);
             })
@@ -291,28 +291,6 @@ fn is_phase(s: &Stmt) -> bool {
     s.annotations
         .iter()
         .any(|a| a.starts_with("augur.cuda.kernel phase"))
-}
-
-/// The expressions of `s` itself (not of the statements nested in it).
-fn each_expr_shallow(s: &Stmt, each: &mut impl FnMut(crate::ir::ExprId)) {
-    match &s.kind {
-        StmtKind::Decl { init, .. } => init.iter().for_each(|&e| each(e)),
-        StmtKind::Assign { place, value } => {
-            each(*place);
-            each(*value);
-        }
-        StmtKind::Eval(e) => each(*e),
-        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => each(*cond),
-        StmtKind::For {
-            init, cond, step, ..
-        } => {
-            each_expr_shallow(init, each);
-            each(*cond);
-            each_expr_shallow(step, each);
-        }
-        StmtKind::Return(e) => e.iter().for_each(|&e| each(e)),
-        _ => {}
-    }
 }
 
 fn decl(v: VarId) -> Stmt {
