@@ -1,0 +1,173 @@
+//! The DSL's first-stage state and the fusion protocol.
+//!
+//! A *producer* (convolution, fully connected layer) must decide while it
+//! generates its loop whether to apply the operations after it as it writes
+//! (an *epilogue*): only those operations know. So each producer makes a
+//! `Prophecy<Flat<Epilogue>>`, "every operation that immediately follows me
+//! is this one", reads it, and generates accordingly; every operation, on
+//! entry, requires its own description of the prophecy of the producer
+//! that came just before it (the history: "the last operation was a
+//! producer", kept by the `Net`). A ReLU or bias add that sees its
+//! description predicted was fused and generates nothing; any other
+//! follower requires `Conflict`, which unfuses. A fused bias add is itself
+//! followed: a producer predicted to absorb a bias add also predicts the
+//! operation after it (so conv + bias + ReLU is one loop).
+
+use augur::prophecy::{Flat, Prophecy};
+use augur::Static;
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
+use std::rc::Rc;
+
+/// An operation that can run inside a producer's loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Epilogue {
+    /// `v >= t ? v : 0`, with `t`'s bits (so that equality is exact).
+    Relu(u32),
+    /// `v + b[i]` for the tensor with this id.
+    Bias(u32),
+}
+
+/// What the prophecy of "the operation after this producer" holds.
+pub type Next = Flat<Epilogue>;
+
+/// The producer that ran last, and what it was predicted to absorb.
+#[derive(Clone, Copy)]
+pub(crate) struct Pending {
+    /// The prophecy of the operation that follows.
+    pub next: Prophecy<Next>,
+    /// When `next` predicts a bias add: the prophecy of the operation
+    /// after that bias add.
+    pub after_bias: Option<Prophecy<Next>>,
+    /// The bias tensor the producer added (its id), when it fused one.
+    pub fused_bias: Option<u32>,
+}
+
+pub(crate) struct Ctx {
+    pub fusion: bool,
+    /// The history: the producer that ran last (`None` after any other
+    /// operation).
+    pub last: Cell<Option<Pending>>,
+    /// `last`'s call site, mirrored in a `Static` so that tags see it: the
+    /// state crosses dyn loops' back edges (a network in a batch loop) and
+    /// decides what a turn generates; a plain value there would hide the
+    /// first turn's difference from the engine.
+    pub site: RefCell<Static<Option<usize>>>,
+    pub next_id: Cell<u32>,
+    /// Every tensor's id, shape and buffer, so that a producer can add a
+    /// bias tensor it was predicted to absorb.
+    pub buffers: RefCell<Vec<(u32, Vec<usize>, augur::Dyn<*mut f32>)>>,
+}
+
+/// The network DSL: make one at the start of a staged function; its
+/// operations generate the network's code, fusing where the prophecies
+/// allow.
+#[derive(Clone)]
+pub struct Net {
+    pub(crate) ctx: Rc<Ctx>,
+}
+
+impl Net {
+    /// A network DSL instance that fuses.
+    pub fn new() -> Net {
+        Net::with_fusion(true)
+    }
+
+    /// A network DSL instance; `fusion: false` generates every operation
+    /// as its own pass (the baseline the benchmark compares with).
+    pub fn with_fusion(fusion: bool) -> Net {
+        Net {
+            ctx: Rc::new(Ctx {
+                fusion,
+                last: Cell::new(None),
+                site: RefCell::new(Static::new(None)),
+                next_id: Cell::new(0),
+                buffers: RefCell::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// True when this instance fuses.
+    pub fn fuses(&self) -> bool {
+        self.ctx.fusion
+    }
+
+    pub(crate) fn fresh_id(&self) -> u32 {
+        let id = self.ctx.next_id.get();
+        self.ctx.next_id.set(id + 1);
+        id
+    }
+
+    /// On entry to every operation: tells the producer just before (if any)
+    /// what follows it, and forgets it (only the immediate follower
+    /// counts). Returns its pending state, for fused followers.
+    #[track_caller]
+    pub(crate) fn follow(&self, me: Next) -> Option<Pending> {
+        let p = self.ctx.last.take()?;
+        self.ctx.site.borrow_mut().set(None);
+        p.next.require(me);
+        Some(p)
+    }
+
+    /// Records that a producer (or a fused bias add) ran last.
+    pub(crate) fn produced(&self, p: Pending, site: &'static Location<'static>) {
+        self.ctx.last.set(Some(p));
+        let key = site as *const Location as usize;
+        self.ctx.site.borrow_mut().set(Some(key));
+    }
+
+    /// The epilogues a producer of `shape` applies: its prophecy, and the
+    /// one after a predicted bias add (fused only when the bias tensor
+    /// exists already and has the producer's shape). Returns the pending
+    /// state and the epilogues with the bias buffers.
+    #[track_caller]
+    pub(crate) fn predict(&self, what: &str, shape: &[usize]) -> (Option<Pending>, Vec<Fused>) {
+        if !self.ctx.fusion {
+            return (None, Vec::new());
+        }
+        let next = Prophecy::named(format!("after {what}"), Flat::Unknown);
+        let mut epilogues = Vec::new();
+        let mut pending = Pending {
+            next,
+            after_bias: None,
+            fused_bias: None,
+        };
+        match next.get().exactly() {
+            Some(&Epilogue::Relu(t)) => epilogues.push(Fused::Relu(f32::from_bits(t))),
+            Some(&Epilogue::Bias(id)) => {
+                let buffer = self
+                    .ctx
+                    .buffers
+                    .borrow()
+                    .iter()
+                    .find(|b| b.0 == id)
+                    .cloned();
+                if let Some((_, bshape, data)) = buffer.filter(|b| b.1 == shape) {
+                    debug_assert_eq!(bshape, shape);
+                    epilogues.push(Fused::Bias(data));
+                    pending.fused_bias = Some(id);
+                    let after = Prophecy::named(format!("after {what} + bias"), Flat::Unknown);
+                    if let Some(&Epilogue::Relu(t)) = after.get().exactly() {
+                        epilogues.push(Fused::Relu(f32::from_bits(t)));
+                    }
+                    pending.after_bias = Some(after);
+                }
+            }
+            None => {}
+        }
+        (Some(pending), epilogues)
+    }
+}
+
+/// An epilogue as a producer applies it.
+#[derive(Clone, Copy)]
+pub(crate) enum Fused {
+    Relu(f32),
+    Bias(augur::Dyn<*mut f32>),
+}
+
+impl Default for Net {
+    fn default() -> Self {
+        Net::new()
+    }
+}

@@ -1,0 +1,1 @@
+//! The paper's benchmark programs.

@@ -1,0 +1,106 @@
+//! Tensors: `f32` data with a first-stage shape.
+
+use crate::net::Net;
+use augur::libc::{FREE, MALLOC, MEMCPY};
+use augur::prophecy::Flat;
+use augur::Dyn;
+use std::panic::Location;
+
+/// A tensor of `f32` with a first-stage shape (row-major), over a buffer
+/// of the caller's or one the generated code allocated.
+///
+/// Operations that work in place (ReLU, bias add) take the tensor by value
+/// and hand it back: the value before them is gone, in Rust as in C.
+pub struct Tensor {
+    pub(crate) id: u32,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) data: Dyn<*mut f32>,
+    pub(crate) owned: bool,
+}
+
+impl Tensor {
+    /// Its shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// True when it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Net {
+    /// A tensor over the caller's buffer (a parameter of the staged function).
+    #[track_caller]
+    pub fn tensor_on(&self, shape: impl AsRef<[usize]>, data: Dyn<*mut f32>) -> Tensor {
+        let shape = checked(shape.as_ref(), Location::caller());
+        self.register(shape, data, false)
+    }
+
+    /// A tensor the generated code allocates (`malloc`); give it back with
+    /// [`free`](Net::free).
+    #[track_caller]
+    pub fn alloc(&self, shape: impl AsRef<[usize]>) -> Tensor {
+        let shape = checked(shape.as_ref(), Location::caller());
+        let bytes = (shape.iter().product::<usize>() * 4) as u64;
+        let data = Dyn::named("t", MALLOC.call(bytes).cast_ptr::<*mut f32>());
+        self.register(shape, data, true)
+    }
+
+    fn register(&self, shape: Vec<usize>, data: Dyn<*mut f32>, owned: bool) -> Tensor {
+        let id = self.fresh_id();
+        self.ctx
+            .buffers
+            .borrow_mut()
+            .push((id, shape.clone(), data));
+        Tensor {
+            id,
+            shape,
+            data,
+            owned,
+        }
+    }
+
+    /// Frees a tensor the generated code allocated (a caller's buffer is
+    /// left alone).
+    pub fn free(&self, t: Tensor) {
+        if t.owned {
+            FREE.call(t.data.cast_ptr::<*mut u8>());
+        }
+    }
+
+    /// Copies `t` into the caller's buffer `dst` (at least `t.len()` floats).
+    #[track_caller]
+    pub fn copy_to(&self, t: &Tensor, dst: Dyn<*mut f32>) {
+        self.follow(Flat::Conflict);
+        let bytes = (t.len() * 4) as u64;
+        MEMCPY.call(
+            dst.cast_ptr::<*mut u8>(),
+            t.data.cast_ptr::<*const u8>(),
+            bytes,
+        );
+    }
+
+    /// The tensor's buffer, for code outside the DSL (reading results,
+    /// calling other functions). A producer just before cannot have fused
+    /// anything into what is read here.
+    #[track_caller]
+    pub fn data(&self, t: &Tensor) -> Dyn<*mut f32> {
+        self.follow(Flat::Conflict);
+        t.data
+    }
+}
+
+fn checked(shape: &[usize], loc: &Location) -> Vec<usize> {
+    let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    match total {
+        Some(n) if n <= i32::MAX as usize => shape.to_vec(),
+        _ => panic!("nn: a tensor of shape {shape:?} has more than 2^31 - 1 elements, at {loc}"),
+    }
+}
