@@ -43,6 +43,9 @@ pub(crate) struct Pending {
     pub fused_bias: Option<u32>,
 }
 
+/// A tensor's id, shape and data.
+pub(crate) type Buffer = (u32, Vec<usize>, augur::Dyn<*mut f32>);
+
 pub(crate) struct Ctx {
     pub fusion: bool,
     /// The history: the producer that ran last (`None` after any other
@@ -56,7 +59,7 @@ pub(crate) struct Ctx {
     pub next_id: Cell<u32>,
     /// Every tensor's id, shape and buffer, so that a producer can add a
     /// bias tensor it was predicted to absorb.
-    pub buffers: RefCell<Vec<(u32, Vec<usize>, augur::Dyn<*mut f32>)>>,
+    pub buffers: RefCell<Vec<Buffer>>,
 }
 
 /// The network DSL: make one at the start of a staged function; its

@@ -236,7 +236,12 @@ impl Net {
             Some(taps) => {
                 let mut sum = x.data.at(at(0)) * taps[0];
                 for (j, &wj) in taps.iter().enumerate().skip(1) {
-                    sum = sum + x.data.at(at(j)) * wj;
+                    // A new value each time: `+=` on a `Dyn` assigns a
+                    // variable, and `sum` is an expression.
+                    #[allow(clippy::assign_op_pattern)]
+                    {
+                        sum = sum + x.data.at(at(j)) * wj;
+                    }
                 }
                 sum
             }
