@@ -141,6 +141,8 @@ fn same_threshold_on_both_paths_is_fused() {
         out: 20,
         body: |net, [x, w, _], y, flag| {
             let c = net.conv1d(x, w);
+            // The same ReLU on both sides of a dyn branch (two call sites).
+            #[allow(clippy::if_same_then_else)]
             let r = if flag.gt(0).is_true() {
                 net.relu(c, 0.5)
             } else {
