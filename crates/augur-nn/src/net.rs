@@ -34,6 +34,8 @@ pub type Next = Flat<Epilogue>;
 /// The producer that ran last, and what it was predicted to absorb.
 #[derive(Clone, Copy)]
 pub(crate) struct Pending {
+    /// The producer's output tensor: only an operation on it can be fused.
+    pub output: u32,
     /// The prophecy of the operation that follows.
     pub next: Prophecy<Next>,
     /// When `next` predicts a bias add: the prophecy of the operation
@@ -112,6 +114,21 @@ impl Net {
         Some(p)
     }
 
+    /// On entry to a pointwise operation on `t`: it may be fused only into
+    /// the producer of `t` itself; following any other producer it is just
+    /// another operation (`Conflict` for that producer). Returns the
+    /// producer's pending state when it made `t`.
+    #[track_caller]
+    pub(crate) fn follow_on(&self, me: Next, t: &crate::Tensor) -> Option<Pending> {
+        let made_t = self.ctx.last.get().is_some_and(|p| p.output == t.id);
+        if made_t {
+            self.follow(me)
+        } else {
+            self.follow(Flat::Conflict);
+            None
+        }
+    }
+
     /// Records that a producer (or a fused bias add) ran last.
     pub(crate) fn produced(&self, p: Pending, site: &'static Location<'static>) {
         self.ctx.last.set(Some(p));
@@ -124,13 +141,15 @@ impl Net {
     /// exists already and has the producer's shape). Returns the pending
     /// state and the epilogues with the bias buffers.
     #[track_caller]
-    pub(crate) fn predict(&self, what: &str, shape: &[usize]) -> (Option<Pending>, Vec<Fused>) {
+    pub(crate) fn predict(&self, what: &str, out: &crate::Tensor) -> (Option<Pending>, Vec<Fused>) {
+        let shape = &out.shape[..];
         if !self.ctx.fusion {
             return (None, Vec::new());
         }
         let next = Prophecy::named(format!("after {what}"), Flat::Unknown);
         let mut epilogues = Vec::new();
         let mut pending = Pending {
+            output: out.id,
             next,
             after_bias: None,
             fused_bias: None,

@@ -75,7 +75,7 @@ impl Net {
         }
         self.follow(Flat::Conflict);
         let y = self.alloc([n]);
-        let (pending, fused) = self.predict("conv1d", &y.shape);
+        let (pending, fused) = self.predict("conv1d", &y);
         let taps = self.taps(w);
         // Interior: no wrap-around, no `%`.
         dyn_for("i", 0, n - k + 1, |i| {
@@ -114,7 +114,7 @@ impl Net {
         self.follow(Flat::Conflict);
         let (oh, ow) = (h - kh + 1, wd - kw + 1);
         let y = self.alloc([oh, ow]);
-        let (pending, fused) = self.predict("conv2d", &y.shape);
+        let (pending, fused) = self.predict("conv2d", &y);
         let taps = self.taps(w);
         dyn_for("r", 0, oh, |r| {
             dyn_for("c", 0, ow, |c| {
@@ -148,7 +148,7 @@ impl Net {
         }
         self.follow(Flat::Conflict);
         let y = self.alloc([m]);
-        let (pending, fused) = self.predict("fully_connected", &y.shape);
+        let (pending, fused) = self.predict("fully_connected", &y);
         dyn_for("m", 0, m, |o| {
             let sum = Dyn::named("sum", 0.0f32);
             dyn_for("n", 0, n, |q| {
@@ -167,7 +167,7 @@ impl Net {
     #[track_caller]
     pub fn relu(&self, t: Tensor, threshold: f32) -> Tensor {
         let me = Epilogue::Relu(threshold.to_bits());
-        if let Some(p) = self.follow(Flat::Exactly(me)) {
+        if let Some(p) = self.follow_on(Flat::Exactly(me), &t) {
             // Within an attempt every read of a prophecy agrees, so "fused
             // there" and "skipped here" cannot disagree.
             if p.next.get() == Flat::Exactly(me) {
@@ -192,11 +192,12 @@ impl Net {
             );
         }
         let me = Epilogue::Bias(b.id);
-        if let Some(p) = self.follow(Flat::Exactly(me)) {
+        if let Some(p) = self.follow_on(Flat::Exactly(me), &t) {
             if p.fused_bias == Some(b.id) && p.next.get() == Flat::Exactly(me) {
                 // Fused: what follows this bias add follows the producer.
                 if let Some(after) = p.after_bias {
                     let next = crate::net::Pending {
+                        output: t.id,
                         next: after,
                         after_bias: None,
                         fused_bias: None,

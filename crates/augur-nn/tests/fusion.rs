@@ -385,3 +385,35 @@ fn the_papers_benchmark_fuses_only_its_optimized_loop() {
     // SAFETY: it reads a counter.
     assert_eq!(unsafe { consumed() }, 20);
 }
+
+/// A ReLU of another tensor right after a convolution is not fused into
+/// that convolution (it would apply to the wrong tensor).
+#[test]
+fn a_relu_of_another_tensor_is_not_fused() {
+    let case = Case {
+        shapes: [vec![12], vec![3], vec![12]],
+        out: 24,
+        body: |net, [x, w, b], y, _| {
+            let other = net.alloc([12]);
+            net.copy_to(b, net.data(&other));
+            let c = net.conv1d(x, w);
+            let r = net.relu(other, 0.5);
+            net.copy_to(&c, y);
+            net.copy_to(&r, y.offset(12));
+        },
+        reference: |[x, w, b], _| {
+            let mut out = conv1d(x, w);
+            out.extend(relu(b.clone(), 0.5));
+            out
+        },
+    };
+    let (fused, _) = case.check();
+    let conv = fused
+        .split("memcpy")
+        .nth(1)
+        .unwrap()
+        .split("for (int32_t i_2")
+        .next()
+        .unwrap();
+    assert!(!conv.contains(">="), "{fused}");
+}
