@@ -63,6 +63,8 @@ impl Net {
     /// `y[i] = sum_j x[(i + j) % n] * w[j]`, `y` of `x`'s length.
     #[track_caller]
     pub fn conv1d(&self, x: &Tensor, w: &Tensor) -> Tensor {
+        self.check_own(x);
+        self.check_own(w);
         let (n, k) = (x.len(), w.len());
         if x.shape.len() != 1 || w.shape.len() != 1 || k == 0 || k > n {
             shape_error(
@@ -103,6 +105,8 @@ impl Net {
     /// `y` of shape `(h - kh + 1, w - kw + 1)`.
     #[track_caller]
     pub fn conv2d(&self, x: &Tensor, w: &Tensor) -> Tensor {
+        self.check_own(x);
+        self.check_own(w);
         let [h, wd] = dims2(x, "conv2d");
         let [kh, kw] = dims2(w, "conv2d");
         if kh == 0 || kw == 0 || kh > h || kw > wd {
@@ -136,6 +140,8 @@ impl Net {
     /// `(M, N)` and `x` of length `N`.
     #[track_caller]
     pub fn fully_connected(&self, x: &Tensor, weights: &Tensor) -> Tensor {
+        self.check_own(x);
+        self.check_own(weights);
         let [m, n] = dims2(weights, "fully_connected");
         if x.len() != n {
             shape_error(
@@ -166,6 +172,7 @@ impl Net {
     /// producer just before applied it already.
     #[track_caller]
     pub fn relu(&self, t: Tensor, threshold: f32) -> Tensor {
+        self.check_own(&t);
         let me = Epilogue::Relu(threshold.to_bits());
         if let Some(p) = self.follow_on(Flat::Exactly(me), &t) {
             // Within an attempt every read of a prophecy agrees, so "fused
@@ -185,6 +192,8 @@ impl Net {
     /// this one may be fused too.
     #[track_caller]
     pub fn bias_add(&self, t: Tensor, b: &Tensor) -> Tensor {
+        self.check_own(&t);
+        self.check_own(b);
         if t.shape != b.shape {
             shape_error(
                 "bias_add",

@@ -12,6 +12,8 @@ use std::panic::Location;
 /// Operations that work in place (ReLU, bias add) take the tensor by value
 /// and hand it back: the value before them is gone, in Rust as in C.
 pub struct Tensor {
+    /// The `Net` that made it (its address): tensors of two nets do not mix.
+    pub(crate) net: usize,
     pub(crate) id: u32,
     pub(crate) shape: Vec<usize>,
     pub(crate) data: Dyn<*mut f32>,
@@ -37,6 +39,11 @@ impl Tensor {
 
 impl Net {
     /// A tensor over the caller's buffer (a parameter of the staged function).
+    ///
+    /// While the network uses it, change its contents only through the
+    /// `Net` ([`data`](Net::data), [`copy_to`](Net::copy_to)): a bias, say,
+    /// may be read where its producer runs, before a bias add that comes
+    /// later, and only the `Net` knows to unfuse around such a write.
     #[track_caller]
     pub fn tensor_on(&self, shape: impl AsRef<[usize]>, data: Dyn<*mut f32>) -> Tensor {
         let shape = checked(shape.as_ref(), Location::caller());
@@ -60,6 +67,7 @@ impl Net {
             .borrow_mut()
             .push((id, shape.clone(), data));
         Tensor {
+            net: self.key(),
             id,
             shape,
             data,
@@ -69,7 +77,9 @@ impl Net {
 
     /// Frees a tensor the generated code allocated (a caller's buffer is
     /// left alone).
+    #[track_caller]
     pub fn free(&self, t: Tensor) {
+        self.check_own(&t);
         if t.owned {
             FREE.call(t.data.cast_ptr::<*mut u8>());
         }
@@ -78,6 +88,7 @@ impl Net {
     /// Copies `t` into the caller's buffer `dst` (at least `t.len()` floats).
     #[track_caller]
     pub fn copy_to(&self, t: &Tensor, dst: Dyn<*mut f32>) {
+        self.check_own(t);
         self.follow(Flat::Conflict);
         let bytes = (t.len() * 4) as u64;
         MEMCPY.call(
@@ -92,8 +103,28 @@ impl Net {
     /// anything into what is read here.
     #[track_caller]
     pub fn data(&self, t: &Tensor) -> Dyn<*mut f32> {
+        self.check_own(t);
         self.follow(Flat::Conflict);
         t.data
+    }
+}
+
+impl Net {
+    pub(crate) fn key(&self) -> usize {
+        std::rc::Rc::as_ptr(&self.ctx) as usize
+    }
+
+    /// Panics when `t` was made by another `Net`: its fusion state is that
+    /// other net's.
+    #[track_caller]
+    pub(crate) fn check_own(&self, t: &Tensor) {
+        if t.net != self.key() {
+            panic!(
+                "nn: a tensor of another Net used here; make a network's tensors with \
+                 the Net that runs it, at {}",
+                Location::caller()
+            );
+        }
     }
 }
 
