@@ -1,4 +1,86 @@
-//! augur: staged DSLs in Rust.
+//! # augur: staged DSLs in Rust
+//!
+//! augur is a library for building high-performance domain-specific
+//! languages by *staging*. You write ordinary Rust over second-stage values,
+//! [`Dyn<T>`], and first-stage values, [`Static<T>`] and plain Rust; augur
+//! runs that code, records what it does to the `Dyn` values, and gives back a
+//! C function that you can print, compile, load and call, or run in the
+//! built-in [`Interpreter`]. Data-dependent control flow (`if
+//! c.is_true()`, `while c.is_true()`) is found by running the closure again
+//! under a decision oracle, so Rust's own `if`, `while`, `break` and
+//! `return` become C's. Everything first-stage is computed away: loops over
+//! first-stage values unroll, and code is specialised to the tables,
+//! sizes and programs it was staged over.
+//!
+//! [Prophecy variables](prophecy) carry facts about the future into the
+//! first stage: a prediction is read now, checked by a requirement later,
+//! and the first stage is re-run until every prediction holds on every
+//! path. That is how a DSL decides, while generating a producer, what only
+//! its consumers know: which data a GPU kernel will read, whether the next
+//! operation can be fused into this loop.
+//!
+//! ```
+//! use augur::{Builder, Dyn, Static};
+//!
+//! // x^15 by repeated squaring: the exponent is first-stage and unrolls away.
+//! let power = Builder::new().extract("power15", |base: Dyn<i64>| {
+//!     let res = Dyn::named("res", 1i64);
+//!     let x = Dyn::named("x", base);
+//!     let mut exponent = Static::new(15u32);
+//!     while *exponent > 1 {
+//!         if *exponent % 2 == 1 {
+//!             res.set(res * x);
+//!         }
+//!         x.set(x * x);
+//!         exponent.set(*exponent / 2);
+//!     }
+//!     res * x
+//! })?;
+//! println!("{}", power.c_code()); // int64_t power15(int64_t arg0) { ... }
+//!
+//! let f = power.compile()?; // cc, cached by content, loaded
+//! // SAFETY: power15 takes and returns an int64_t; no pointers involved.
+//! assert_eq!(unsafe { (f.get())(3) }, 3i64.pow(15));
+//! assert_eq!(power.interpret(&[3i64.into()])?, 3i64.pow(15).into());
+//! # Ok::<(), augur::Error>(())
+//! ```
+//!
+//! # Where to start
+//!
+//! The [`tutorial`] goes from a first staged function through loops,
+//! static specialization and prophecies to a small DSL; each chapter has a
+//! runnable twin in `crates/augur/examples/tutorial_*.rs`.
+//!
+//! The entry point is [`Builder::extract`], which returns an
+//! [`Extracted`] function ([`c_code`](Extracted::c_code),
+//! [`compile`](Extracted::compile), [`interpret`](Extracted::interpret),
+//! [`stats`](Extracted::stats), [`explain`](Extracted::explain)). Staged
+//! values live in [`stage`] ([`Dyn`], [`Static`], [`range`], extern C
+//! functions, GPU kernels), predictions and histories in [`prophecy`]. The
+//! IR ([`ir`]), its passes ([`passes`]), the C and CUDA writers
+//! ([`codegen`]) and the compiler driver and interpreter ([`exec`]) are
+//! public for DSL authors and tools.
+//!
+//! # Sibling crates
+//!
+//! * `augur-einsum`: tensors with first-stage shapes and einsum
+//!   statements, compiled to C loops (optionally OpenMP) or CUDA kernels,
+//!   moving exactly the data each kernel needs, decided by prophecies.
+//! * `augur-nn`: a neural-network DSL (convolutions, fully connected
+//!   layers, bias add, ReLU) that fuses a ReLU into its producer exactly
+//!   when every path agrees on it.
+//! * `augur-imp`: the paper's labelled core language, its prophecy
+//!   analysis by re-execution, and a staged interpreter compiled through
+//!   augur.
+//! * `augur-cli`: the `augur` command, which stages the examples, emits C
+//!   and CUDA, runs the imp language and regenerates the experiments.
+//!
+//! # Frame pointers
+//!
+//! Program points are identified by walking frame pointers: build projects
+//! that use augur with `-C force-frame-pointers=yes` (see this workspace's
+//! `.cargo/config.toml`). Without them augur falls back to the unwinder,
+//! which is slower; [`Stats::tagger_used`] tells which one ran.
 #![warn(missing_docs)]
 
 mod builder;
@@ -12,6 +94,7 @@ pub mod prophecy;
 pub mod stage;
 pub mod structure;
 pub mod trace;
+pub mod tutorial;
 
 pub use builder::{Builder, Compiled, Extracted};
 pub use error::{Error, Result};

@@ -1,0 +1,58 @@
+//! A tutorial: from a first staged function to a small DSL.
+//!
+//! augur generates C functions from Rust code. You write the function as an
+//! ordinary Rust closure over [`Dyn<T>`](crate::Dyn) values; augur runs the
+//! closure, records what it does to those values, and hands back C that you
+//! can print, compile and call, or run in the built-in interpreter. What
+//! the closure computes with plain Rust values (configuration, tables,
+//! sizes, loop counters) is computed once, while generating, and leaves
+//! nothing behind in the C. That is *staging*, and it is how a library can
+//! offer a general, high-level interface whose generated code is as
+//! specific as hand-written code.
+//!
+//! The chapters build on each other:
+//!
+//! 1. [The first staged function](ch1_first_function): `Dyn` values,
+//!    [`Builder::extract`](crate::Builder::extract), the C, compiling,
+//!    calling and interpreting.
+//! 2. [Loops and branches](ch2_loops): `if` and `while` on second-stage
+//!    conditions, `break` and `continue`, plain Rust loops that unroll, and
+//!    [`augur::range`](crate::range).
+//! 3. [Static specialization](ch3_static): [`Static`](crate::Static)
+//!    values, specialising on exponents, tables and whole programs, and
+//!    [histories](crate::prophecy::History) that carry facts about the past.
+//! 4. [Prophecy](ch4_prophecy): deciding now what only later code knows,
+//!    with [`Prophecy`](crate::prophecy::Prophecy) and re-execution.
+//! 5. [A small DSL](ch5_dsl): a vector library that fuses operations when
+//!    every path agrees, and where to go from there.
+//!
+//! Every code block in these chapters is a test that runs. Each chapter also
+//! has a complete program in `crates/augur/examples/` that prints the
+//! generated C and checks its results against plain Rust:
+//!
+//! ```sh
+//! cargo run -p augur --example tutorial_1_first
+//! cargo run -p augur --example tutorial_2_loops
+//! cargo run -p augur --example tutorial_3_static
+//! cargo run -p augur --example tutorial_4_prophecy
+//! cargo run -p augur --example tutorial_5_dsl
+//! ```
+//!
+//! # Before you start
+//!
+//! augur tells program points apart by walking the stack's frame pointers.
+//! Build with `-C force-frame-pointers=yes`, as this workspace's
+//! `.cargo/config.toml` does (`rustflags` for builds, `rustdocflags` for
+//! doctests). Without it augur falls back to the unwinder, which gives the
+//! same code about thirty times more slowly;
+//! [`Stats::tagger_used`](crate::Stats::tagger_used) says which one ran.
+//!
+//! Compiling generated code needs a C compiler: `cc` on the `PATH` (or
+//! [`CompileOptions`](crate::exec::compile::CompileOptions) to choose one).
+//! The interpreter needs none.
+
+pub mod ch1_first_function;
+pub mod ch2_loops;
+pub mod ch3_static;
+pub mod ch4_prophecy;
+pub mod ch5_dsl;
