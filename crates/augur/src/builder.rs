@@ -1,5 +1,6 @@
 //! The entry point: [`Builder::extract`] turns a closure into a function.
 
+use crate::codegen::CodegenOptions;
 use crate::exec::compile::{self, CompileOptions, Library};
 use crate::exec::interp::{Interpreter, Value};
 use crate::ir::{Function, SrcLoc};
@@ -225,15 +226,38 @@ impl<S: Copy> Extracted<S> {
         crate::codegen::c::write_function(&self.func)
     }
 
+    /// [`c_code`](Extracted::c_code) with options: source mapping with
+    /// `#line` directives or comments that name the staging code's lines.
+    ///
+    /// ```
+    /// use augur::codegen::{CodegenOptions, LineMarkers};
+    /// use augur::{Builder, Dyn};
+    ///
+    /// let h_line = line!() + 3; // the line of `Dyn::new` below
+    /// let ex = Builder::new()
+    ///     .extract("half", |x: Dyn<i32>| {
+    ///         let h = Dyn::new(x / 2);
+    ///         h
+    ///     })
+    ///     .unwrap();
+    /// let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
+    /// let c = ex.c_code_with(&opts);
+    /// assert!(c.contains(&format!("#line {h_line} \"{}\"\n", file!())), "{c}");
+    /// ```
+    pub fn c_code_with(&self, opts: &CodegenOptions) -> String {
+        crate::codegen::c::write_function_with(&self.func, opts)
+    }
+
     /// Compiles the C code with the system compiler (cached by content) and
     /// loads it.
     pub fn compile(&self) -> Result<Compiled<S>> {
         self.compile_with(&CompileOptions::default())
     }
 
-    /// [`compile`](Extracted::compile) with options (compiler, flags, extra C sources).
+    /// [`compile`](Extracted::compile) with options (compiler, flags, extra
+    /// C sources, and [`codegen`](CompileOptions::codegen) for the C itself).
     pub fn compile_with(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
-        let lib = compile::compile(&self.c_code(), opts)?;
+        let lib = compile::compile(&self.c_code_with(&opts.codegen), opts)?;
         // SAFETY: the library was compiled from C generated for this very
         // signature: `S` is `unsafe extern "C" fn` of the parameters' and
         // result's ABI types, which match the C declaration.
@@ -246,6 +270,12 @@ impl<S: Copy> Extracted<S> {
     /// text after the includes) defines the host functions it calls.
     pub fn cuda_code(&self, prelude: &str) -> Result<String> {
         crate::codegen::cuda::write_cuda(&self.func, prelude)
+    }
+
+    /// [`cuda_code`](Extracted::cuda_code) with options (source mapping for
+    /// kernels and host code alike).
+    pub fn cuda_code_with(&self, prelude: &str, opts: &CodegenOptions) -> Result<String> {
+        crate::codegen::cuda::write_cuda_with(&self.func, prelude, opts)
     }
 
     /// The CPU simulation of the GPU program: launches run as loop nests,

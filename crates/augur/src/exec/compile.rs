@@ -6,6 +6,7 @@
 //! unique to the writer, so concurrent compiles of the same code (parallel
 //! tests) never see each other's half-written files.
 
+use crate::codegen::CodegenOptions;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,6 +49,33 @@ pub struct CompileOptions {
     pub cache_dir: Option<PathBuf>,
     /// Extra C sources (user runtime functions) compiled into the same library.
     pub extra_c: Vec<String>,
+    /// How [`Extracted::compile_with`](crate::Extracted::compile_with)
+    /// writes the C it compiles: with
+    /// [`LineMarkers::Directives`](crate::codegen::LineMarkers::Directives)
+    /// the compiler's messages, and the debug line table under `-g`, name
+    /// the Rust lines. [`compile`] itself takes finished C and ignores it.
+    ///
+    /// ```
+    /// use augur::codegen::{CodegenOptions, LineMarkers};
+    /// use augur::exec::CompileOptions;
+    /// use augur::{Builder, Dyn};
+    /// use std::path::Path;
+    ///
+    /// let ex = Builder::new().extract("sq", |x: Dyn<f64>| x * x).unwrap();
+    /// // `file!()` paths are relative to the workspace root: find it.
+    /// let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    /// let root = manifest.ancestors().find(|d| d.join(file!()).is_file()).unwrap();
+    /// let mut opts = CompileOptions::default();
+    /// opts.flags.extend(["-g".to_string(), "-O0".to_string()]);
+    /// opts.codegen = CodegenOptions::default()
+    ///     .with_line_markers(LineMarkers::Directives)
+    ///     .with_source_root(root);
+    /// let sq = ex.compile_with(&opts).unwrap();
+    /// // SAFETY: `sq` is `double sq(double)`.
+    /// assert_eq!(unsafe { sq.get()(1.5) }, 2.25);
+    /// // gdb on a program calling it can `break` at the Rust line of `x * x`.
+    /// ```
+    pub codegen: CodegenOptions,
 }
 
 impl Default for CompileOptions {
@@ -57,6 +85,7 @@ impl Default for CompileOptions {
             flags: DEFAULT_FLAGS.iter().map(|f| f.to_string()).collect(),
             cache_dir: None,
             extra_c: Vec::new(),
+            codegen: CodegenOptions::default(),
         }
     }
 }

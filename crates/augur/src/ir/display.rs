@@ -2,7 +2,9 @@
 //!
 //! Expression printing (precedence, constants) is shared with the C backend.
 
-use super::{BinOp, Block, Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, UnOp};
+use super::{
+    BinOp, Block, Const, Expr, ExprId, Function, Scalar, SrcLoc, Stmt, StmtKind, Type, UnOp,
+};
 use std::fmt::{self, Write};
 
 /// C operator precedence levels (higher binds tighter).
@@ -64,7 +66,7 @@ fn write_float(out: &mut dyn Write, v: f64, suffix: &str) -> fmt::Result {
     write!(out, "{text}{suffix}")
 }
 
-fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
+pub(crate) fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
     out.write_char('"')?;
     let mut prev = 0u8;
     for b in s.bytes() {
@@ -296,14 +298,34 @@ impl ExprPrinter<'_> {
     }
 }
 
+/// Where each printed line comes from. The C writer turns this into
+/// `#line` directives or comments (source mapping); `Display` ignores it.
+///
+/// Every call announces the line printed next, so an implementation always
+/// writes whole lines and finds `out` at the start of a line.
+pub(crate) trait LineMarks {
+    /// The next line starts a statement from `loc` (`None`: the engine's).
+    fn statement(&self, out: &mut String, loc: Option<SrcLoc>, depth: usize);
+    /// The next line is the printer's own syntax: a closing brace, `else`.
+    fn syntax(&self, out: &mut String);
+}
+
+/// No source mapping.
+pub(crate) struct NoMarks;
+
+impl LineMarks for NoMarks {
+    fn statement(&self, _: &mut String, _: Option<SrcLoc>, _: usize) {}
+    fn syntax(&self, _: &mut String) {}
+}
+
 /// Prints a block; shared by `Display` and the C backend, which passes its own
-/// hooks for declarations and statement prefixes.
+/// hooks for declarations and source mapping.
 pub(crate) struct BlockPrinter<'a> {
     pub exprs: ExprPrinter<'a>,
     /// Text of a declaration of `var` (without `;`).
     pub decl: &'a dyn Fn(super::VarId) -> String,
-    /// Prints `#line`-style prefixes for a statement; may print nothing.
-    pub prefix: &'a dyn Fn(&mut String, &Stmt, usize),
+    /// Told where each line comes from before it is printed.
+    pub marks: &'a dyn LineMarks,
 }
 
 impl BlockPrinter<'_> {
@@ -331,23 +353,28 @@ impl BlockPrinter<'_> {
         }
     }
 
+    /// Prints `_Pragma` lines for the `pragma:` annotations of `s` and
+    /// returns the others (printed as comments on the statement's line).
+    fn pragmas<'s>(&self, out: &mut String, s: &'s Stmt, depth: usize) -> Vec<&'s String> {
+        let mut comments = Vec::new();
+        for a in &s.annotations {
+            let Some(p) = a.strip_prefix("pragma:") else {
+                comments.push(a);
+                continue;
+            };
+            // The pragma is the user's: a diagnostic about it names their line.
+            self.marks.statement(out, s.loc, depth);
+            Self::indent(out, depth);
+            let mut lit = String::new();
+            let _ = write_c_string(&mut lit, p.trim());
+            let _ = writeln!(out, "_Pragma({lit})");
+        }
+        comments
+    }
+
     pub fn stmt(&self, out: &mut String, s: &Stmt, depth: usize) {
-        (self.prefix)(out, s, depth);
-        let comments: Vec<&String> = s
-            .annotations
-            .iter()
-            .filter(|a| {
-                if let Some(p) = a.strip_prefix("pragma:") {
-                    Self::indent(out, depth);
-                    let mut lit = String::new();
-                    let _ = write_c_string(&mut lit, p.trim());
-                    let _ = writeln!(out, "_Pragma({lit})");
-                    false
-                } else {
-                    true
-                }
-            })
-            .collect();
+        let comments = self.pragmas(out, s, depth);
+        self.marks.statement(out, s.loc, depth);
         Self::indent(out, depth);
         let e = |x| self.exprs.to_string(x);
         match &s.kind {
@@ -360,33 +387,7 @@ impl BlockPrinter<'_> {
                 Self::comments(out, &comments);
                 out.push('\n');
                 self.block(out, then_, depth + 1);
-                Self::indent(out, depth);
-                out.push('}');
-                let mut else_ = else_;
-                // `else if` chains print flat.
-                while let [only] = else_.as_slice() {
-                    match &only.kind {
-                        StmtKind::If {
-                            cond,
-                            then_,
-                            else_: rest,
-                        } if only.annotations.is_empty() => {
-                            let _ = writeln!(out, " else if ({}) {{", e(*cond));
-                            self.block(out, then_, depth + 1);
-                            Self::indent(out, depth);
-                            out.push('}');
-                            else_ = rest;
-                        }
-                        _ => break,
-                    }
-                }
-                if !else_.is_empty() {
-                    out.push_str(" else {\n");
-                    self.block(out, else_, depth + 1);
-                    Self::indent(out, depth);
-                    out.push('}');
-                }
-                out.push('\n');
+                self.else_chain(out, else_, depth);
                 return;
             }
             StmtKind::While { cond, body } => {
@@ -394,8 +395,7 @@ impl BlockPrinter<'_> {
                 Self::comments(out, &comments);
                 out.push('\n');
                 self.block(out, body, depth + 1);
-                Self::indent(out, depth);
-                out.push_str("}\n");
+                self.close(out, depth);
                 return;
             }
             StmtKind::For {
@@ -414,8 +414,7 @@ impl BlockPrinter<'_> {
                 Self::comments(out, &comments);
                 out.push('\n');
                 self.block(out, body, depth + 1);
-                Self::indent(out, depth);
-                out.push_str("}\n");
+                self.close(out, depth);
                 return;
             }
             StmtKind::Break => out.push_str("break;"),
@@ -435,6 +434,42 @@ impl BlockPrinter<'_> {
         out.push('\n');
     }
 
+    /// The rest of an `if` after its `then` block: `else if` chains print
+    /// flat, each `} else if (c) {` line belonging to its own statement.
+    fn else_chain(&self, out: &mut String, mut else_: &Block, depth: usize) {
+        let e = |x| self.exprs.to_string(x);
+        while let [only] = else_.as_slice() {
+            match &only.kind {
+                StmtKind::If {
+                    cond,
+                    then_,
+                    else_: rest,
+                } if only.annotations.is_empty() => {
+                    self.marks.statement(out, only.loc, depth);
+                    Self::indent(out, depth);
+                    let _ = writeln!(out, "}} else if ({}) {{", e(*cond));
+                    self.block(out, then_, depth + 1);
+                    else_ = rest;
+                }
+                _ => break,
+            }
+        }
+        if !else_.is_empty() {
+            self.marks.syntax(out);
+            Self::indent(out, depth);
+            out.push_str("} else {\n");
+            self.block(out, else_, depth + 1);
+        }
+        self.close(out, depth);
+    }
+
+    /// The closing brace of a compound statement.
+    fn close(&self, out: &mut String, depth: usize) {
+        self.marks.syntax(out);
+        Self::indent(out, depth);
+        out.push_str("}\n");
+    }
+
     fn comments(out: &mut String, comments: &[&String]) {
         for c in comments {
             let _ = write!(out, " // {}", comment_text(c));
@@ -444,7 +479,7 @@ impl BlockPrinter<'_> {
 
 /// One line of comment text. A trailing `\` (or the trigraph `??/`) would
 /// splice the next line of C into the comment, so it gets a `.` after it.
-fn comment_text(c: &str) -> String {
+pub(crate) fn comment_text(c: &str) -> String {
     let text = c.replace(['\n', '\r'], " ");
     let trimmed = text.trim_end();
     if trimmed.ends_with('\\') || trimmed.ends_with("??/") {
@@ -466,7 +501,7 @@ impl fmt::Display for Function {
                 narrow_casts: false,
             },
             decl: &|v| format!("let {}", decl(v)),
-            prefix: &|_, _, _| {},
+            marks: &NoMarks,
         };
         let params: Vec<String> = self.params.iter().map(|&p| decl(p)).collect();
         write!(f, "fn {}({})", self.name, params.join(", "))?;

@@ -19,7 +19,7 @@ pub mod keywords;
 pub(crate) mod writer;
 
 pub use keywords::RESERVED;
-pub use writer::{write_function, write_module};
+pub use writer::{write_function, write_function_with, write_module, write_module_with};
 
 /// Hand-built IR for the backend's tests.
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! prototypes and function headers. Output depends only on the input (no hash
 //! map order), so equal IR gives byte-identical C and equal cache keys.
 
+use crate::codegen::source_map::{write_file_macro, CodegenOptions, Marker};
 use crate::ir::display::{c_declarator, BlockPrinter, ExprPrinter};
 use crate::ir::{Const, Expr, ExternDecl, Function, VarId};
 use std::collections::BTreeSet;
@@ -18,18 +19,40 @@ pub fn write_function(f: &Function) -> String {
     write_module(&[f])
 }
 
+/// [`write_function`] with options (source mapping).
+///
+/// ```
+/// use augur::codegen::{write_function, write_function_with, CodegenOptions, LineMarkers};
+/// use augur::{Builder, Dyn};
+///
+/// let ex = Builder::new().extract("neg", |x: Dyn<i32>| -x).unwrap();
+/// let plain = write_function(ex.ir());
+/// assert_eq!(write_function_with(ex.ir(), &CodegenOptions::default()), plain);
+/// let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
+/// assert!(write_function_with(ex.ir(), &opts).contains("#line "));
+/// ```
+pub fn write_function_with(f: &Function, opts: &CodegenOptions) -> String {
+    write_module_with(&[f], opts)
+}
+
 /// A complete C translation unit defining each of `fs`, in the given order.
 ///
 /// Includes and prototypes are shared: an extern that several functions call
 /// is declared once, before all functions, so the functions may also call
 /// each other through prototype externs.
 pub fn write_module(fs: &[&Function]) -> String {
+    write_module_with(fs, &CodegenOptions::default())
+}
+
+/// [`write_module`] with options (source mapping).
+pub fn write_module_with(fs: &[&Function], opts: &CodegenOptions) -> String {
     let mut out = String::new();
     write_includes(&mut out, fs);
+    write_file_macro(&mut out, opts);
     write_prototypes(&mut out, fs);
     for f in fs {
         out.push('\n');
-        write_definition(&mut out, f);
+        write_definition(&mut out, f, opts);
     }
     out
 }
@@ -121,7 +144,8 @@ pub(crate) fn prototype(d: &ExternDecl) -> String {
     c_declarator(&d.ret, &format!("{}({list})", d.name))
 }
 
-pub(crate) fn write_definition(out: &mut String, f: &Function) {
+/// The definition of `f`; `out` holds the unit from its start (see [`write_body`]).
+pub(crate) fn write_definition(out: &mut String, f: &Function, opts: &CodegenOptions) {
     let params: Vec<String> = f
         .params
         .iter()
@@ -138,14 +162,24 @@ pub(crate) fn write_definition(out: &mut String, f: &Function) {
         "{} {{",
         c_declarator(&f.ret, &format!("{}({list})", f.name))
     );
-    write_body(out, f, &f.body, 1);
+    write_body(out, f, &f.body, 1, opts);
     out.push_str("}\n");
 }
 
-/// Prints the statements `b` of `f` at `depth`.
-pub(crate) fn write_body(out: &mut String, f: &Function, b: &crate::ir::Block, depth: usize) {
+/// Prints the statements `b` of `f` at `depth`, with the markers `opts`
+/// asks for. `out` must hold the unit from its first line: `#line`
+/// directives that go back to the generated file give its real line numbers.
+/// After it the compiler counts lines of the generated file again.
+pub(crate) fn write_body(
+    out: &mut String,
+    f: &Function,
+    b: &crate::ir::Block,
+    depth: usize,
+    opts: &CodegenOptions,
+) {
     let name = |v: VarId| f.var_name(v);
     let decl = |v: VarId| c_declarator(&f.vars[v].ty, &f.var_name(v));
+    let marker = Marker::new(opts);
     let printer = BlockPrinter {
         exprs: ExprPrinter {
             func: f,
@@ -153,15 +187,17 @@ pub(crate) fn write_body(out: &mut String, f: &Function, b: &crate::ir::Block, d
             narrow_casts: true,
         },
         decl: &decl,
-        prefix: &|_, _, _| {},
+        marks: &marker,
     };
     printer.block(out, b, depth);
+    marker.finish(out);
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testkit::*;
-    use super::{write_function, write_module};
+    use super::{write_function, write_function_with, write_module, write_module_with};
+    use crate::codegen::CodegenOptions;
     use crate::ir::{BinOp, Const, Function, Scalar, Type};
 
     // Constants print through `ir::display::write_const`; these tests compile
@@ -204,6 +240,111 @@ int32_t clamp(int32_t x, int32_t hi) {
 }
 ";
         assert_eq!(write_function(&clamp()), expected);
+    }
+
+    /// `clamp` with its statements from `src/user.rs` lines 10, 11 and 12,
+    /// and the `return` from nowhere.
+    fn located_clamp() -> Function {
+        let mut f = clamp();
+        let at = |line| {
+            Some(crate::ir::SrcLoc {
+                file: "src/user.rs",
+                line,
+                col: 5,
+            })
+        };
+        f.body[0].loc = at(10);
+        f.body[1].loc = at(11);
+        let crate::ir::StmtKind::If { then_, .. } = &mut f.body[1].kind else {
+            unreachable!("clamp's second statement is an if")
+        };
+        then_[0].loc = at(12);
+        f
+    }
+
+    #[test]
+    fn directives_snapshot() {
+        let opts = CodegenOptions::default()
+            .with_line_markers(crate::codegen::LineMarkers::Directives)
+            .with_source_root("/ws");
+        let expected = "\
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifndef AUGUR_GENERATED_FILE
+#ifdef __BASE_FILE__
+#define AUGUR_GENERATED_FILE __BASE_FILE__
+#else
+#define AUGUR_GENERATED_FILE \"augur-generated.c\"
+#endif
+#endif
+
+int32_t clamp(int32_t x, int32_t hi) {
+#line 10 \"/ws/src/user.rs\"
+  int32_t r = x;
+  if (r > hi) { // too big
+    r = hi;
+#line 19 AUGUR_GENERATED_FILE
+  }
+  return r < 0 ? 0 : r;
+}
+";
+        assert_eq!(write_function_with(&located_clamp(), &opts), expected);
+        // Without markers, locations change nothing.
+        let plain = write_function_with(&located_clamp(), &CodegenOptions::default());
+        assert_eq!(plain, write_function(&clamp()));
+    }
+
+    /// gcc names the Rust line for a located statement and the generated
+    /// file's real line for the engine's statements, in one unit of two
+    /// functions (the second function's lines count from the real file).
+    #[test]
+    fn diagnostics_name_rust_lines_and_generated_lines() {
+        use crate::exec::compile::{compile, test_support::TestDir, CompileOptions};
+        let equal = |name: &str, line: Option<u32>| {
+            let mut b = B::new(name, BOOL);
+            let (x, y) = (b.param("x", F64), b.param("y", F64));
+            let (ex, ey) = (b.var(x), b.var(y));
+            let eq = b.bin(BinOp::Eq, ex, ey);
+            let mut s = ret(Some(eq));
+            s.loc = line.map(|line| crate::ir::SrcLoc {
+                file: "src/user.rs",
+                line,
+                col: 1,
+            });
+            b.push(s);
+            b.f
+        };
+        let (located, generated) = (equal("eq_a", Some(7)), equal("eq_b", None));
+        let opts =
+            CodegenOptions::default().with_line_markers(crate::codegen::LineMarkers::Directives);
+        let src = write_module_with(&[&located, &generated], &opts);
+        let second = src.rfind("return x == y;").unwrap();
+        let real = src[..second].matches('\n').count() + 1;
+        let dir = TestDir::new("c-line-diagnostics");
+        let mut copts = CompileOptions {
+            cache_dir: Some(dir.path().to_path_buf()),
+            ..CompileOptions::default()
+        };
+        copts.flags.push("-Wfloat-equal".into());
+        let Err(crate::Error::Compile { output, path }) = compile(&src, &copts) else {
+            panic!("-Wfloat-equal -Werror accepted x == y\n{src}")
+        };
+        assert!(output.contains("src/user.rs:7:"), "{output}\n{src}");
+        let at = format!("{}:{real}:", path.display());
+        assert!(output.contains(&at), "no {at} in {output}\n{src}");
+    }
+
+    /// Comments go on their own lines, so annotations stay where they were.
+    #[test]
+    fn comments_snapshot() {
+        let opts =
+            CodegenOptions::default().with_line_markers(crate::codegen::LineMarkers::Comments);
+        let src = write_function_with(&located_clamp(), &opts);
+        let body = "  // src/user.rs:10\n  int32_t r = x;\n  // src/user.rs:11\n  \
+                    if (r > hi) { // too big\n    // src/user.rs:12\n    r = hi;\n  }\n";
+        assert!(src.contains(body), "{src}");
     }
 
     #[test]

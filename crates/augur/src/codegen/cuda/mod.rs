@@ -25,4 +25,4 @@ mod writer;
 
 pub use kernel::{split, Kernel, Split};
 pub use sim::simulate;
-pub use writer::{write_cuda, write_cuda_module};
+pub use writer::{write_cuda, write_cuda_module, write_cuda_module_with, write_cuda_with};

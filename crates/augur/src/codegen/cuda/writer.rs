@@ -4,6 +4,7 @@ use super::kernel::{called, split, Kernel, Split};
 use crate::codegen::c::writer::{
     has_special_float, include_line, write_body, write_definition, write_prototype_list,
 };
+use crate::codegen::source_map::{write_file_macro, CodegenOptions};
 use crate::error::Error;
 use crate::ir::display::c_declarator;
 use crate::ir::Function;
@@ -26,9 +27,29 @@ pub fn write_cuda(f: &Function, prelude: &str) -> Result<String, Error> {
     write_cuda_module(&[f], prelude)
 }
 
+/// [`write_cuda`] with options: with [`LineMarkers::Directives`](crate::codegen::LineMarkers)
+/// kernel and host statements name their Rust lines (for nvcc's messages,
+/// and for `cuda-gdb` or profilers under `-lineinfo`/`-G`).
+pub fn write_cuda_with(
+    f: &Function,
+    prelude: &str,
+    opts: &CodegenOptions,
+) -> Result<String, Error> {
+    write_cuda_module_with(&[f], prelude, opts)
+}
+
 /// [`write_cuda`] for several functions in one unit (names must differ):
 /// includes, the prelude and prototypes are shared.
 pub fn write_cuda_module(fs: &[&Function], prelude: &str) -> Result<String, Error> {
+    write_cuda_module_with(fs, prelude, &CodegenOptions::default())
+}
+
+/// [`write_cuda_module`] with options (see [`write_cuda_with`]).
+pub fn write_cuda_module_with(
+    fs: &[&Function],
+    prelude: &str,
+    opts: &CodegenOptions,
+) -> Result<String, Error> {
     let cxx = crate::codegen::c::keywords::RESERVED_CUDA;
     if let Some(f) = fs.iter().find(|f| cxx.contains(&f.name.as_str())) {
         return Err(Error::Misuse {
@@ -47,6 +68,7 @@ pub fn write_cuda_module(fs: &[&Function], prelude: &str) -> Result<String, Erro
         names.join("`, `")
     );
     write_includes(&mut out, &splits);
+    write_file_macro(&mut out, opts);
     if !prelude.is_empty() {
         out.push('\n');
         out.push_str(prelude);
@@ -61,12 +83,12 @@ pub fn write_cuda_module(fs: &[&Function], prelude: &str) -> Result<String, Erro
     for s in &splits {
         for k in &s.kernels {
             out.push('\n');
-            write_kernel(&mut out, k);
+            write_kernel(&mut out, k, opts);
             out.push('\n');
             write_launcher(&mut out, k);
         }
         out.push('\n');
-        write_definition(&mut out, &s.host);
+        write_definition(&mut out, &s.host, opts);
     }
     out.push_str("\n}  // extern \"C\"\n");
     Ok(out)
@@ -136,7 +158,7 @@ fn write_prototypes(out: &mut String, splits: &[Split]) {
 }
 
 /// `__global__ void name(captured...) { const int32_t bid = blockIdx.x; ... }`.
-fn write_kernel(out: &mut String, k: &Kernel) {
+fn write_kernel(out: &mut String, k: &Kernel, opts: &CodegenOptions) {
     let f = &k.func;
     let _ = writeln!(out, "// launched at {}", loc_text(k));
     let _ = writeln!(
@@ -155,7 +177,7 @@ fn write_kernel(out: &mut String, k: &Kernel) {
     if k.grid == 0 || k.block == 0 {
         out.push_str("  return;\n");
     }
-    write_body(out, f, &f.body, 1);
+    write_body(out, f, &f.body, 1, opts);
     out.push_str("}\n");
 }
 
