@@ -51,7 +51,7 @@
 //! `Static` so that a network inside a dyn loop keeps its loop.
 //! `Net::with_fusion(false)` gives the baseline.
 //!
-//! ## Results (`cargo bench -p augur-nn --bench fusion`, 2-core x86-64, gcc -O3, one run)
+//! ## Results (`cargo run --release -p augur-cli -- bench fusion`, 2-core x86-64, gcc -O3, one run)
 //!
 //! µs, minimum of 10 runs; "BuildIt" is the C BuildIt generates for the
 //! listing (`programs::buildit_c`), compiled and timed in the same run:
@@ -79,9 +79,11 @@
 //! listing's program leaks its outputs; ours frees them.
 //!
 //! **First stage** of the listing's whole benchmark (two loops of 10 turns,
-//! the first with a flag-dependent threshold): 44 runs (16 of them check
-//! runs) in 3 attempts, 1.6 ms; in the paper's restart-at-once mode 42 runs
-//! in 4 attempts, 1.5 ms. BuildIt: 64 runs + 4 prophecy runs, ~6 ms.
+//! the first with a flag-dependent threshold;
+//! `cargo run --release -p augur-cli -- bench first-stage`): 44 runs (16
+//! of them check runs) in 3 attempts, 1.6 ms; in the paper's
+//! restart-at-once mode 42 runs in 4 attempts, 1.5 ms. BuildIt: 64 runs +
+//! 4 prophecy runs, ~6 ms.
 //!
 //! **Size** (lines without blanks and comments): 410, of which the fusion
 //! protocol (`net.rs`) is 112 and 27 more in the layers call it: about 64

@@ -97,7 +97,7 @@ pub use store::CellKind;
 /// joins are pending (the stale prediction may be why) starts the next
 /// attempt instead of failing the extraction.
 ///
-/// Measured by `cargo bench -p augur --bench prophecy` (runs to settle `k`
+/// Measured by `cargo bench -p augur-cli --bench prophecy` (runs to settle `k`
 /// prophecies): paper mode is quadratic when violations sit on paths that
 /// exploration reaches late, collect mode when each violation can only be
 /// found once the previous one is fixed; adaptive mode follows the better

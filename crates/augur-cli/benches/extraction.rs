@@ -1,7 +1,7 @@
 //! Extraction benchmark: how long `Builder::extract` takes and how many runs
 //! of the closure it needs, on the program shapes of the BuildIt comparison.
 //!
-//! `cargo bench -p augur --bench extraction` prints markdown tables;
+//! `cargo bench -p augur-cli --bench extraction` prints markdown tables;
 //! `-- --quick` takes fewer repetitions (and is what a debug build under
 //! `cargo test --benches` runs, since cargo then passes no `--bench` flag).
 //!
@@ -11,8 +11,13 @@
 //! adds time; the median shows how noisy the machine was. Each program's
 //! generated code is checked once, so a table row cannot silently measure a
 //! program that extracted into something else.
+//!
+//! The programs of tables 1 to 4 are `augur_cli::programs`' (the ones
+//! `augur bench scaling` measures too); the tag-depth programs are here.
 
-use augur::{range, Builder, Dyn, Extracted, Stats, Tagger};
+use augur::{Builder, Dyn, Extracted, Stats, Tagger};
+use augur_cli::bench::{ms, us};
+use augur_cli::programs::{self, Fn1, FILLER};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -91,14 +96,6 @@ fn measure<S: Copy>(
     (sample, first)
 }
 
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 /// `min (median)` in microseconds.
 fn us_pair(s: &Sample) -> String {
     format!("{:.1} ({:.1})", us(s.min()), us(s.median()))
@@ -134,18 +131,6 @@ fn check_structured<S: Copy>(e: &Extracted<S>, what: &str) {
 // 1. Straight-line code
 // ---------------------------------------------------------------------------
 
-fn straight_line(n: usize) -> Extracted<unsafe extern "C" fn(i64) -> i64> {
-    Builder::new()
-        .extract("straight", move |a: Dyn<i64>| {
-            let x = Dyn::new(a);
-            for _ in 0..n {
-                x.set(x + 1);
-            }
-            x
-        })
-        .expect("straight-line extraction")
-}
-
 struct StraightRow {
     n: usize,
     sample: Sample,
@@ -159,7 +144,9 @@ fn bench_straight_line(plan: &Plan) -> Vec<StraightRow> {
     println!("|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();
     for n in [256, 512, 1024, 2048, 4096] {
-        let (sample, first) = measure(plan, || straight_line(n));
+        let (sample, first) = measure(plan, || {
+            programs::straight_line(n).expect("straight-line extraction")
+        });
         check_structured(&first, "straight-line");
         let c = first.c_code();
         // One statement per iteration, nothing merged or dropped.
@@ -184,52 +171,6 @@ fn bench_straight_line(plan: &Plan) -> Vec<StraightRow> {
 // 2. Sequential ifs
 // ---------------------------------------------------------------------------
 
-/// Straight-line statements between two ifs.
-const FILLER: usize = 20;
-
-type Fn1 = unsafe extern "C" fn(i64) -> i64;
-
-fn sequential_ifs_plain(n: i64) -> Extracted<Fn1> {
-    Builder::new()
-        .extract("seq_plain", move |x: Dyn<i64>| {
-            let y = Dyn::new(0i64);
-            let z = Dyn::new(0i64);
-            // A plain Rust loop around a dyn if whose condition mentions
-            // `k`: the engine takes the second `if` for a loop candidate,
-            // sees the operation differ and restarts once with the head
-            // marked as a plain loop.
-            for k in 0..n {
-                if x.lt(k).is_true() {
-                    y.set(y + 1);
-                }
-                for _ in 0..FILLER {
-                    z.set(z + 3);
-                }
-            }
-            y + z
-        })
-        .expect("sequential ifs (plain loop)")
-}
-
-fn sequential_ifs_range(n: i64) -> Extracted<Fn1> {
-    Builder::new()
-        .extract("seq_range", move |x: Dyn<i64>| {
-            let y = Dyn::new(0i64);
-            let z = Dyn::new(0i64);
-            // `range` puts `k` in every tag: no loop candidate, no restart.
-            for k in range(0..n) {
-                if x.lt(k).is_true() {
-                    y.set(y + 1);
-                }
-                for _ in 0..FILLER {
-                    z.set(z + 3);
-                }
-            }
-            y + z
-        })
-        .expect("sequential ifs (range)")
-}
-
 struct IfsRow {
     n: u64,
     form: &'static str,
@@ -246,13 +187,18 @@ fn bench_sequential_ifs(plan: &Plan) -> Vec<IfsRow> {
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();
     for n in [8i64, 16, 32, 64, 128, 256] {
-        type Make = fn(i64) -> Extracted<Fn1>;
-        let forms: [(&str, Make); 2] = [
-            ("plain `for k in 0..n`", sequential_ifs_plain),
-            ("`augur::range(0..n)`", sequential_ifs_range),
+        // A plain Rust loop around a dyn if whose condition mentions `k`:
+        // the engine takes the second `if` for a loop candidate, sees the
+        // operation differ and restarts once with the head marked as a
+        // plain loop. `range` puts `k` in every tag: no candidate, no restart.
+        let forms = [
+            ("plain `for k in 0..n`", true),
+            ("`augur::range(0..n)`", false),
         ];
-        for (form, make) in forms {
-            let (sample, first) = measure(plan, || make(n));
+        for (form, plain) in forms {
+            let (sample, first) = measure(plan, || {
+                programs::sequential_ifs(n, plain).expect("sequential ifs")
+            });
             check_structured(&first, "sequential ifs");
             let c = first.c_code();
             assert_eq!(
@@ -262,11 +208,9 @@ fn bench_sequential_ifs(plan: &Plan) -> Vec<IfsRow> {
             );
             assert_eq!(count(&c, "while (") + count(&c, "for ("), 0, "{c}");
             assert_eq!(count(&c, " + 3;"), n as usize * FILLER, "{c}");
-            // x < k holds for n - x - 1 of the ks when 0 <= x < n.
-            let want = (n - 4) + 3 * FILLER as i64 * n;
             assert_eq!(
                 first.interpret(&[3i64.into()]).expect("interpret"),
-                want.into(),
+                programs::sequential_ifs_ref(n, 3).into(),
                 "{c}"
             );
             let s = &sample.stats;
@@ -297,30 +241,6 @@ fn bench_sequential_ifs(plan: &Plan) -> Vec<IfsRow> {
 // 3. Nested dyn loops
 // ---------------------------------------------------------------------------
 
-/// `depth` dyn loops nested by plain recursion: each level is a different
-/// call path, so a different program point.
-fn nest(depth: u32, n: Dyn<i64>, acc: Dyn<i64>) {
-    if depth == 0 {
-        acc.set(acc + 1);
-        return;
-    }
-    let i = Dyn::new(0i64);
-    while i.lt(n).is_true() {
-        nest(depth - 1, n, acc);
-        i.set(i + 1);
-    }
-}
-
-fn nested_loops(d: u32) -> Extracted<Fn1> {
-    Builder::new()
-        .extract("nested", move |n: Dyn<i64>| {
-            let acc = Dyn::new(0i64);
-            nest(d, n, acc);
-            acc
-        })
-        .expect("nested loops")
-}
-
 struct NestRow {
     d: u32,
     sample: Sample,
@@ -334,7 +254,7 @@ fn bench_nested_loops(plan: &Plan) -> Vec<NestRow> {
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();
     for d in 1..=8u32 {
-        let (sample, first) = measure(plan, || nested_loops(d));
+        let (sample, first) = measure(plan, || programs::nested_loops(d).expect("nested loops"));
         check_structured(&first, "nested loops");
         let c = first.c_code();
         assert_eq!(
@@ -372,39 +292,6 @@ fn bench_nested_loops(plan: &Plan) -> Vec<NestRow> {
 // 4. A dyn loop containing n ifs
 // ---------------------------------------------------------------------------
 
-type Fn2 = unsafe extern "C" fn(i64, i64) -> i64;
-
-fn loop_with_ifs(n: i64) -> Extracted<Fn2> {
-    Builder::new()
-        .extract("loop_ifs", move |x: Dyn<i64>, m: Dyn<i64>| {
-            let r = Dyn::new(0i64);
-            let i = Dyn::new(0i64);
-            while i.lt(m).is_true() {
-                // Different conditions: `(x + i) % (k + 2) == 0` per k.
-                for k in range(0..n) {
-                    if ((x + i) % (k + 2)).eq(0).is_true() {
-                        r.set(r + (k + 1));
-                    }
-                }
-                i.set(i + 1);
-            }
-            r
-        })
-        .expect("dyn loop with ifs")
-}
-
-/// What the extracted loop computes, for checking it.
-fn loop_with_ifs_ref(n: i64, x: i64, m: i64) -> i64 {
-    (0..m)
-        .map(|i| {
-            (0..n)
-                .filter(|k| (x + i) % (k + 2) == 0)
-                .map(|k| k + 1)
-                .sum::<i64>()
-        })
-        .sum()
-}
-
 struct LoopIfsRow {
     n: u64,
     sample: Sample,
@@ -418,7 +305,9 @@ fn bench_loop_with_ifs(plan: &Plan) -> Vec<LoopIfsRow> {
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     let mut rows = Vec::new();
     for n in [1i64, 2, 4, 8, 16, 32] {
-        let (sample, first) = measure(plan, || loop_with_ifs(n));
+        let (sample, first) = measure(plan, || {
+            programs::loop_with_ifs(n).expect("dyn loop with ifs")
+        });
         check_structured(&first, "loop with ifs");
         let c = first.c_code();
         assert_eq!(
@@ -431,7 +320,7 @@ fn bench_loop_with_ifs(plan: &Plan) -> Vec<LoopIfsRow> {
             let got = first.interpret(&[x.into(), m.into()]).expect("interpret");
             assert_eq!(
                 got,
-                loop_with_ifs_ref(n, x, m).into(),
+                programs::loop_with_ifs_ref(n, x, m).into(),
                 "x = {x}, m = {m}:\n{c}"
             );
         }
@@ -656,6 +545,17 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
+/// Two summary rows for `what`: its runs against BuildIt's `formula`
+/// (= `bound`, also the target), and its time.
+fn runs_and_time(what: &str, formula: &str, bound: u64, sample: &Sample) {
+    println!(
+        "| {what}: runs | {} | ≤ {formula} = {bound}: {} | {formula} = {bound} |",
+        sample.stats.runs,
+        verdict(sample.stats.runs <= bound)
+    );
+    println!("| {what}: time | {:.0} µs | | |", us(sample.min()));
+}
+
 fn summary(
     straight: &[StraightRow],
     ifs: &[IfsRow],
@@ -734,33 +634,19 @@ fn summary(
     }
 
     let deepest = nest.last().expect("row");
-    println!(
-        "| dyn loops nested {} deep: runs | {} | ≤ 2d+1 = {}: {} | 2d+1 = {} |",
-        deepest.d,
-        deepest.sample.stats.runs,
-        2 * deepest.d + 1,
-        verdict(deepest.sample.stats.runs <= 2 * deepest.d as u64 + 1),
-        2 * deepest.d + 1
-    );
-    println!(
-        "| dyn loops nested {} deep: time | {:.0} µs | | |",
-        deepest.d,
-        us(deepest.sample.min())
+    runs_and_time(
+        &format!("dyn loops nested {} deep", deepest.d),
+        "2d+1",
+        2 * deepest.d as u64 + 1,
+        &deepest.sample,
     );
 
     let widest = loop_ifs.last().expect("row");
-    println!(
-        "| dyn loop with {} ifs: runs | {} | ≤ 2n+3 = {}: {} | 2n+3 = {} |",
-        widest.n,
-        widest.sample.stats.runs,
+    runs_and_time(
+        &format!("dyn loop with {} ifs", widest.n),
+        "2n+3",
         2 * widest.n + 3,
-        verdict(widest.sample.stats.runs <= 2 * widest.n + 3),
-        2 * widest.n + 3
-    );
-    println!(
-        "| dyn loop with {} ifs: time | {:.0} µs | | |",
-        widest.n,
-        us(widest.sample.min())
+        &widest.sample,
     );
 
     for tagger in [Tagger::FramePointer, Tagger::Unwinder] {

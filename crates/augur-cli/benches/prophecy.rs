@@ -1,112 +1,35 @@
 //! Prophecy benchmark: attempts, runs and time to settle `k` prophecies
 //! violated one after another, in paper mode (restart at the first
-//! violation, the paper's Algorithm 3) and collect mode (join every
-//! violation of a sweep, then restart).
+//! violation, the paper's Algorithm 3), collect mode (join every
+//! violation of a sweep, then restart) and adaptive mode (the default).
 //!
-//! `cargo bench -p augur --bench prophecy` prints markdown tables;
+//! `cargo bench -p augur-cli --bench prophecy` prints markdown tables;
 //! `-- --quick` takes fewer repetitions (what `cargo test --benches` runs).
 //!
-//! Two programs:
-//! * **independent**: `k` prophecies, each read (its prediction decides a
-//!   statement), then a dyn `if`, then required. Every requirement is
-//!   reached whatever the predictions: BuildIt takes 185 runs at k = 16.
-//! * **late**: the same, but each requirement sits on the `else` side, which
-//!   exploration reaches last: paper mode re-explores everything before each
-//!   violation (quadratic, like BuildIt), collect mode sweeps once.
-//! * **chained**: all predictions are read first; prophecy `i + 1` is
-//!   required only where prophecy `i` is predicted true, so each attempt
-//!   can only discover the next one: no mode can do better than `k`
-//!   restarts.
+//! Three programs (`augur_cli::programs`' prophecy programs):
+//! * **independent** (`prophecies_in_sequence`, not late): `k` prophecies,
+//!   each read (its prediction decides a statement), then a dyn `if`, then
+//!   required. Every requirement is reached whatever the predictions:
+//!   BuildIt takes 185 runs at k = 16.
+//! * **late** (`prophecies_in_sequence`, late): the same, but each
+//!   requirement sits on the `else` side, which exploration reaches last:
+//!   paper mode re-explores everything before each violation (quadratic,
+//!   like BuildIt), collect mode sweeps once.
+//! * **chained** (`prophecies_chained`): all predictions are read first;
+//!   prophecy `i + 1` is required only where prophecy `i` is predicted
+//!   true, so each attempt can only discover the next one: no mode can do
+//!   better than `k` restarts.
 //!
 //! Times are the minimum over repetitions (noise only adds time), with the
 //! median beside it.
 
-use augur::prophecy::Prophecy;
-use augur::{range, Builder, Dyn, Extracted, ProphecyMode, Stats};
+use augur::{Extracted, ProphecyMode, Stats};
+use augur_cli::programs::{self, Fn1};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-type Fn1 = unsafe extern "C" fn(i64) -> i64;
-
-/// `k` prophecies, each read, then a dyn `if`, then required: after the
-/// `if` (independent) or on its `else` side (late).
-fn in_sequence(mode: ProphecyMode, k: usize, late: bool) -> Extracted<Fn1> {
-    Builder::new()
-        .prophecy_mode(mode)
-        .extract("in_sequence", move |x: Dyn<i64>| {
-            let r = Dyn::new(x);
-            for i in range(0..k) {
-                let p = Prophecy::new(false);
-                if p.get() {
-                    r.set(r + (i as i64 + 1));
-                }
-                if x.gt(i as i64).is_true() {
-                    r.set(r * 3);
-                } else if late {
-                    p.require(true);
-                }
-                if !late {
-                    p.require(true);
-                }
-            }
-            r
-        })
-        .expect("extracts")
-}
-
-fn independent(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
-    in_sequence(mode, k, false)
-}
-
-fn late(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
-    in_sequence(mode, k, true)
-}
-
-fn independent_ref(k: usize, x: i64) -> i64 {
-    let mut r = x;
-    for i in 0..k as i64 {
-        r = r.wrapping_add(i + 1);
-        if x > i {
-            r = r.wrapping_mul(3);
-        }
-    }
-    r
-}
-
-fn chained(mode: ProphecyMode, k: usize) -> Extracted<Fn1> {
-    Builder::new()
-        .prophecy_mode(mode)
-        .extract("chained", move |x: Dyn<i64>| {
-            let ps: Vec<Prophecy<bool>> = (0..k).map(|_| Prophecy::new(false)).collect();
-            let predicted: Vec<bool> = ps.iter().map(|p| p.get()).collect();
-            let r = Dyn::new(x);
-            ps[0].require(true);
-            for i in range(0..k) {
-                if predicted[i] {
-                    r.set(r + 1);
-                    if i + 1 < k {
-                        ps[i + 1].require(true);
-                    }
-                }
-                if x.gt(i as i64).is_true() {
-                    r.set(r * 2);
-                }
-            }
-            r
-        })
-        .expect("extracts")
-}
-
-fn chained_ref(k: usize, x: i64) -> i64 {
-    let mut r = x;
-    for i in 0..k as i64 {
-        r = r.wrapping_add(1);
-        if x > i {
-            r = r.wrapping_mul(2);
-        }
-    }
-    r
-}
+/// One of the programs, extracted with a mode at a size `k`.
+type Make = fn(ProphecyMode, usize) -> Extracted<Fn1>;
 
 struct Row {
     k: usize,
@@ -120,7 +43,7 @@ fn measure(
     quick: bool,
     k: usize,
     mode: ProphecyMode,
-    f: fn(ProphecyMode, usize) -> Extracted<Fn1>,
+    f: Make,
     reference: fn(usize, i64) -> i64,
 ) -> Row {
     let first = f(mode, k);
@@ -191,18 +114,18 @@ fn main() {
     for (title, f, reference) in [
         (
             "independent violations (BuildIt, paper mode: k = 16 → 185 runs)",
-            independent as fn(ProphecyMode, usize) -> Extracted<Fn1>,
-            independent_ref as fn(usize, i64) -> i64,
+            (|mode, k| programs::prophecies_in_sequence(mode, k, false).expect("extracts")) as Make,
+            programs::prophecies_in_sequence_ref as fn(usize, i64) -> i64,
         ),
         (
             "late violations (each on the side explored last)",
-            late,
-            independent_ref,
+            |mode, k| programs::prophecies_in_sequence(mode, k, true).expect("extracts"),
+            programs::prophecies_in_sequence_ref,
         ),
         (
             "chained violations (each found only once the previous holds)",
-            chained,
-            chained_ref,
+            |mode, k| programs::prophecies_chained(mode, k).expect("extracts"),
+            programs::prophecies_chained_ref,
         ),
     ] {
         let mut rows = Vec::new();
