@@ -10,9 +10,6 @@
 
 use augur_cli::bench::{self, Ctx};
 
-/// What runs when no experiment is named.
-const DEFAULT: [&str; 4] = ["first-stage", "scaling", "fusion", "einsum"];
-
 fn main() -> augur_cli::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // `cargo bench` passes `--bench`; without it (`cargo test --benches`)
@@ -24,7 +21,7 @@ fn main() -> augur_cli::Result<()> {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let names = if named.is_empty() {
-        DEFAULT.to_vec()
+        augur_cli::bench::DEFAULT.to_vec()
     } else {
         named
     };

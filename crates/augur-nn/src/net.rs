@@ -20,12 +20,22 @@ use std::panic::Location;
 use std::rc::Rc;
 
 /// An operation that can run inside a producer's loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Epilogue {
     /// `v >= t ? v : 0`, with `t`'s bits (so that equality is exact).
     Relu(u32),
     /// `v + b[i]` for the tensor with this id.
     Bias(u32),
+}
+
+/// Shows thresholds as numbers (`Relu(2.0)`), as `explain` prints them.
+impl std::fmt::Debug for Epilogue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Epilogue::Relu(bits) => write!(f, "Relu({:?})", f32::from_bits(*bits)),
+            Epilogue::Bias(id) => write!(f, "Bias(tensor {id})"),
+        }
+    }
 }
 
 /// What the prophecy of "the operation after this producer" holds.

@@ -83,10 +83,21 @@ const CONSUME: ExternFn<fn(*mut f32)> = ExternFn::new("consume_tensor");
 /// ReLU whose threshold depends on a runtime flag (2.0 or 4.0: not fused),
 /// then ten with one threshold (fused). For first-stage measurements.
 pub fn paper_benchmark(builder: &Builder, n: usize, k: usize) -> Result<Extracted<PaperFn>> {
+    paper_benchmark_with(builder, n, k, true)
+}
+
+/// [`paper_benchmark`] with fusion on or off (the paper's "fusion
+/// disabled" column of its first-stage table).
+pub fn paper_benchmark_with(
+    builder: &Builder,
+    n: usize,
+    k: usize,
+    fusion: bool,
+) -> Result<Extracted<PaperFn>> {
     builder.extract(
         "benchmark",
         move |x: Dyn<*mut f32>, w: Dyn<*mut f32>, small_t: Dyn<bool>| {
-            let net = Net::new();
+            let net = Net::with_fusion(fusion);
             let x = net.tensor_on([n], x);
             let w = net.tensor_on([k], w);
             augur::libc::PUTS.call(Dyn::str("Baseline:"));

@@ -110,7 +110,8 @@ impl Builder {
     }
 
     /// When a violated prophecy starts the extraction over (default
-    /// [`ProphecyMode::Collect`]: after the sweep, all violations at once).
+    /// [`ProphecyMode::Adaptive`]: collect violations while new ones keep
+    /// turning up, then restart with all of them joined in).
     pub fn prophecy_mode(mut self, mode: ProphecyMode) -> Self {
         self.config.prophecy_mode = mode;
         self

@@ -106,3 +106,8 @@ pub use stage::extern_fn::ExternFn;
 pub use stage::libc;
 pub use stage::static_var::{range, Static, StaticRange};
 pub use trace::{Stats, Tagger};
+
+/// The README's Rust examples, run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -71,7 +71,7 @@ impl Default for Config {
             close_loops: true,
             allow_infinite_loops: false,
             link_audit_ops: 32,
-            prophecy_mode: ProphecyMode::Collect,
+            prophecy_mode: ProphecyMode::Adaptive,
             max_prophecy_restarts: 1000,
         }
     }

@@ -1,0 +1,170 @@
+//! The paper's conv/ReLU table (§4.4): 1-D convolution then ReLU, inputs of
+//! 10240, 102400 and 1024000 floats, filters of 3 and 9 taps, fused and
+//! unfused, constant and random inputs. Beside ours: the C BuildIt
+//! generates for the same program, compiled with the same compiler and
+//! flags in the same run, and the paper's figures (i9-12900HK).
+
+use super::{us, Ctx, Outcome};
+use crate::report::{Cell, Plot, Table};
+use crate::Result;
+use augur::exec::compile::{compile, CompileOptions, DEFAULT_FLAGS};
+use augur_nn::programs::{buildit_c, conv_relu, ConvRelu};
+use std::time::{Duration, Instant};
+
+/// The paper's table: (n, k, unfused µs, fused µs).
+pub const PAPER: [(usize, usize, u32, u32); 6] = [
+    (10240, 3, 26, 25),
+    (102400, 3, 267, 243),
+    (1024000, 3, 2594, 2341),
+    (10240, 9, 76, 73),
+    (102400, 9, 770, 742),
+    (1024000, 9, 7953, 7451),
+];
+
+/// gcc -O3, as for the paper's measurements.
+pub fn o3() -> CompileOptions {
+    CompileOptions {
+        flags: DEFAULT_FLAGS
+            .iter()
+            .map(|f| if *f == "-O2" { "-O3" } else { f }.to_string())
+            .collect(),
+        ..CompileOptions::default()
+    }
+}
+
+/// A small deterministic generator for the random inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+extern "C" {
+    #[link_name = "free"]
+    fn libc_free(p: *mut f32);
+}
+
+/// The minimum time of `runs` calls and the output of the last.
+fn time_conv(f: ConvRelu, x: &mut [f32], w: &mut [f32], runs: usize) -> (Duration, Vec<f32>) {
+    let mut best = Duration::MAX;
+    let mut out = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        // SAFETY: x holds the input length and w the filter length the
+        // function was generated for; it returns a malloc'ed buffer of
+        // x.len() floats, copied and freed at once.
+        let p = unsafe { f(x.as_mut_ptr(), w.as_mut_ptr()) };
+        best = best.min(t.elapsed());
+        // SAFETY: as above; p is freed exactly once.
+        unsafe {
+            out = std::slice::from_raw_parts(p, x.len()).to_vec();
+            libc_free(p);
+        }
+    }
+    (best, out)
+}
+
+/// One row's four timings (µs): BuildIt unfused, fused, ours unfused, fused.
+pub(crate) fn measure_row(n: usize, k: usize, random: bool, runs: usize) -> Result<[f64; 4]> {
+    let mut rng = Rng(42);
+    let mut x: Vec<f32> = (0..n)
+        .map(|_| if random { rng.unit() * 2.0 - 1.0 } else { 1.0 })
+        .collect();
+    let mut w: Vec<f32> = (0..k).map(|j| 0.75 - 0.5 * j as f32 / k as f32).collect();
+    let lib = compile(&buildit_c(n, k), &o3())?;
+    // SAFETY: both are `float *f(float *, float *)` as `buildit_c` writes them.
+    let bu: ConvRelu = unsafe { lib.symbol("buildit_conv_relu_unfused") }?;
+    // SAFETY: as above.
+    let bf: ConvRelu = unsafe { lib.symbol("buildit_conv_relu_fused") }?;
+    let ou = conv_relu(n, k, false)?.compile_with(&o3())?;
+    let of = conv_relu(n, k, true)?.compile_with(&o3())?;
+    let mut results = Vec::new();
+    let mut times = [0.0; 4];
+    for (i, f) in [bu, bf, ou.get(), of.get()].into_iter().enumerate() {
+        let (t, r) = time_conv(f, &mut x, &mut w, runs);
+        times[i] = us(t);
+        results.push(r);
+    }
+    if results.windows(2).any(|p| p[0] != p[1]) {
+        return Err(format!("conv/ReLU {n} × {k}: the four versions disagree").into());
+    }
+    Ok(times)
+}
+
+/// Runs the experiment.
+pub fn run(ctx: &Ctx) -> Result<Outcome> {
+    let runs = ctx.reps(10);
+    let cases: Vec<_> = PAPER
+        .iter()
+        .filter(|p| !ctx.quick || p.0 == 10240)
+        .flat_map(|&p| [(p, false), (p, true)])
+        .collect();
+    let mut t = Table::new(
+        "conv-relu",
+        &format!("Conv/ReLU, µs (minimum of {runs} runs; gcc -O3 for both; paper: i9-12900HK)"),
+        &[
+            "input",
+            "filter",
+            "data",
+            "BuildIt unfused",
+            "BuildIt fused",
+            "ours unfused",
+            "ours fused",
+            "BuildIt / ours (fused)",
+            "paper unfused",
+            "paper fused",
+        ],
+    );
+    let bar = ctx.bar(cases.len(), "conv/relu");
+    let mut fused = Vec::new();
+    for ((n, k, pu, pf), random) in cases {
+        bar.set_message(format!("{n} × {k}"));
+        let [bu, bf, ou, of] = measure_row(n, k, random, runs)?;
+        t.push(vec![
+            n.into(),
+            k.into(),
+            if random { "random" } else { "constant" }.into(),
+            Cell::float(bu, 0),
+            Cell::float(bf, 0),
+            Cell::float(ou, 0),
+            Cell::float(of, 0),
+            Cell::float(bf / of, 1),
+            i64::from(pu).into(),
+            i64::from(pf).into(),
+        ]);
+        if !random {
+            fused.push((format!("{n}×{k}"), bf, of, f64::from(pf)));
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    t.note("all four versions' outputs are compared element by element in every row");
+    let cats: Vec<String> = fused.iter().map(|f| f.0.clone()).collect();
+    let at = |i: usize, v: f64| (i as f64, v);
+    let plot = Plot::bars(
+        "fused",
+        "Fused conv+ReLU, µs (log scale; constant input)",
+        &cats,
+        "µs",
+    )
+    .log(false, true)
+    .series("augur", fused.iter().enumerate().map(|(i, f)| at(i, f.2)))
+    .series(
+        "BuildIt's C, same compiler",
+        fused.iter().enumerate().map(|(i, f)| at(i, f.1)),
+    )
+    .series(
+        "paper (i9-12900HK)",
+        fused.iter().enumerate().map(|(i, f)| at(i, f.3)),
+    );
+    Ok(Outcome {
+        tables: vec![t],
+        plots: vec![plot],
+    })
+}

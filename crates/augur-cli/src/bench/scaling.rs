@@ -1,0 +1,303 @@
+//! How the first stage scales as programs grow, on the shapes of the
+//! BuildIt comparison (`crate::programs`): straight-line code, sequential
+//! ifs, nested dyn loops and prophecies violated in sequence. BuildIt's
+//! run counts follow its exploration (two runs per dyn branch); its times
+//! are the ones measured on this kind of machine. Ours are shown twice:
+//! exploration runs (what BuildIt's count compares with) and all runs,
+//! with the check runs that replay loop and link candidates.
+
+use super::{ms, time, Ctx, Outcome};
+use crate::programs::{self, Fn1};
+use crate::report::{Cell, Plot, Table};
+use crate::Result;
+use augur::{Extracted, ProphecyMode, Stats, Value};
+
+/// BuildIt's straight-line times (n, ms), measured on this kind of machine.
+const BUILDIT_STRAIGHT_MS: [(usize, f64); 2] = [(256, 9.7), (2048, 129.0)];
+/// BuildIt's sequential-ifs times (n, ms), 20 statements between ifs.
+const BUILDIT_IFS_MS: [(i64, f64); 2] = [(32, 154.0), (64, 391.0)];
+/// BuildIt's runs for k = 16 prophecies violated in sequence.
+const BUILDIT_PROPHECY_RUNS: (usize, u64) = (16, 185);
+
+/// One measured point: the size, the stats and the minimum time.
+struct Point {
+    n: u64,
+    stats: Stats,
+    ms: f64,
+}
+
+fn check(e: &Extracted<Fn1>, x: i64, want: i64, what: &str) -> Result<()> {
+    let got = e.interpret(&[x.into()])?;
+    if got != Value::I64(want) {
+        return Err(format!("{what}: computes {got:?} for {x}, not {want}").into());
+    }
+    Ok(())
+}
+
+fn sweep(
+    ctx: &Ctx,
+    label: &str,
+    sizes: &[u64],
+    reps: usize,
+    mut one: impl FnMut(u64) -> augur::Result<Extracted<Fn1>>,
+    reference: impl Fn(u64, i64) -> i64,
+) -> Result<Vec<Point>> {
+    let bar = ctx.bar(sizes.len(), label);
+    let mut out = Vec::new();
+    for &n in sizes {
+        bar.set_message(format!("n = {n}"));
+        let (min, _, e) = time(reps, || Ok(one(n)?))?;
+        if e.stats().gotos != 0 {
+            return Err(format!("{label} n = {n}: unstructured code").into());
+        }
+        for x in [-1, 2, 3] {
+            check(&e, x, reference(n, x), &format!("{label} n = {n}"))?;
+        }
+        out.push(Point {
+            n,
+            stats: e.stats().clone(),
+            ms: ms(min),
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+fn sizes(ctx: &Ctx, full: &[u64], quick: &[u64]) -> Vec<u64> {
+    if ctx.quick { quick } else { full }.to_vec()
+}
+
+fn straight(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ns = sizes(ctx, &[128, 256, 512, 1024, 2048, 4096], &[64, 256]);
+    let pts = sweep(
+        ctx,
+        "straight",
+        &ns,
+        ctx.reps(10),
+        |n| programs::straight_line(n as usize),
+        |n, x| x + n as i64,
+    )?;
+    let mut t = Table::new(
+        "straight-line",
+        "Straight-line code: n statements `x = x + 1` from a plain Rust loop",
+        &["n", "runs", "time (ms)", "ns per statement", "BuildIt (ms)"],
+    );
+    for p in &pts {
+        let buildit = BUILDIT_STRAIGHT_MS
+            .iter()
+            .find(|b| b.0 as u64 == p.n)
+            .map(|b| Cell::float(b.1, 1));
+        t.push(vec![
+            p.n.into(),
+            p.stats.total_runs.into(),
+            Cell::float(p.ms, 3),
+            Cell::float(p.ms * 1e6 / p.n as f64, 0),
+            buildit.unwrap_or(Cell::Missing),
+        ]);
+    }
+    t.note(
+        "BuildIt: measured on this kind of machine (quadratic: each statement scans the sequence)",
+    );
+    let plot = Plot::lines(
+        "straight-line",
+        "Straight-line code: first-stage time",
+        "statements",
+        "ms",
+    )
+    .log(true, true)
+    .series("augur", pts.iter().map(|p| (p.n as f64, p.ms)))
+    .series(
+        "BuildIt",
+        BUILDIT_STRAIGHT_MS.iter().map(|&(n, m)| (n as f64, m)),
+    );
+    Ok((t, plot))
+}
+
+fn ifs(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ns = sizes(ctx, &[4, 8, 16, 32, 64, 128], &[4, 16]);
+    let pts = sweep(
+        ctx,
+        "ifs",
+        &ns,
+        ctx.reps(10),
+        |n| programs::sequential_ifs(n as i64, false),
+        |n, x| programs::sequential_ifs_ref(n as i64, x),
+    )?;
+    let mut t = Table::new(
+        "sequential-ifs",
+        "n sequential dyn ifs, 20 statements between",
+        &[
+            "n",
+            "runs",
+            "with check runs",
+            "BuildIt runs (2n + 1)",
+            "time (ms)",
+            "BuildIt (ms)",
+        ],
+    );
+    for p in &pts {
+        let b = BUILDIT_IFS_MS.iter().find(|b| b.0 as u64 == p.n);
+        t.push(vec![
+            p.n.into(),
+            p.stats.runs.into(),
+            p.stats.total_runs.into(),
+            (2 * p.n + 1).into(),
+            Cell::float(p.ms, 3),
+            b.map(|b| Cell::float(b.1, 0)).unwrap_or(Cell::Missing),
+        ]);
+    }
+    Ok((
+        t,
+        runs_plot("sequential-ifs", "n sequential ifs", "ifs", &pts, |n| {
+            2 * n + 1
+        }),
+    ))
+}
+
+fn nested(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ds = sizes(ctx, &[1, 2, 3, 4, 5, 6, 7, 8], &[1, 3]);
+    let pts = sweep(
+        ctx,
+        "nested",
+        &ds,
+        ctx.reps(10),
+        |d| programs::nested_loops(d as u32),
+        |d, x| {
+            if x <= 0 {
+                0
+            } else {
+                x.pow(d as u32)
+            }
+        },
+    )?;
+    let mut t = Table::new(
+        "nested-loops",
+        "Dyn loops nested d deep",
+        &[
+            "d",
+            "runs",
+            "with check runs",
+            "BuildIt runs (2d + 1)",
+            "time (ms)",
+        ],
+    );
+    for p in &pts {
+        t.push(vec![
+            p.n.into(),
+            p.stats.runs.into(),
+            p.stats.total_runs.into(),
+            (2 * p.n + 1).into(),
+            Cell::float(p.ms, 3),
+        ]);
+    }
+    Ok((
+        t,
+        runs_plot("nested-loops", "Nested dyn loops", "depth", &pts, |d| {
+            2 * d + 1
+        }),
+    ))
+}
+
+fn prophecies(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ks = sizes(ctx, &[1, 2, 4, 8, 16, 32], &[1, 4, 16]);
+    let mut runs = Vec::new();
+    for mode in [ProphecyMode::Adaptive, ProphecyMode::Paper] {
+        let pts = sweep(
+            ctx,
+            "prophecies",
+            &ks,
+            ctx.reps(5),
+            |k| programs::prophecies_in_sequence(mode, k as usize, false),
+            |k, x| programs::prophecies_in_sequence_ref(k as usize, x),
+        )?;
+        runs.push((mode, pts));
+    }
+    let mut t = Table::new(
+        "prophecies",
+        "k prophecies violated in sequence (each read, then a dyn if, then required)",
+        &[
+            "k",
+            "runs (adaptive)",
+            "attempts (adaptive)",
+            "time (ms, adaptive)",
+            "runs (paper mode)",
+            "attempts (paper mode)",
+            "time (ms, paper mode)",
+            "BuildIt runs",
+        ],
+    );
+    let (adaptive, paper) = (&runs[0].1, &runs[1].1);
+    for (a, p) in adaptive.iter().zip(paper) {
+        let b = (a.n == BUILDIT_PROPHECY_RUNS.0 as u64).then_some(BUILDIT_PROPHECY_RUNS.1);
+        t.push(vec![
+            a.n.into(),
+            a.stats.total_runs.into(),
+            a.stats.attempts.into(),
+            Cell::float(a.ms, 3),
+            p.stats.total_runs.into(),
+            p.stats.attempts.into(),
+            Cell::float(p.ms, 3),
+            b.into(),
+        ]);
+    }
+    let plot = Plot::lines(
+        "prophecies",
+        "Prophecies violated in sequence: first-stage runs",
+        "prophecies",
+        "runs",
+    )
+    .series(
+        "augur (adaptive)",
+        adaptive
+            .iter()
+            .map(|p| (p.n as f64, p.stats.total_runs as f64)),
+    )
+    .series(
+        "augur (paper mode)",
+        paper
+            .iter()
+            .map(|p| (p.n as f64, p.stats.total_runs as f64)),
+    )
+    .series(
+        "BuildIt",
+        [(
+            BUILDIT_PROPHECY_RUNS.0 as f64,
+            BUILDIT_PROPHECY_RUNS.1 as f64,
+        )],
+    );
+    Ok((t, plot))
+}
+
+fn runs_plot(
+    name: &str,
+    title: &str,
+    x: &str,
+    pts: &[Point],
+    buildit: impl Fn(u64) -> u64,
+) -> Plot {
+    Plot::lines(name, &format!("{title}: first-stage runs"), x, "runs")
+        .series(
+            "augur (exploration runs)",
+            pts.iter().map(|p| (p.n as f64, p.stats.runs as f64)),
+        )
+        .series(
+            "augur (with check runs)",
+            pts.iter().map(|p| (p.n as f64, p.stats.total_runs as f64)),
+        )
+        .series(
+            "BuildIt",
+            pts.iter().map(|p| (p.n as f64, buildit(p.n) as f64)),
+        )
+}
+
+/// Runs the experiment.
+pub fn run(ctx: &Ctx) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    for part in [straight, ifs, nested, prophecies] {
+        let (t, p) = part(ctx)?;
+        out.tables.push(t);
+        out.plots.push(p);
+    }
+    Ok(out)
+}

@@ -1,0 +1,328 @@
+//! `augur`: stage the paper's examples, emit their C and CUDA, explain
+//! their prophecies, run the core language, and regenerate the paper's
+//! experiments. All the work is in the `augur_cli` library; this file
+//! parses arguments and reports errors.
+
+use augur::codegen::LineMarkers;
+use augur_cli::bench::{self, Ctx, Formats};
+use augur_cli::catalog::{self, Params, Target};
+use augur_cli::{demo, imp, Result};
+use augur_einsum::Movement;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "augur",
+    version,
+    about = "Staged DSLs in Rust with prophecy variables",
+    long_about = "Staged DSLs in Rust with prophecy variables.\n\n\
+                  Start with `augur demo`; `augur emit --list` lists the examples."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Stage the paper's examples, compile and run them on the CPU, and show
+    /// what happened (code, prophecy decisions, runs, bytes, timings).
+    Demo,
+    /// Print an example's generated code.
+    Emit {
+        /// The example (see --list).
+        example: Option<String>,
+        /// What to generate.
+        #[arg(long, value_enum, default_value_t = TargetArg::C)]
+        target: TargetArg,
+        #[command(flatten)]
+        params: ParamArgs,
+        /// Mark each statement with the Rust line that staged it.
+        #[arg(long, value_enum, default_value_t = LinesArg::None)]
+        lines: LinesArg,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// List the examples.
+        #[arg(long)]
+        list: bool,
+    },
+    /// Show an example's prophecy and history decisions, and first-stage
+    /// statistics.
+    Explain {
+        /// The example (see `augur emit --list`).
+        example: String,
+        #[command(flatten)]
+        params: ParamArgs,
+    },
+    /// The paper's core language (§3) from a file.
+    Imp {
+        #[command(subcommand)]
+        command: ImpCommand,
+    },
+    /// Run experiments: a table on the terminal, CSV/JSON and SVG plots in
+    /// --out. Without names: first-stage, scaling, fusion, einsum.
+    Bench {
+        /// Experiments to run (`paper`: the paper's tables; `gpu`: GPU
+        /// tables on this machine's GPU). --list lists them.
+        experiments: Vec<String>,
+        /// Fewer repetitions and smaller sizes.
+        #[arg(long)]
+        quick: bool,
+        /// Where files go.
+        #[arg(long, default_value = "target/augur-bench")]
+        out: PathBuf,
+        /// Which files to write.
+        #[arg(long, value_enum, default_value_t = FormatArg::All)]
+        format: FormatArg,
+        /// Print the tables as markdown.
+        #[arg(long)]
+        markdown: bool,
+        /// List the experiments.
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImpCommand {
+    /// Run a program by the standard semantics and print the final state.
+    Run {
+        /// The program file.
+        file: PathBuf,
+        /// Initial values, `VAR=NUMBER`.
+        #[arg(long = "set", value_name = "VAR=NUMBER")]
+        inputs: Vec<String>,
+        /// The most transitions to take.
+        #[arg(long, default_value_t = 1_000_000)]
+        fuel: usize,
+    },
+    /// Live variables before each label, by re-execution (the paper's
+    /// Driver), checked against a worklist solver.
+    Live {
+        /// The program file.
+        file: PathBuf,
+    },
+    /// Stage the program to C, dropping dead assignments; with --set, also
+    /// compile and run it and compare with the semantics.
+    Compile {
+        /// The program file.
+        file: PathBuf,
+        /// Initial values, `VAR=NUMBER`.
+        #[arg(long = "set", value_name = "VAR=NUMBER")]
+        inputs: Vec<String>,
+        /// The most transitions the semantics may take for the comparison.
+        #[arg(long, default_value_t = 1_000_000)]
+        fuel: usize,
+    },
+}
+
+#[derive(clap::Args)]
+struct ParamArgs {
+    /// Problem size (einsum: matrix size; conv-relu, nn-benchmark: input length).
+    #[arg(long)]
+    size: Option<usize>,
+    /// einsum data movement.
+    #[arg(long, value_enum)]
+    movement: Option<MovementArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TargetArg {
+    C,
+    Cuda,
+    CudaSim,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LinesArg {
+    None,
+    Comments,
+    Directives,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MovementArg {
+    CopyAll,
+    Unified,
+    Prophecy,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    All,
+    Csv,
+    Json,
+    Svg,
+    None,
+}
+
+impl ParamArgs {
+    fn params(&self, lines: LinesArg) -> Params {
+        Params {
+            size: self.size,
+            movement: self.movement.map(|m| match m {
+                MovementArg::CopyAll => Movement::CopyAll,
+                MovementArg::Unified => Movement::Unified,
+                MovementArg::Prophecy => Movement::Prophecy,
+            }),
+            lines: match lines {
+                LinesArg::None => LineMarkers::None,
+                LinesArg::Comments => LineMarkers::Comments,
+                LinesArg::Directives => LineMarkers::Directives,
+            },
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("augur: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Demo => demo::run(),
+        Command::Emit {
+            example,
+            target,
+            params,
+            lines,
+            output,
+            list,
+        } => {
+            if list {
+                list_examples();
+                return Ok(());
+            }
+            let name = example.ok_or("name an example (augur emit --list lists them)")?;
+            let staged = (catalog::find(&name)?.stage)(&params.params(lines))?;
+            let target = match target {
+                TargetArg::C => Target::C,
+                TargetArg::Cuda => Target::Cuda,
+                TargetArg::CudaSim => Target::CudaSim,
+            };
+            let code = staged.code(target)?;
+            match output {
+                Some(path) => std::fs::write(&path, code)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+                None => print!("{code}"),
+            }
+            Ok(())
+        }
+        Command::Explain { example, params } => {
+            let staged = (catalog::find(&example)?.stage)(&params.params(LinesArg::None))?;
+            println!("{} ({}):\n", example, staged.function);
+            println!("{}", staged.explain);
+            println!("stats: {}", staged.stats);
+            Ok(())
+        }
+        Command::Imp { command } => imp_command(command),
+        Command::Bench {
+            experiments,
+            quick,
+            out,
+            format,
+            markdown,
+            list,
+        } => {
+            if list {
+                for e in &bench::EXPERIMENTS {
+                    println!("{:12} {}", e.name, e.about);
+                }
+                return Ok(());
+            }
+            bench_command(experiments, quick, out, format, markdown)
+        }
+    }
+}
+
+fn list_examples() {
+    for e in &catalog::EXAMPLES {
+        println!("{:13} {}", e.name, e.about);
+    }
+}
+
+fn imp_command(c: ImpCommand) -> Result<()> {
+    let show_warnings = |w: Vec<String>| w.iter().for_each(|w| eprintln!("{w}"));
+    match c {
+        ImpCommand::Run { file, inputs, fuel } => {
+            let (p, w) = imp::load(&file)?;
+            show_warnings(w);
+            print!("{}", imp::run(&p, imp::parse_inputs(&inputs)?, fuel)?);
+        }
+        ImpCommand::Live { file } => {
+            let (p, w) = imp::load(&file)?;
+            show_warnings(w);
+            print!("{}", imp::live(&p)?);
+        }
+        ImpCommand::Compile { file, inputs, fuel } => {
+            let (p, w) = imp::load(&file)?;
+            show_warnings(w);
+            let initial = if inputs.is_empty() {
+                None
+            } else {
+                Some(imp::parse_inputs(&inputs)?)
+            };
+            print!("{}", imp::compile(&p, initial, fuel)?);
+        }
+    }
+    Ok(())
+}
+
+fn bench_command(
+    names: Vec<String>,
+    quick: bool,
+    out: PathBuf,
+    format: FormatArg,
+    markdown: bool,
+) -> Result<()> {
+    let names = if names.is_empty() {
+        bench::DEFAULT.map(String::from).to_vec()
+    } else {
+        names
+    };
+    // Check every name before spending minutes on the first experiment.
+    let experiments = names
+        .iter()
+        .map(|n| bench::find(n))
+        .collect::<Result<Vec<_>>>()?;
+    let formats = match format {
+        FormatArg::All => Formats {
+            csv: true,
+            json: true,
+            svg: true,
+        },
+        FormatArg::Csv | FormatArg::Json | FormatArg::Svg | FormatArg::None => Formats {
+            csv: matches!(format, FormatArg::Csv),
+            json: matches!(format, FormatArg::Json),
+            svg: matches!(format, FormatArg::Svg),
+        },
+    };
+    let ctx = Ctx {
+        quick,
+        progress: std::io::stderr().is_terminal(),
+    };
+    if cfg!(debug_assertions) {
+        eprintln!("note: a debug build; timings mean more from `cargo run --release -p augur-cli -- bench`");
+    }
+    for e in experiments {
+        eprintln!("== {}: {}", e.name, e.about);
+        let outcome = (e.run)(&ctx)?;
+        for t in &outcome.tables {
+            println!("{}", if markdown { t.markdown() } else { t.render() });
+        }
+        for path in bench::write(e.name, &outcome, &out, formats)? {
+            eprintln!("   wrote {}", path.display());
+        }
+    }
+    Ok(())
+}

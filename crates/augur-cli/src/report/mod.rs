@@ -1,0 +1,8 @@
+//! How results are reported: tables (terminal, CSV, JSON, markdown) and
+//! SVG plots.
+
+pub mod plot;
+pub mod table;
+
+pub use plot::Plot;
+pub use table::{Cell, Table};

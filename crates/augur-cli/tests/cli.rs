@@ -1,0 +1,232 @@
+//! The `augur` binary end to end: every subcommand's output is checked for
+//! what it must say, generated code is compiled and run, and bad input
+//! gives a clear error and a failing exit status.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn augur(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(args)
+        .output()
+        .expect("the augur binary runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = augur(args);
+    assert!(
+        out.status.success(),
+        "augur {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = augur(args);
+    assert!(!out.status.success(), "augur {args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh folder under the target directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `main_c` with `code` and runs it; returns its output.
+fn compile_and_run(dir: &Path, code: &str, main_c: &str) -> String {
+    let src = dir.join("prog.c");
+    std::fs::write(&src, format!("{code}\n{main_c}")).unwrap();
+    let exe = dir.join("prog");
+    let cc = Command::new("cc")
+        .args(["-std=c99", "-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("cc runs");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    String::from_utf8(run.stdout).unwrap()
+}
+
+#[test]
+fn emitted_c_compiles_and_computes_what_the_first_stage_meant() {
+    let dir = scratch("emit_power");
+    let code = ok(&["emit", "power"]);
+    let main_c = "#include <stdio.h>\nint main(void) { printf(\"%lld\\n\", (long long)power15(3)); return 0; }\n";
+    assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "14348907");
+}
+
+#[test]
+fn line_directives_point_at_the_staging_code_and_still_compile() {
+    let dir = scratch("emit_lines");
+    let code = ok(&["emit", "collatz", "--lines", "directives"]);
+    assert!(
+        code.contains("\"crates/augur-cli/src/catalog.rs\""),
+        "{code}"
+    );
+    let main_c = "#include <stdio.h>\nint main(void) { printf(\"%u\\n\", (unsigned)collatz_steps(27)); return 0; }\n";
+    assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "111");
+    let comments = ok(&["emit", "collatz", "--lines", "comments"]);
+    assert!(
+        comments.contains("// crates/augur-cli/src/catalog.rs:"),
+        "{comments}"
+    );
+}
+
+#[test]
+fn einsum_targets_differ_as_they_should() {
+    let cuda = ok(&["emit", "matmul", "--size", "16", "--target", "cuda"]);
+    assert!(
+        cuda.contains("__global__") && cuda.contains("cudaMemcpy"),
+        "{cuda}"
+    );
+    let sim = ok(&["emit", "matmul", "--size", "16", "--target", "cuda-sim"]);
+    assert!(!sim.contains("__global__"), "{sim}");
+    let copy_all = ok(&[
+        "emit",
+        "matmul",
+        "--size",
+        "16",
+        "--target",
+        "cuda",
+        "--movement",
+        "copy-all",
+    ]);
+    assert_ne!(cuda, copy_all);
+    // The same program gives byte-identical code.
+    assert_eq!(
+        cuda,
+        ok(&["emit", "matmul", "--size", "16", "--target", "cuda"])
+    );
+}
+
+#[test]
+fn simulated_einsum_compiles_standalone() {
+    let dir = scratch("emit_sim");
+    let sim = ok(&["emit", "matvec", "--size", "8", "--target", "cuda-sim"]);
+    let src = dir.join("sim.c");
+    std::fs::write(&src, sim).unwrap();
+    let cc = Command::new("cc")
+        .args(["-std=c99", "-c", "-o"])
+        .arg(dir.join("sim.o"))
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+}
+
+#[test]
+fn explain_names_each_prophecy_and_its_decision() {
+    let out = ok(&["explain", "conv-relu", "--size", "64"]);
+    assert!(out.contains("prophecy `after conv1d`"), "{out}");
+    assert!(out.contains("Exactly(Relu(1.56))"), "{out}");
+    assert!(out.contains("stats: runs"), "{out}");
+    let out = ok(&["explain", "nn-benchmark", "--size", "64"]);
+    assert!(
+        out.contains("Conflict"),
+        "the flag-dependent threshold is not fused:\n{out}"
+    );
+}
+
+#[test]
+fn bad_names_and_arguments_are_clear_errors() {
+    let e = fails(&["emit", "powr"]);
+    assert!(
+        e.contains("no example called 'powr'") && e.contains("matmul"),
+        "{e}"
+    );
+    let e = fails(&["bench", "nosuch"]);
+    assert!(
+        e.contains("no experiment called 'nosuch'") && e.contains("scaling"),
+        "{e}"
+    );
+    let e = fails(&["emit", "power", "--target", "ptx"]);
+    assert!(e.contains("ptx"), "{e}");
+    let e = fails(&["imp", "run", "/no/such/file.imp"]);
+    assert!(e.contains("cannot read /no/such/file.imp"), "{e}");
+}
+
+#[test]
+fn imp_subcommands_run_analyse_and_compile() {
+    let dir = scratch("imp");
+    let file = dir.join("sum.imp");
+    std::fs::write(&file, augur_cli::demo::IMP_SAMPLE).unwrap();
+    let f = file.to_str().unwrap();
+    let run = ok(&["imp", "run", f, "--set", "n=4"]);
+    assert!(
+        run.contains("s = 10\n") && run.contains("d = 20\n"),
+        "{run}"
+    );
+    let live = ok(&["imp", "live", f]);
+    assert!(
+        live.contains("equal to the worklist solver's result"),
+        "{live}"
+    );
+    let c = ok(&["imp", "compile", f, "--set", "n=4"]);
+    assert!(c.contains("dead assignments dropped: l2"), "{c}");
+    assert!(c.contains("s = 10"), "{c}");
+    let e = fails(&["imp", "run", f]);
+    assert!(e.contains("unset variable n"), "{e}");
+    let bad = dir.join("bad.imp");
+    std::fs::write(&bad, "l0: x := 1 +\nl1: halt\nl2: done\n").unwrap();
+    let e = fails(&["imp", "live", bad.to_str().unwrap()]);
+    assert!(e.contains("bad.imp:1:"), "{e}");
+}
+
+#[test]
+fn bench_writes_tables_and_plots() {
+    let dir = scratch("bench");
+    let out = ok(&[
+        "bench",
+        "scaling",
+        "--quick",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.contains("n sequential dyn ifs"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("scaling-nested-loops.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("d,runs,with check runs,BuildIt runs (2d + 1),time (ms)")
+    );
+    // d = 1: two exploration runs; BuildIt needs three.
+    let first: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!((first[0], first[1], first[3]), ("1", "2", "3"), "{csv}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("scaling.json")).unwrap()).unwrap();
+    assert_eq!(json["experiment"], "scaling");
+    assert_eq!(json["tables"].as_array().unwrap().len(), 4);
+    let svg = std::fs::read_to_string(dir.join("scaling-prophecies.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("BuildIt"), "{svg}");
+}
+
+#[test]
+fn bench_paper_without_a_gpu_shows_the_recorded_tables() {
+    if augur_cli::bench::gpu::gpu_name().is_some() {
+        return; // measured for real on a GPU machine, which takes minutes
+    }
+    let e = fails(&["bench", "gpu", "--quick"]);
+    assert!(e.contains("no GPU here"), "{e}");
+}
+
+#[test]
+fn demo_runs_every_screen() {
+    let out = ok(&["demo"]);
+    for screen in ["[1/5]", "[2/5]", "[3/5]", "[4/5]", "[5/5]"] {
+        assert!(out.contains(screen), "{screen} missing:\n{out}");
+    }
+    assert_eq!(out.matches('✓').count(), 5, "{out}");
+}
