@@ -88,7 +88,7 @@ fn kind_table(rows: &[GpuRow], kind: Kind, device: &str, source: &str) -> (Table
     let mut t = Table::new(
         kind.name(),
         &format!(
-            "{}: µs per turn, minimum of 10 ({source} on {device}; paper on a V100)",
+            "{}: µs per turn, minimum of 10 ({device}, {source}; paper on a V100)",
             kind.name()
         ),
         &[
