@@ -103,6 +103,16 @@ pub const EXAMPLES: [Example; 7] = [
     },
 ];
 
+impl Example {
+    /// Stages the example; a `--size` of 0 is an error naming the option.
+    pub fn staged(&self, p: &Params) -> Result<Staged> {
+        if p.size == Some(0) {
+            return Err(format!("{}: --size must be at least 1", self.name).into());
+        }
+        (self.stage)(p)
+    }
+}
+
 /// The example called `name`, or an error listing the names.
 pub fn find(name: &str) -> Result<&'static Example> {
     EXAMPLES.iter().find(|e| e.name == name).ok_or_else(|| {

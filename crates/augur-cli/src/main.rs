@@ -204,7 +204,7 @@ fn run(cli: Cli) -> Result<()> {
                 return Ok(());
             }
             let name = example.ok_or("name an example (augur emit --list lists them)")?;
-            let staged = (catalog::find(&name)?.stage)(&params.params(lines))?;
+            let staged = catalog::find(&name)?.staged(&params.params(lines))?;
             let target = match target {
                 TargetArg::C => Target::C,
                 TargetArg::Cuda => Target::Cuda,
@@ -219,7 +219,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Explain { example, params } => {
-            let staged = (catalog::find(&example)?.stage)(&params.params(LinesArg::None))?;
+            let staged = catalog::find(&example)?.staged(&params.params(LinesArg::None))?;
             println!("{} ({}):\n", example, staged.function);
             println!("{}", staged.explain);
             println!("stats: {}", staged.stats);

@@ -154,6 +154,10 @@ fn bad_names_and_arguments_are_clear_errors() {
     );
     let e = fails(&["emit", "power", "--target", "ptx"]);
     assert!(e.contains("ptx"), "{e}");
+    let e = fails(&["emit", "matmul", "--size", "0"]);
+    assert!(e.contains("matmul: --size must be at least 1"), "{e}");
+    let e = fails(&["emit", "conv-relu", "--size", "2"]);
+    assert!(e.contains("conv1d: needs 1-D x and w"), "{e}");
     let e = fails(&["imp", "run", "/no/such/file.imp"]);
     assert!(e.contains("cannot read /no/such/file.imp"), "{e}");
 }
