@@ -13,8 +13,8 @@ use augur_einsum::Movement;
 /// Which generated form to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// C99 for the CPU (einsum's GPU blocks as plain loops only when the
-    /// program has none; see `CudaSim`).
+    /// C99 for the CPU (the einsum programs: their CPU build, without
+    /// `run_on_gpu`).
     C,
     /// CUDA: kernels, launches and transfers.
     Cuda,
@@ -60,54 +60,87 @@ pub struct Example {
     pub name: &'static str,
     /// One line on what it shows.
     pub about: &'static str,
+    /// The sizes `--size` may give (none: the example has no size).
+    pub sizes: Option<(usize, usize)>,
+    /// Whether `--movement` applies.
+    pub movement: bool,
     /// Stages it.
     pub stage: fn(&Params) -> Result<Staged>,
 }
+
+/// Square einsum sizes whose element count fits the generated `int32_t`
+/// indices.
+const EINSUM_SIZES: Option<(usize, usize)> = Some((1, 46340));
+/// Conv input lengths: at least the 3-tap filter, and `n + k` within `int32_t`.
+const CONV_SIZES: Option<(usize, usize)> = Some((3, 1 << 30));
 
 /// Every example.
 pub const EXAMPLES: [Example; 7] = [
     Example {
         name: "power",
         about: "x^15 by repeated squaring; the exponent is first-stage, so the loop unrolls away",
+        sizes: None,
+        movement: false,
         stage: power,
     },
     Example {
         name: "collatz",
         about: "a dyn loop with a dyn branch: data-dependent control flow extracted by re-execution",
+        sizes: None,
+        movement: false,
         stage: collatz,
     },
     Example {
         name: "prophecy",
         about: "a prophecy (make a copy only if later code reads it) and a history (did any path change r?)",
+        sizes: None,
+        movement: false,
         stage: prophecy,
     },
     Example {
         name: "matmul",
         about: "einsum: the paper's matrix-matrix benchmark (--size, --movement copy-all|unified|prophecy)",
+        sizes: EINSUM_SIZES,
+        movement: true,
         stage: matmul,
     },
     Example {
         name: "matvec",
         about: "einsum: the paper's matrix-vector benchmark (--size, --movement)",
+        sizes: EINSUM_SIZES,
+        movement: true,
         stage: matvec,
     },
     Example {
         name: "conv-relu",
         about: "nn: 1-D convolution then ReLU, fused by prophecy (--size: input length)",
+        sizes: CONV_SIZES,
+        movement: false,
         stage: conv_relu,
     },
     Example {
         name: "nn-benchmark",
         about: "nn: the paper's benchmark listing; fused only where every path agrees on the threshold",
+        sizes: CONV_SIZES,
+        movement: false,
         stage: nn_benchmark,
     },
 ];
 
 impl Example {
-    /// Stages the example; a `--size` of 0 is an error naming the option.
+    /// Stages the example; an option it does not take, or a size out of
+    /// its range, is an error naming the option.
     pub fn staged(&self, p: &Params) -> Result<Staged> {
-        if p.size == Some(0) {
-            return Err(format!("{}: --size must be at least 1", self.name).into());
+        let name = self.name;
+        match (p.size, self.sizes) {
+            (Some(_), None) => return Err(format!("{name} takes no --size").into()),
+            (Some(n), Some((lo, hi))) if n < lo || n > hi => {
+                return Err(format!("{name}: --size must be between {lo} and {hi}, not {n}").into())
+            }
+            _ => {}
+        }
+        if p.movement.is_some() && !self.movement {
+            return Err(format!("{name} takes no --movement (only the einsum examples do)").into());
         }
         (self.stage)(p)
     }
@@ -125,24 +158,53 @@ pub fn find(name: &str) -> Result<&'static Example> {
     })
 }
 
-/// The C, CUDA and simulation of an extracted function. `prelude` is the
-/// DSL's runtime for CUDA; `sim_runtime` the C its simulation links with
-/// (empty for the core examples). The simulation applies to programs that
-/// launch kernels; for the others it is an error naming the example.
-fn staged<S: Copy + 'static>(
+/// What a DSL's generated code needs beside it.
+#[derive(Clone, Copy)]
+struct Runtime {
+    /// Put before the CUDA (the DSL's device runtime).
+    cuda: fn() -> String,
+    /// Put before the C of the CPU and simulated builds, so the file
+    /// compiles on its own.
+    c: fn() -> String,
+}
+
+/// The core examples need no runtime.
+const NO_RUNTIME: Runtime = Runtime {
+    cuda: String::new,
+    c: String::new,
+};
+
+/// The einsum runtime: transfers, counters, timers.
+const EINSUM_RUNTIME: Runtime = Runtime {
+    cuda: augur_einsum::cuda_prelude,
+    c: augur_einsum::sim_c,
+};
+
+/// The C, CUDA and simulation of an extracted function; `cpu` is the
+/// function the C target shows (the same one, or a CPU-only build).
+fn staged<S: Copy + 'static, C: Copy + 'static>(
     ex: Extracted<S>,
+    cpu: Extracted<C>,
     lines: LineMarkers,
-    prelude: fn() -> String,
+    rt: Runtime,
 ) -> Staged {
     let opts = CodegenOptions::default().with_line_markers(lines);
     let explain = ex.explain().to_string();
     let stats = ex.stats().clone();
     let function = ex.ir().name.clone();
+    let with_runtime = move |code: String| {
+        let runtime = (rt.c)();
+        if runtime.is_empty() {
+            code
+        } else {
+            format!("{runtime}\n{code}")
+        }
+    };
     let code = move |t: Target| -> Result<String> {
         Ok(match t {
-            Target::C => ex.c_code_with(&opts),
-            Target::Cuda => ex.cuda_code_with(&prelude(), &opts)?,
-            Target::CudaSim => ex.simulated()?.c_code_with(&opts),
+            Target::C => with_runtime(cpu.c_code_with(&opts)),
+            Target::Cuda => ex.cuda_code_with(&(rt.cuda)(), &opts)?,
+            Target::CudaSim => with_runtime(ex.simulated()?.c_code_with(&opts)),
         })
     };
     Staged {
@@ -153,8 +215,9 @@ fn staged<S: Copy + 'static>(
     }
 }
 
-fn no_prelude() -> String {
-    String::new()
+/// A core example: one function for every target.
+fn core<S: Copy + 'static>(ex: Extracted<S>, lines: LineMarkers) -> Staged {
+    staged(ex.clone(), ex, lines, NO_RUNTIME)
 }
 
 /// The power example's function: `power15(base)`.
@@ -175,7 +238,7 @@ pub fn power_extracted() -> Result<Extracted<unsafe extern "C" fn(i64) -> i64>> 
 }
 
 fn power(p: &Params) -> Result<Staged> {
-    Ok(staged(power_extracted()?, p.lines, no_prelude))
+    Ok(core(power_extracted()?, p.lines))
 }
 
 fn collatz(p: &Params) -> Result<Staged> {
@@ -192,7 +255,7 @@ fn collatz(p: &Params) -> Result<Staged> {
         }
         steps
     })?;
-    Ok(staged(ex, p.lines, no_prelude))
+    Ok(core(ex, p.lines))
 }
 
 /// The prophecy example's function: `predicted(x)`.
@@ -219,7 +282,7 @@ pub fn prophecy_extracted() -> Result<Extracted<unsafe extern "C" fn(i32) -> i32
 }
 
 fn prophecy(p: &Params) -> Result<Staged> {
-    Ok(staged(prophecy_extracted()?, p.lines, no_prelude))
+    Ok(core(prophecy_extracted()?, p.lines))
 }
 
 fn einsum(kind: Kind, p: &Params) -> Result<Staged> {
@@ -228,15 +291,8 @@ fn einsum(kind: Kind, p: &Params) -> Result<Staged> {
         p.size.unwrap_or(256),
         p.movement.unwrap_or(Movement::Prophecy),
     );
-    let ex = b.extract()?;
-    let mut s = staged(ex, p.lines, augur_einsum::cuda_prelude);
-    // The simulation links the einsum runtime's counters: show it whole.
-    let inner = std::mem::replace(&mut s.code, Box::new(|_| Ok(String::new())));
-    s.code = Box::new(move |t| match t {
-        Target::CudaSim => Ok(format!("{}\n{}", augur_einsum::sim_c(), inner(t)?)),
-        _ => inner(t),
-    });
-    Ok(s)
+    let cpu = Benchmark { gpu: false, ..b }.extract()?;
+    Ok(staged(b.extract()?, cpu, p.lines, EINSUM_RUNTIME))
 }
 
 fn matmul(p: &Params) -> Result<Staged> {
@@ -249,12 +305,12 @@ fn matvec(p: &Params) -> Result<Staged> {
 
 fn conv_relu(p: &Params) -> Result<Staged> {
     let ex = augur_nn::programs::conv_relu(p.size.unwrap_or(1024), 3, true)?;
-    Ok(staged(ex, p.lines, no_prelude))
+    Ok(core(ex, p.lines))
 }
 
 fn nn_benchmark(p: &Params) -> Result<Staged> {
     let ex = augur_nn::programs::paper_benchmark(&Builder::new(), p.size.unwrap_or(1024), 3)?;
-    Ok(staged(ex, p.lines, no_prelude))
+    Ok(core(ex, p.lines))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use augur_imp::dataflow;
 use augur_imp::parse::parse;
 use augur_imp::semantics::{step, Config, State, Step};
 use augur_imp::staged::{stage, Staged};
-use augur_imp::{driver, LiveVariables, Program, Severity};
+use augur_imp::{driver, Diagnostic, LiveVariables, Pos, Program, Severity};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -30,11 +30,16 @@ pub fn load_text(text: &str, name: &str) -> Result<(Program, Vec<String>)> {
     let (errors, warnings): (Vec<_>, Vec<_>) = check(&p)
         .into_iter()
         .partition(|d| d.severity() == Severity::Error);
+    // A diagnostic with a position prints `line:col: `; one without none.
+    let show = |d: &Diagnostic| {
+        let sep = if d.pos == Pos::default() { " " } else { "" };
+        format!("{name}:{sep}{d}")
+    };
     if !errors.is_empty() {
-        let lines: Vec<String> = errors.iter().map(|d| format!("{name}:{d}")).collect();
+        let lines: Vec<String> = errors.iter().map(show).collect();
         return Err(format!("{} is not well-formed:\n{}", name, lines.join("\n")).into());
     }
-    Ok((p, warnings.iter().map(|d| format!("{name}:{d}")).collect()))
+    Ok((p, warnings.iter().map(show).collect()))
 }
 
 /// Parses `x=3` assignments for the initial state.
@@ -142,8 +147,10 @@ pub fn compile(p: &Program, initial: Option<State>, fuel: usize) -> Result<Strin
     };
     let _ = writeln!(out, "\n// dead assignments dropped: {dropped}");
     if let Some(initial) = initial {
+        // The semantics first: its fuel bounds a program that never stops,
+        // which the compiled code would run forever.
+        let (want, _) = execute(p, initial.clone(), fuel)?;
         let got = run_compiled(&staged, &initial)?;
-        let (want, _) = execute(p, initial, fuel)?;
         let same = staged
             .vars
             .iter()
@@ -228,5 +235,16 @@ mod tests {
         let (p, _) = load_text(SUM, "sum.imp").unwrap();
         let e = execute(&p, State::new(), 100).err().unwrap().to_string();
         assert!(e.contains("unset variable n"), "{e}");
+        let e = load_text("", "empty.imp").err().unwrap().to_string();
+        assert!(e.contains("empty.imp: error:"), "{e}");
+    }
+
+    #[test]
+    fn compile_checks_the_semantics_first_so_fuel_bounds_endless_programs() {
+        let endless = "l0: x := 1 - x\nl1: if 0 <= x then l0\nl2: halt\nl3: done\n";
+        let (p, _) = load_text(endless, "loop.imp").unwrap();
+        let init = parse_inputs(&["x=1".into()]).unwrap();
+        let e = compile(&p, Some(init), 100).err().unwrap().to_string();
+        assert!(e.contains("still running after 100 steps"), "{e}");
     }
 }

@@ -307,6 +307,11 @@ fn bench_command(
             svg: matches!(format, FormatArg::Svg),
         },
     };
+    // A folder that cannot be made fails now, not after minutes of work.
+    if formats.csv || formats.json || formats.svg {
+        std::fs::create_dir_all(&out)
+            .map_err(|e| format!("cannot create the output folder {}: {e}", out.display()))?;
+    }
     let ctx = Ctx {
         quick,
         progress: std::io::stderr().is_terminal(),

@@ -109,6 +109,31 @@ fn einsum_targets_differ_as_they_should() {
 }
 
 #[test]
+fn einsum_c_target_is_the_cpu_build_and_computes_matmul() {
+    let dir = scratch("emit_matmul_c");
+    let code = ok(&["emit", "matmul", "--size", "8"]);
+    assert!(code.contains("matmul_cpu_8x8x8"), "{code}");
+    let main_c = r#"
+#include <stdio.h>
+int main(void) {
+  float x[64], y[64], z[64];
+  for (int k = 0; k < 64; k++) { x[k] = (float)(k % 7) - 3.0f; y[k] = (float)(k % 5) - 2.0f; z[k] = 0.0f; }
+  matmul_cpu_8x8x8(x, y, z, 2);
+  int bad = 0;
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 8; j++) {
+      float s = 0.0f;
+      for (int k = 0; k < 8; k++) s += x[i * 8 + k] * y[k * 8 + j];
+      if (s != z[i * 8 + j]) bad++;
+    }
+  printf("%d\n", bad);
+  return 0;
+}
+"#;
+    assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "0");
+}
+
+#[test]
 fn simulated_einsum_compiles_standalone() {
     let dir = scratch("emit_sim");
     let sim = ok(&["emit", "matvec", "--size", "8", "--target", "cuda-sim"]);
@@ -155,9 +180,13 @@ fn bad_names_and_arguments_are_clear_errors() {
     let e = fails(&["emit", "power", "--target", "ptx"]);
     assert!(e.contains("ptx"), "{e}");
     let e = fails(&["emit", "matmul", "--size", "0"]);
-    assert!(e.contains("matmul: --size must be at least 1"), "{e}");
+    assert!(e.contains("matmul: --size must be between 1 and"), "{e}");
     let e = fails(&["emit", "conv-relu", "--size", "2"]);
-    assert!(e.contains("conv1d: needs 1-D x and w"), "{e}");
+    assert!(e.contains("conv-relu: --size must be between 3 and"), "{e}");
+    let e = fails(&["emit", "power", "--size", "8"]);
+    assert!(e.contains("power takes no --size"), "{e}");
+    let e = fails(&["explain", "collatz", "--movement", "unified"]);
+    assert!(e.contains("collatz takes no --movement"), "{e}");
     let e = fails(&["imp", "run", "/no/such/file.imp"]);
     assert!(e.contains("cannot read /no/such/file.imp"), "{e}");
 }
@@ -218,12 +247,50 @@ fn bench_writes_tables_and_plots() {
 }
 
 #[test]
-fn bench_paper_without_a_gpu_shows_the_recorded_tables() {
+fn bench_paper_regenerates_the_papers_tables() {
     if augur_cli::bench::gpu::gpu_name().is_some() {
         return; // measured for real on a GPU machine, which takes minutes
     }
     let e = fails(&["bench", "gpu", "--quick"]);
     assert!(e.contains("no GPU here"), "{e}");
+    let dir = scratch("bench_paper");
+    let out = ok(&[
+        "bench",
+        "paper",
+        "--quick",
+        "--format",
+        "csv",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    // The paper's figures beside ours: BuildIt's 113 + 7 runs for prophecy
+    // matmul, its fused conv/ReLU time, the V100's 43 µs for 64 × 64.
+    assert!(out.contains("First stage of the paper's programs"), "{out}");
+    let first = std::fs::read_to_string(dir.join("paper-first-stage-runs.csv")).unwrap();
+    assert!(
+        first
+            .lines()
+            .any(|l| l.starts_with("matmul,prophecy,adaptive,52,") && l.contains(",113,7,38.335,")),
+        "{first}"
+    );
+    let conv = std::fs::read_to_string(dir.join("paper-conv-relu-conv-relu.csv")).unwrap();
+    assert!(
+        conv.lines()
+            .any(|l| l.starts_with("10240,3,constant,") && l.ends_with(",26,25")),
+        "{conv}"
+    );
+    let gpu = std::fs::read_to_string(dir.join("paper-gpu-matmul.csv")).unwrap();
+    assert!(
+        gpu.lines()
+            .any(|l| l.starts_with("64,148.1,134.5,46.4,149,239,43")),
+        "{gpu}"
+    );
+    assert!(out.contains("recorded earlier, not measured now"), "{out}");
+    let e = fails(&["bench", "scaling", "--quick", "--out", "/dev/null/x"]);
+    assert!(
+        e.contains("cannot create the output folder /dev/null/x"),
+        "{e}"
+    );
 }
 
 #[test]

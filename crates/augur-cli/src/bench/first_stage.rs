@@ -39,7 +39,7 @@ fn einsum_case(kind: Kind, m: Movement, mode: ProphecyMode) -> Case {
     };
     Case {
         program: kind.name(),
-        strategy: m.name(),
+        strategy: strategy_name(m),
         mode,
         buildit: paper,
         extract: Box::new(move |b| {
@@ -67,6 +67,15 @@ fn nn_case(fusion: bool, mode: ProphecyMode) -> Case {
             let (n, k) = NN_SIZE;
             Ok(paper_benchmark_with(b, n, k, fusion)?.stats().clone())
         }),
+    }
+}
+
+/// A strategy as the command line and the tables spell it.
+pub fn strategy_name(m: Movement) -> &'static str {
+    match m {
+        Movement::CopyAll => "copy-all",
+        Movement::Unified => "unified",
+        Movement::Prophecy => "prophecy",
     }
 }
 
@@ -156,7 +165,10 @@ fn table(rows: &[Row]) -> Table {
             Cell::float(b_us / 1e3 / r.min_ms, 1),
         ]);
     }
-    t.note("ours: release build on this machine, minimum over repetitions; runs count every execution of the closure, check runs included");
+    t.note(format!(
+        "ours: {} build on this machine, minimum over repetitions; runs count every execution of the closure, check runs included",
+        if cfg!(debug_assertions) { "a debug" } else { "release" }
+    ));
     t.note("BuildIt: the paper's tables (control-flow runs + prophecy runs, first-stage time)");
     t
 }

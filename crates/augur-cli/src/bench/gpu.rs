@@ -18,7 +18,8 @@ use std::process::Command;
 /// The H100 results committed with the einsum crate.
 const H100_CSV: &str = include_str!("../../../augur-einsum/results/h100.csv");
 
-/// The GPU's name, when `nvidia-smi` finds one.
+/// The GPU's name and compute capability (`NVIDIA H100 80GB HBM3, 9.0`),
+/// when `nvidia-smi` finds one.
 pub fn gpu_name() -> Option<String> {
     let out = Command::new("nvidia-smi")
         .args(["--query-gpu=name,compute_cap", "--format=csv,noheader"])
@@ -46,15 +47,18 @@ fn measure(ctx: &Ctx, device: &str) -> Result<String> {
     let sizes: &[usize] = if ctx.quick { &[64, 256] } else { &PAPER_SIZES };
     let src = cuda_program(&cases(&[Kind::MatMul, Kind::MatVec], sizes), 10)?;
     let dir = std::env::temp_dir().join(format!("augur-gpu-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let exe = dir.join("einsum_tables");
     let bar = ctx.bar(2, "gpu");
     bar.set_message("nvcc");
     Nvcc::find_or_install()?.executable(&src, &arch(device), &exe, &[])?;
     bar.inc(1);
     bar.set_message(format!("running on {device}"));
-    let out = Command::new(&exe).output()?;
+    let out = Command::new(&exe)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     bar.finish_and_clear();
+    let _ = std::fs::remove_dir_all(&dir);
     if !out.status.success() {
         return Err(format!(
             "the GPU program failed ({}): {}",
@@ -68,7 +72,11 @@ fn measure(ctx: &Ctx, device: &str) -> Result<String> {
 
 /// The tables and plots for one device's rows, the paper's V100 beside.
 pub fn tables(rows: &[GpuRow], device: &str, source: &str) -> Result<Outcome> {
-    if let Some(bad) = rows.iter().find(|r| r.max_err > 1e-3) {
+    if rows.is_empty() {
+        return Err(format!("the GPU program on {device} printed no results").into());
+    }
+    // NaN compares false with everything: test it by name.
+    if let Some(bad) = rows.iter().find(|r| r.max_err.is_nan() || r.max_err > 1e-3) {
         return Err(format!("wrong GPU result: {bad:?}").into());
     }
     let mut out = Outcome::default();
@@ -109,6 +117,7 @@ fn kind_table(rows: &[GpuRow], kind: Kind, device: &str, source: &str) -> (Table
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 4];
     for &(size, pc, pu, pp) in paper {
         let mine: Vec<Option<f64>> = Movement::ALL.iter().map(|&m| ours(size, m)).collect();
+        // Rows are matched on the runtime's spelling (`copy_all`).
         if mine.iter().all(Option::is_none) {
             continue;
         }
@@ -156,7 +165,8 @@ pub fn run(ctx: &Ctx) -> Result<Outcome> {
         "no GPU here (nvidia-smi found none); `augur bench paper` shows the tables recorded on an H100",
     )?;
     let csv = measure(ctx, &device)?;
-    tables(&parse(&csv), &device, "measured now")
+    let name = device.rsplit_once(',').map_or(device.as_str(), |d| d.0);
+    tables(&parse(&csv), name, "measured now")
 }
 
 #[cfg(test)]

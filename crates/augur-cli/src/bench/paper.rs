@@ -18,8 +18,17 @@ pub fn run(ctx: &Ctx) -> Result<Outcome> {
     for (prefix, part) in parts {
         absorb(&mut out, prefix, part);
     }
-    let gpu_part = match gpu::gpu_name() {
-        Some(_) => gpu::run(ctx)?,
+    // A GPU machine that cannot build or run the program (no network for
+    // nvcc's install, a driver problem) still gets the other tables.
+    let gpu_part = match gpu::gpu_name().map(|_| gpu::run(ctx)) {
+        Some(Ok(measured)) => measured,
+        Some(Err(e)) => {
+            let mut recorded = gpu::recorded()?;
+            for t in &mut recorded.tables {
+                t.note(format!("not measured here: {e}"));
+            }
+            recorded
+        }
         None => gpu::recorded()?,
     };
     absorb(&mut out, "gpu", gpu_part);

@@ -278,7 +278,25 @@ impl Plot {
         }
     }
 
+    /// The legend, top left, on a white box so data under it stays apart.
     fn legend(&self, out: &mut String) {
+        if self.series.is_empty() {
+            return;
+        }
+        let longest = self
+            .series
+            .iter()
+            .map(|s| s.label.chars().count())
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="white" fill-opacity="0.85" stroke="#ccc"/>"##,
+            LEFT + 6.0,
+            TOP + 4.0,
+            28.0 + 7.0 * longest as f64,
+            8.0 + 18.0 * self.series.len() as f64
+        );
         for (i, s) in self.series.iter().enumerate() {
             let (x, y) = (LEFT + 12.0, TOP + 16.0 + 18.0 * i as f64);
             let color = COLORS[i % COLORS.len()];
@@ -329,7 +347,13 @@ impl Axis {
             };
         }
         let lo = if from_zero { lo.min(0.0) } else { lo };
-        let hi = if hi <= lo { lo + 1.0 } else { hi };
+        // Headroom, so the highest point does not touch the frame (and the
+        // legend has room above the data).
+        let hi = if hi <= lo {
+            lo + 1.0
+        } else {
+            hi + 0.15 * (hi - lo)
+        };
         let step = nice_step((hi - lo) / 5.0);
         let (a, b) = ((lo / step).floor() * step, (hi / step).ceil() * step);
         let ticks = (0..=((b - a) / step).round() as i64)
@@ -375,8 +399,12 @@ fn short(v: f64) -> String {
         format!("{x:.0}")
     } else if x.abs() >= 10.0 {
         format!("{x:.1}")
-    } else {
+    } else if x.abs() >= 1.0 {
         format!("{x:.2}")
+    } else {
+        // Two significant digits: 0.25, 0.015, 0.001.
+        let digits = (1.0 - x.abs().log10().floor()) as usize;
+        format!("{x:.digits$}")
     };
     let s = if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -404,6 +432,9 @@ mod tests {
         assert_eq!(short(15000.0), "15k");
         assert_eq!(short(12_582_912.0), "12.6M");
         assert_eq!(short(100.0), "100");
+        assert_eq!(short(0.001), "0.001");
+        assert_eq!(short(0.015), "0.015");
+        assert_eq!(short(0.005), "0.005");
     }
 
     #[test]

@@ -38,12 +38,17 @@ impl Cell {
         }
     }
 
-    /// The cell as plain text (CSV), without thousands separators.
+    /// The cell as plain text (CSV): no thousands separators, and numbers
+    /// with three more decimals than shown (trailing zeros dropped), so
+    /// ratios can be recomputed from the file.
     pub fn plain(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
             Cell::Int(n) => n.to_string(),
-            Cell::Float { value, digits } => format!("{value:.digits$}"),
+            Cell::Float { value, digits } => {
+                let s = format!("{value:.*}", digits + 3);
+                s.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
             Cell::Missing => String::new(),
         }
     }
@@ -295,7 +300,11 @@ mod tests {
 
     fn sample() -> Table {
         let mut t = Table::new("t", "A table", &["program", "runs", "time (ms)"]);
-        t.push(vec!["a, b".into(), 1234567i64.into(), Cell::float(1.5, 2)]);
+        t.push(vec![
+            "a, b".into(),
+            1234567i64.into(),
+            Cell::float(1.125, 2),
+        ]);
         t.push(vec!["c".into(), 7i64.into(), Cell::Missing]);
         t
     }
@@ -312,7 +321,7 @@ mod tests {
     fn csv_quotes_and_leaves_numbers_plain() {
         assert_eq!(
             sample().csv(),
-            "program,runs,time (ms)\n\"a, b\",1234567,1.50\nc,7,\n"
+            "program,runs,time (ms)\n\"a, b\",1234567,1.125\nc,7,\n"
         );
     }
 
@@ -321,7 +330,7 @@ mod tests {
         let text = sample().render();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "A table");
-        assert!(lines[3].ends_with("1,234,567       1.50"), "{text}");
+        assert!(lines[3].ends_with("1,234,567       1.12"), "{text}");
         assert!(lines[4].ends_with("        7          -"), "{text}");
     }
 
@@ -329,7 +338,7 @@ mod tests {
     fn json_keeps_numbers_as_numbers() {
         let j = serde_json::to_value(sample()).unwrap();
         assert_eq!(j["rows"][0][1], 1234567);
-        assert_eq!(j["rows"][0][2], 1.5);
+        assert_eq!(j["rows"][0][2], 1.125);
         assert!(j["rows"][1][2].is_null());
     }
 
