@@ -51,23 +51,35 @@ extern "C" {
 }
 
 /// The minimum time of `runs` calls and the output of the last.
-fn time_conv(f: ConvRelu, x: &mut [f32], w: &mut [f32], runs: usize) -> (Duration, Vec<f32>) {
+/// The minimum time of `runs` calls of `f` and the output of the last.
+/// `f` must have been generated for `x.len()` inputs and `w.len()` taps
+/// (every caller passes the buffers of the sizes it staged).
+fn time_conv(
+    f: ConvRelu,
+    x: &mut [f32],
+    w: &mut [f32],
+    runs: usize,
+) -> Result<(Duration, Vec<f32>)> {
     let mut best = Duration::MAX;
     let mut out = Vec::new();
     for _ in 0..runs {
         let t = Instant::now();
         // SAFETY: x holds the input length and w the filter length the
         // function was generated for; it returns a malloc'ed buffer of
-        // x.len() floats, copied and freed at once.
+        // x.len() floats (or NULL when malloc fails, checked below).
         let p = unsafe { f(x.as_mut_ptr(), w.as_mut_ptr()) };
         best = best.min(t.elapsed());
-        // SAFETY: as above; p is freed exactly once.
+        if p.is_null() {
+            return Err(format!("conv/ReLU over {} floats: malloc failed", x.len()).into());
+        }
+        // SAFETY: p is a non-null malloc'ed buffer of x.len() floats, read
+        // once and freed exactly once.
         unsafe {
             out = std::slice::from_raw_parts(p, x.len()).to_vec();
             libc_free(p);
         }
     }
-    (best, out)
+    Ok((best, out))
 }
 
 /// One row's four timings (µs): BuildIt unfused, fused, ours unfused, fused.
@@ -87,7 +99,7 @@ pub(crate) fn measure_row(n: usize, k: usize, random: bool, runs: usize) -> Resu
     let mut results = Vec::new();
     let mut times = [0.0; 4];
     for (i, f) in [bu, bf, ou.get(), of.get()].into_iter().enumerate() {
-        let (t, r) = time_conv(f, &mut x, &mut w, runs);
+        let (t, r) = time_conv(f, &mut x, &mut w, runs)?;
         times[i] = us(t);
         results.push(r);
     }
