@@ -93,10 +93,14 @@ impl Builder {
     }
 
     /// How many operations a memoization link is checked for before it is
-    /// made (default 32; 0 trusts tags alone). Where first-stage state that
-    /// tags cannot see (a plain `let k = if c.is_true() { 1 } else { 2 };`)
-    /// makes two paths differ within that many operations, each path gets
-    /// its own code instead of wrong shared code.
+    /// made. By default (`u32::MAX`) a run that reaches code another run
+    /// recorded follows it to the end of the closure, comparing every
+    /// operation, and one check run then takes the other side of each
+    /// decision on the way: where first-stage state that tags cannot see (a
+    /// plain `let k = if c.is_true() { 1 } else { 2 };`) makes two paths
+    /// differ, however far after the join, each path gets its own code
+    /// instead of wrong shared code. A smaller bound trades that for speed;
+    /// 0 trusts tags alone (as BuildIt does).
     pub fn link_audit_ops(mut self, n: u32) -> Self {
         self.config.link_audit_ops = n;
         self

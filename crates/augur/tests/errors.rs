@@ -380,36 +380,6 @@ fn limits() {
     assert_names_line(&err, line);
 }
 
-/// A plain Rust loop of more identical iterations than the audit rounds
-/// around a dyn branch is taken for a dyn loop without exit:
-/// `Error::LoopNeverExits`.
-#[test]
-fn plain_loop_taken_for_dyn_loop() {
-    let line = line_of("plain30");
-    let err = Builder::new()
-        .extract("plain30", |x: Dyn<i32>| {
-            let r = Dyn::new(0);
-            for _ in 0..30 {
-                // @plain30
-                if x.gt(r).is_true() {
-                    r.set(r + 1);
-                }
-            }
-            r
-        })
-        .unwrap_err();
-    match &err {
-        Error::LoopNeverExits { location } => {
-            assert_eq!(location.expect("a location").file, file!());
-        }
-        other => panic!("expected Error::LoopNeverExits, got {other:?}"),
-    }
-    assert!(
-        err.to_string().contains(&format!("{}:{line}:", file!())),
-        "{err}"
-    );
-}
-
 /// A real infinite loop is an error unless allowed; allowed, it is a
 /// `while (true)` with no exit.
 #[test]

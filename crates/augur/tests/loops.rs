@@ -3,7 +3,7 @@
 
 mod common;
 
-use augur::Dyn;
+use augur::{Builder, Dyn};
 use common::{assert_contains, check, count, Buf};
 
 /// Sums `0..n` with a dyn while loop; `n <= 0` never enters it.
@@ -528,4 +528,28 @@ fn float_loop_with_nan() {
             (0.5, 20.0),
         ],
     );
+}
+
+/// A plain Rust loop of more identical turns than the loop audit checks
+/// (30 > 16) around a dyn branch: the check run that follows the closed
+/// loop to the end of the closure sees the first stage leave it, so the
+/// loop is unrolled, not taken for a dyn loop.
+#[test]
+fn plain_loop_longer_than_the_audit_is_unrolled() {
+    let ex = Builder::new()
+        .extract("plain30", |x: Dyn<i32>| {
+            let r = Dyn::new(0);
+            for _ in 0..30 {
+                if x.gt(r).is_true() {
+                    r.set(r + 1);
+                }
+            }
+            r
+        })
+        .unwrap();
+    for x in [-3, 0, 7, 29, 30, 100] {
+        let want = x.clamp(0, 30);
+        assert_eq!(ex.interpret(&[x.into()]).unwrap(), want.into(), "x = {x}");
+    }
+    assert_eq!(ex.stats().back_edges, 0, "{}", ex.c_code());
 }

@@ -439,25 +439,18 @@ fn check_far_requirement(on_other_side: bool) {
     }
 }
 
-/// Known limit (reproducer): the requirement after the join is skipped.
-/// The second path is linked to the first one's code after
-/// `link_audit_ops` operations and ends there, so its requirement never
-/// runs (the copy is left out, and `saved` reads 0). `Builder::audit()` or
-/// a `Static` for such state avoids it. Following links to their end once
-/// prophecies exist fixes this case, but made the imp crate's
-/// random-program test many times slower: a fix needs a cheaper way to
-/// know when a requirement can still come.
+/// A requirement that plain state decides 80 operations after a join: the
+/// second path links to the first one's code only after following it to
+/// the end of the closure, running its own requirement on the way.
 #[test]
-#[ignore = "engine limit: requirements after a memoization link are not run"]
-fn engine_bug_requirement_far_after_a_join_is_lost_to_memoization() {
+fn requirement_far_after_a_join_is_run() {
     check_far_requirement(false);
 }
 
-/// The same limit, with the requirement far down the side of a later dyn
-/// `if` that the link audit does not follow (check runs stop after 64
-/// operations past their decisions).
+/// The same requirement on the side of a later dyn `if` that the linking
+/// run does not take: the link's check run takes the other sides, to the
+/// end of the closure.
 #[test]
-#[ignore = "engine limit: requirements after a memoization link are not run"]
-fn engine_bug_requirement_on_the_other_side_after_a_join_is_lost() {
+fn requirement_on_the_other_side_after_a_join_is_run() {
     check_far_requirement(true);
 }

@@ -3,11 +3,10 @@
 //! leaves without a decision was a plain Rust loop.
 
 use super::engine::{Ctl, Engine};
-use super::graph::Succ;
-use super::graph::{NodeId, Op};
+use super::graph::{Node, NodeId, Op, Succ};
 use super::run::{Check, Job, LinkCheck, Mode, Verify};
-use super::tag::Tag;
-use crate::ir::SrcLoc;
+use super::tag::{FastMap, Tag};
+use crate::ir::{Arena, SrcLoc};
 
 impl Engine {
     pub(super) fn start_verify(&mut self, head_idx: usize, head: NodeId) -> NodeId {
@@ -54,12 +53,12 @@ impl Engine {
         v.pos = (v.pos + 1) % v.cycle.len();
         if v.rounds >= self.config.audit_rounds {
             let (attach, head) = (v.attach, v.head);
-            let turn: Vec<Option<bool>> = v.cycle.iter().map(|c| c.1).collect();
+            let turn = v.cycle.clone();
             self.run.mode = Mode::Record;
             self.run.cursor = attach;
             self.link(head)?;
             self.stats.back_edges += 1;
-            self.schedule_loop_checks(head, &turn);
+            self.schedule_loop_check(head, &turn);
             return Err(Ctl::EndRun);
         }
         Ok(expected)
@@ -83,37 +82,32 @@ impl Engine {
 
     // ----- memoization links -----
 
-    /// Instead of linking to `target` at once, follows it for a while: a
-    /// plain Rust value that differs between the two paths (`let k = if
-    /// c.is_true() { 1 } else { 2 };` used later) shows up as a different
-    /// operation, and the run records its own code instead.
+    /// Instead of linking to `target` at once, follows it to the end of the
+    /// closure: a plain Rust value that differs between the two paths (`let
+    /// k = if c.is_true() { 1 } else { 2 };` used later, however much later)
+    /// shows up as a different operation, and the run records its own code
+    /// instead. The run executes everything on the way (prophecy
+    /// requirements included), so this path's requirements are never
+    /// skipped by the link.
     pub(super) fn start_link_check(&mut self, target: NodeId) -> Result<NodeId, Ctl> {
         let decisions = self.run.decisions.clone();
         self.run.pending_annotations.clear();
-        let (expected, last_decision) = self.follow(target);
-        self.run.mode = Mode::CheckLink(Box::new(LinkCheck {
+        let mut c = LinkCheck {
             target,
-            expected,
+            expected: None,
             attach: self.run.cursor,
             steps: 1,
             decisions,
-            last_decision,
-            taken: last_decision.into_iter().collect(),
-        }));
-        if expected.is_none() {
+            last_decision: None,
+            visits: Default::default(),
+        };
+        (c.expected, c.last_decision) = follow(&self.nodes, &mut c.visits, target);
+        let open = c.expected.is_none();
+        self.run.mode = Mode::CheckLink(Box::new(c));
+        if open {
             self.accept_link()?;
         }
         Ok(target)
-    }
-
-    /// The node after `n` along recorded code, and the decision taken there.
-    fn follow(&self, n: NodeId) -> (Option<NodeId>, Option<bool>) {
-        match self.nodes[n].succ {
-            Succ::Next(s) => (Some(s), None),
-            Succ::Branch(Some(t), _) => (Some(t), Some(true)),
-            Succ::Branch(None, Some(e)) => (Some(e), Some(false)),
-            _ => (None, None),
-        }
     }
 
     pub(super) fn check_link_step(
@@ -139,16 +133,21 @@ impl Engine {
         if !same {
             return Err(self.reject_link());
         }
-        let (next, decision) = self.follow(expected);
+        let limit = self.config.link_audit_ops;
+        let bound = 2 * self.nodes.len() as u32 + 64;
         let Mode::CheckLink(c) = &mut self.run.mode else {
             unreachable!("still in link-check mode")
         };
+        let (next, decision) = follow(&self.nodes, &mut c.visits, expected);
         c.expected = next;
         c.last_decision = decision;
-        c.taken.extend(decision);
         c.steps += 1;
-        if next.is_none() || c.steps >= self.config.link_audit_ops {
+        if next.is_none() || c.steps >= limit {
             self.accept_link()?;
+        } else if c.steps > bound {
+            // The path through the linked code does not end (it keeps
+            // taking a side that loops): record this path's own code.
+            return Err(self.reject_link());
         }
         Ok(expected)
     }
@@ -171,7 +170,7 @@ impl Engine {
         self.run.cursor = c.attach;
         self.link(c.target)?;
         self.stats.memo_hits += 1;
-        self.schedule_link_checks(&c);
+        self.schedule_link_check(&c);
         Err(Ctl::EndRun)
     }
 
@@ -194,38 +193,62 @@ impl Engine {
 
     /// The loop's exits and other sides were explored from its first turn
     /// only: a plain Rust value changed by the turn (`last = i * 3`, a flag
-    /// set on one side) would make a later turn's exit differ. Replay the
-    /// second turn taking each other side once.
-    fn schedule_loop_checks(&mut self, head: NodeId, turn: &[Option<bool>]) {
+    /// set on one side) would make a later turn differ. One check run
+    /// replays the first turn, then runs the second taking the other side
+    /// of each of the turn's decisions, leaves the loop at its next visit of
+    /// the head, and compares everything to the end of the closure.
+    fn schedule_loop_check(&mut self, head: NodeId, turn: &[(NodeId, Option<bool>)]) {
         let base = self.nodes[head].base;
-        let mut prefix = self.run.decisions.clone();
-        for d in turn.iter().flatten() {
-            let mut alt = prefix.clone();
-            alt.push(!d);
-            self.checks.push(Job {
-                decisions: alt,
-                no_link_until: 0,
-                check: Some(Check::Loop(base)),
-            });
-            prefix.push(*d);
+        let taken: std::rc::Rc<[(NodeId, bool)]> = turn
+            .iter()
+            .filter_map(|&(n, d)| d.map(|d| (n, d)))
+            .collect();
+        if taken.is_empty() {
+            return;
         }
+        self.checks.push(Job {
+            decisions: self.run.decisions.clone(),
+            no_link_until: 0,
+            check: Some(Check::Loop(base, taken)),
+        });
     }
 
-    /// A link audit followed one path through the linked code; the other
-    /// sides of its decisions are replayed by check runs.
-    fn schedule_link_checks(&mut self, c: &LinkCheck) {
+    /// The link was verified along one path to the end; one check run
+    /// replays this path to the link and then takes the other side at each
+    /// decision of the linked code.
+    fn schedule_link_check(&mut self, c: &LinkCheck) {
         let key = (self.nodes[c.target].key, self.nodes[c.target].occ);
-        let mut prefix = c.decisions.clone();
-        for d in &c.taken {
-            let mut alt = prefix.clone();
-            alt.push(!d);
-            self.checks.push(Job {
-                decisions: alt,
-                no_link_until: 0,
-                check: Some(Check::Link(key.0, key.1)),
-            });
-            prefix.push(*d);
-        }
+        self.checks.push(Job {
+            decisions: c.decisions.clone(),
+            no_link_until: 0,
+            check: Some(Check::Link(key.0, key.1)),
+        });
+    }
+
+    /// The side a check run takes at branch `n` past its decisions (`None`:
+    /// that side was never recorded, so there is nothing to compare).
+    pub(super) fn check_choice(&mut self, n: NodeId) -> Option<bool> {
+        let v = self.run.check_visits.entry(n).or_insert(0);
+        *v += 1;
+        let first_visit = *v == 1;
+        let (t, e) = match self.nodes[n].succ {
+            Succ::Branch(t, e) => (t, e),
+            _ => return None,
+        };
+        let want = match &self.run.check {
+            Some(Check::Loop(_, taken)) => match taken.iter().position(|&(m, _)| m == n) {
+                // The loop's own decision: one more turn, then leave.
+                Some(0) => taken[0].1 == first_visit,
+                // The turn's other decisions: the side the turn did not take.
+                Some(i) => !taken[i].1,
+                // Outside the turn: the first recorded side, then the other.
+                None => first_visit == t.is_some(),
+            },
+            // The linking run took first sides: take the others.
+            _ => e.is_none(),
+        };
+        let side = if want { t } else { e };
+        side.map(|_| want)
     }
 
     /// One operation of a check run: compare with recorded code.
@@ -239,8 +262,10 @@ impl Engine {
         }
         self.pass(n);
         if self.run.pos >= self.run.prefix.len() {
-            self.run.check_budget = self.run.check_budget.saturating_sub(1);
-            if self.run.check_budget == 0 {
+            self.run.check_ops += 1;
+            if self.run.check_ops > 2 * self.nodes.len() as u64 + 64 {
+                // The path keeps going around recorded code: nothing more
+                // to learn from it.
                 return Err(Ctl::EndRun);
             }
         }
@@ -251,7 +276,7 @@ impl Engine {
     /// code: never share it that way again, and start over.
     pub(super) fn check_failed(&mut self) -> Ctl {
         match self.run.check {
-            Some(Check::Loop(base)) => self.mark_plain_loop(base),
+            Some(Check::Loop(base, _)) => self.mark_plain_loop(base),
             Some(Check::Link(key, occ)) => {
                 self.no_link.insert((key, occ));
                 self.stats.link_audit_failures += 1;
@@ -259,6 +284,31 @@ impl Engine {
             }
             None => super::engine::internal("a check failed outside a check run"),
         }
+    }
+}
+
+/// The node after `n` along recorded code, and the decision taken there.
+/// A branch takes its first recorded side on its first visit and the other
+/// side (where recorded) on later ones, so the path leaves every loop it
+/// enters and reaches the end of the closure.
+fn follow(
+    nodes: &Arena<NodeId, Node>,
+    visits: &mut FastMap<NodeId, u32>,
+    n: NodeId,
+) -> (Option<NodeId>, Option<bool>) {
+    match nodes[n].succ {
+        Succ::Next(s) => (Some(s), None),
+        Succ::Branch(t, e) => {
+            let v = visits.entry(n).or_insert(0);
+            *v += 1;
+            // A side not recorded yet ends the comparison there.
+            match (t, e) {
+                (Some(t), _) if *v == 1 => (Some(t), Some(true)),
+                (None, _) if *v == 1 => (None, Some(true)),
+                (_, e) => (e, Some(false)),
+            }
+        }
+        Succ::Open => (None, None),
     }
 }
 

@@ -18,7 +18,7 @@
 //! the `false` side, so `n` sequential ifs take `n + 1` runs.
 
 use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
-use super::run::{Cursor, Job, Mode, Run, Seen};
+use super::run::{Check, Cursor, Job, Mode, Run, Seen};
 use super::stats::Stats;
 use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
 use crate::error::Error;
@@ -49,7 +49,8 @@ pub struct Config {
     /// Allow generated loops without an exit.
     pub allow_infinite_loops: bool,
     /// How many operations a memoization link is checked for before it is
-    /// made (0: link at once, trusting tags alone).
+    /// made: `u32::MAX` (the default) follows the linked code to the end of
+    /// the closure; 0 links at once, trusting tags alone.
     pub link_audit_ops: u32,
     /// When a violated prophecy starts the extraction over.
     pub prophecy_mode: ProphecyMode,
@@ -70,7 +71,7 @@ impl Default for Config {
             memoize: true,
             close_loops: true,
             allow_infinite_loops: false,
-            link_audit_ops: 32,
+            link_audit_ops: u32::MAX,
             prophecy_mode: ProphecyMode::Adaptive,
             max_prophecy_restarts: 1000,
         }
@@ -218,6 +219,8 @@ impl Engine {
         // The counters describe the final attempt; totals are kept apart.
         self.stats.runs = 0;
         self.stats.check_runs = 0;
+        self.stats.loop_check_runs = 0;
+        self.stats.link_check_runs = 0;
         self.stats.memo_hits = 0;
         self.stats.back_edges = 0;
         self.stats.loop_audits = 0;
@@ -265,8 +268,12 @@ impl Engine {
                 location: None,
             });
         }
-        if job.check.is_some() {
+        if let Some(check) = &job.check {
             self.stats.check_runs += 1;
+            match check {
+                Check::Loop(..) => self.stats.loop_check_runs += 1,
+                Check::Link(..) => self.stats.link_check_runs += 1,
+            }
         } else {
             self.stats.runs += 1;
         }
@@ -389,11 +396,10 @@ impl Engine {
                     self.run.pos += 1;
                     d
                 }
-                // A check run past its decisions follows recorded code.
-                None if self.run.check.is_some() => match self.nodes[n].succ {
-                    Succ::Branch(Some(_), _) => true,
-                    Succ::Branch(None, Some(_)) => false,
-                    _ => return Err(Ctl::EndRun),
+                // A check run past its decisions covers the other sides.
+                None if self.run.check.is_some() => match self.check_choice(n) {
+                    Some(d) => d,
+                    None => return Err(Ctl::EndRun),
                 },
                 None => return Err(internal("replay reached a branch past its decisions")),
             },

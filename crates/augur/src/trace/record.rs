@@ -44,10 +44,7 @@ impl Engine {
         let linkable = self.run.ops > self.run.no_link_until && !self.no_link.contains(&(key, occ));
         if self.config.memoize && linkable {
             if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
-                // Audits are bounded per attempt: a first stage whose paths
-                // keep differing would otherwise be re-run without end.
-                let audits_left = self.stats.link_audit_failures < MAX_LINK_REJECTIONS;
-                if self.config.link_audit_ops == 0 || !audits_left {
+                if self.config.link_audit_ops == 0 {
                     self.stats.memo_hits += 1;
                     self.link(n)?;
                     return Err(Ctl::EndRun);
@@ -236,6 +233,3 @@ impl Engine {
 
 /// How far `peeled_turn` traces variables back through their definitions.
 const PEEL_DEPTH: u32 = 16;
-
-/// Failed link audits after which an attempt links without auditing.
-const MAX_LINK_REJECTIONS: u64 = 32;

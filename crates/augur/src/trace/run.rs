@@ -5,9 +5,6 @@ use super::graph::NodeId;
 use super::tag::{FastMap, Tag};
 use crate::ir::SrcLoc;
 
-/// How many operations a check run compares after its own decisions.
-pub(super) const CHECK_OPS: u32 = 64;
-
 /// A scheduled run: the decisions that lead to its unexplored side.
 pub(super) struct Job {
     pub(super) decisions: Vec<bool>,
@@ -30,12 +27,15 @@ impl Job {
 }
 
 /// A check run replays a path that the shared code it follows was never
-/// recorded on (a later turn of a closed loop, another side after a
-/// memoization link), comparing every operation with the recorded code.
-#[derive(Clone, Copy, Debug)]
+/// recorded on, comparing every operation with the recorded code to the
+/// end of the closure. Past its decisions it takes, at each recorded
+/// branch, the side the path that made the shared code did *not* take
+/// (see `Engine::check_choice`), so one check run covers the other sides.
+#[derive(Clone, Debug)]
 pub(super) enum Check {
-    /// A loop was closed at the head with this base tag.
-    Loop(Tag),
+    /// A loop was closed at the head with this base tag; the cycle took
+    /// these decisions (the first is the loop's own).
+    Loop(Tag, std::rc::Rc<[(NodeId, bool)]>),
     /// A run linked to recorded code under this memo key.
     Link(Tag, u32),
 }
@@ -78,8 +78,8 @@ pub(super) struct LinkCheck {
     /// The run's decisions at the link point (to run it again on failure).
     pub(super) decisions: Vec<bool>,
     pub(super) last_decision: Option<bool>,
-    /// Decisions taken along the linked code.
-    pub(super) taken: Vec<bool>,
+    /// Visits of each branch node along the linked code (see `follow`).
+    pub(super) visits: FastMap<NodeId, u32>,
 }
 
 pub(super) enum Mode {
@@ -110,8 +110,10 @@ pub(super) struct Run {
     pub(super) no_link_until: u64,
     /// See [`Job::check`].
     pub(super) check: Option<Check>,
-    /// Operations a check run still compares after its decisions.
-    pub(super) check_budget: u32,
+    /// Visits of each branch node by a check run past its decisions.
+    pub(super) check_visits: FastMap<NodeId, u32>,
+    /// Operations a check run compared past its decisions.
+    pub(super) check_ops: u64,
     /// Oracle decisions reached in any mode (verify and link checks too).
     pub(super) oracle_calls: u64,
     /// Per prophecy creation point: `oracle_calls` at its latest creation
@@ -138,7 +140,8 @@ impl Run {
             ops: 0,
             no_link_until: job.no_link_until,
             check: job.check,
-            check_budget: CHECK_OPS,
+            check_visits: FastMap::default(),
+            check_ops: 0,
             oracle_calls: 0,
             cell_streaks: FastMap::default(),
         }

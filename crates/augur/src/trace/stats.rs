@@ -12,6 +12,11 @@ pub struct Stats {
     /// Check runs in the final attempt: replays of later loop turns and of
     /// other sides after memoization links, comparing with recorded code.
     pub check_runs: u64,
+    /// Of `check_runs`: those that replayed a closed loop's second turn.
+    pub loop_check_runs: u64,
+    /// Of `check_runs`: those that took the other sides after a
+    /// memoization link.
+    pub link_check_runs: u64,
     /// Executions of the closure over all attempts, check runs included.
     pub total_runs: u64,
     /// Attempts started over because a loop candidate proved to be a plain
@@ -57,6 +62,12 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Executions of the closure in attempts that were started over
+    /// (`total_runs` less the final attempt's runs and check runs).
+    pub fn discarded_runs(&self) -> u64 {
+        self.total_runs - self.runs - self.check_runs
+    }
+
     /// Which tagger actually produced the tags: `"frame-pointer"`,
     /// `"unwinder"`, or `"mixed"` when some frames lacked frame pointers.
     pub fn tagger_used(&self) -> &'static str {
@@ -77,10 +88,14 @@ impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "runs {} (total {}, attempts {}, loop restarts {}, prophecy restarts {}), memo hits {}, \
+            "runs {} (check runs {}: loops {}, links {}; total {}, attempts {}, loop restarts {}, \
+             prophecy restarts {}), memo hits {}, \
              loops {}, audits {}, nodes {}, statements {}, tags {} ({}), \
              time trace {:?} structure {:?} passes {:?}",
             self.runs,
+            self.check_runs,
+            self.loop_check_runs,
+            self.link_check_runs,
             self.total_runs,
             self.attempts,
             self.loop_restarts,

@@ -210,11 +210,10 @@
 //!   paths when their program points agree. Plain Rust state is not part
 //!   of program points, so two paths that differ only in it (here: whether
 //!   an `affine` is still waiting for its follower) could share code, and
-//!   requirements made by the later path would not be seen (extraction
-//!   compares the first operations after a join,
-//!   [`Builder::link_audit_ops`](crate::Builder::link_audit_ops), but a
-//!   requirement is not an operation). A `Static`
-//!   keeps such paths apart. [`Builder::audit`](crate::Builder::audit),
+//!   a requirement made only on a side the engine's checks do not take
+//!   could be missed (extraction follows shared code to the end on two
+//!   paths, [`Builder::link_audit_ops`](crate::Builder::link_audit_ops)).
+//!   A `Static` keeps such paths apart. [`Builder::audit`](crate::Builder::audit),
 //!   which never shares code, is the way to check a DSL in its tests.
 //! * **Say when the program ends.** `finish` requires `Conflict` of a
 //!   pending `affine`; without it, a path that ends right after the
