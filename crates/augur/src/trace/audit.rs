@@ -110,25 +110,29 @@ impl Engine {
         Ok(target)
     }
 
-    pub(super) fn check_link_step(
-        &mut self,
-        op: Op,
-        loc: SrcLoc,
-        (_, key): (Tag, Tag),
-    ) -> Result<NodeId, Ctl> {
+    /// One operation along the linked code. It is compared with the linked
+    /// node without a call path: operation, line, annotations and the
+    /// `Static` state (with plain-loop salt) must agree. What a call path
+    /// would add (other code that happens to emit the same operations here)
+    /// can only matter on other sides, which the link's check run compares.
+    pub(super) fn check_link_step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         let Mode::CheckLink(c) = &self.run.mode else {
             unreachable!("check_link_step outside link-check mode")
         };
         let Some(expected) = c.expected else {
             return Err(super::engine::internal("link check past its end"));
         };
-        let same = repeats(
-            &self.nodes[expected],
-            &op,
-            loc,
-            key,
-            &self.run.pending_annotations,
-        );
+        let base = self.nodes[expected].base;
+        if self.never_close.contains(&base) {
+            self.bump_salt(base);
+        }
+        let state = self.statics_hash();
+        let state = self.salted(Tag { path: 0, state }).state;
+        let node = &self.nodes[expected];
+        let same = node.key.state == state
+            && node.op == op
+            && node.loc == loc
+            && node.annotations == self.run.pending_annotations;
         self.run.pending_annotations.clear();
         if !same {
             return Err(self.reject_link());

@@ -330,7 +330,7 @@ impl Engine {
         self.run.statics_hash = None;
     }
 
-    fn statics_hash(&mut self) -> u64 {
+    pub(super) fn statics_hash(&mut self) -> u64 {
         if let Some(h) = self.run.statics_hash {
             return h;
         }
@@ -476,12 +476,12 @@ impl Engine {
                     }
                     None => self.run.mode = Mode::Record,
                 },
-                Mode::Record | Mode::Verify(_) | Mode::CheckLink(_) if tags.is_none() => {
-                    tags = Some(self.tag_now())
-                }
+                // Comparing with linked code needs no call path (see
+                // `check_link_step`), which keeps long comparisons cheap.
+                Mode::CheckLink(_) => return self.check_link_step(op, loc),
+                Mode::Record | Mode::Verify(_) if tags.is_none() => tags = Some(self.tag_now()),
                 Mode::Record => return self.record(op, loc, tags.expect("tagged")),
                 Mode::Verify(_) => return self.verify_step(op, loc, tags.expect("tagged")),
-                Mode::CheckLink(_) => return self.check_link_step(op, loc, tags.expect("tagged")),
             }
         }
     }
@@ -540,7 +540,7 @@ impl Engine {
         self.note_seen(n, key);
     }
 
-    fn bump_salt(&mut self, base: Tag) {
+    pub(super) fn bump_salt(&mut self, base: Tag) {
         let c = self.run.never_counts.entry(base).or_insert(0);
         *c += 1;
         self.run.salt = mix(self.run.salt ^ base.path, mix(base.state, *c as u64));
