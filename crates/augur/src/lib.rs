@@ -107,6 +107,46 @@ pub use stage::libc;
 pub use stage::static_var::{range, Static, StaticRange};
 pub use trace::{Stats, Tagger};
 
+/// Makes a function's plain Rust loops and locals visible to extraction.
+///
+/// Put it on a function (or an `impl` block) whose code runs inside
+/// [`Builder::extract`]: its `for` loops unroll exactly whatever their
+/// length and wherever they are (inside dyn loops, around dyn `break`s), its
+/// `let mut` locals and `let x = if ... / match ...` bindings of `Hash` types
+/// are part of every program point while they live, and its calls are never
+/// tail calls. Outside an extraction the function runs as written.
+///
+/// ```
+/// use augur::{Builder, Dyn};
+///
+/// #[augur::staged]
+/// fn clamp_steps(x: Dyn<i32>, steps: u32) -> Dyn<i32> {
+///     let r = Dyn::new(0);
+///     let i = Dyn::new(0);
+///     while i.lt(x).is_true() {       // a dyn loop...
+///         for _ in 0..steps {         // ...around a plain one
+///             if r.ge(100).is_true() {
+///                 break;
+///             }
+///             r.set(r + 1);
+///         }
+///         i.set(i + 1);
+///     }
+///     r
+/// }
+///
+/// let f = Builder::new().extract("steps", |x: Dyn<i32>| clamp_steps(x, 20)).unwrap();
+/// assert_eq!(f.interpret(&[3.into()]).unwrap(), 60.into());
+/// assert_eq!(f.interpret(&[9.into()]).unwrap(), 100.into());
+/// ```
+pub use augur_macros::staged;
+
+/// What [`staged`] expands to; not API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::stage::staged::{turns, Frame, Probe, Tracked, Turns, ViaHash, ViaNone};
+}
+
 /// The README's Rust examples, run as doctests so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

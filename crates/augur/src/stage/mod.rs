@@ -10,3 +10,5 @@ pub mod signature;
 pub mod static_var;
 
 pub use ops::CBits;
+#[doc(hidden)]
+pub mod staged;

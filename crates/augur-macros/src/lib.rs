@@ -1,0 +1,33 @@
+//! `#[augur::staged]`: plain Rust loops and locals made visible to augur's
+//! extraction. Use it through the `augur` crate (`augur::staged`); what it
+//! expands to is described in `augur::stage::staged`.
+//!
+//! The attribute goes on a function or an `impl` block. It rewrites, in
+//! every function body (closures inside included):
+//!
+//! * `for pat in e { .. }` into `for pat in ::augur::__private::turns(e) { .. }`;
+//! * `let mut x = e;`, and `let x = if ..` / `let x = match ..`, into the
+//!   binding followed by a tracker of `x`'s value, and every later
+//!   assignment to `x` (`x = ..`, `x += ..`, `x.f = ..`, `x[i] = ..`) into
+//!   the assignment followed by an update of the tracker;
+//! * the body into one that holds a `Frame` first (no tail calls).
+
+mod rewrite;
+
+use proc_macro::TokenStream;
+use syn::spanned::Spanned;
+
+/// See the crate documentation, and `augur::staged`.
+#[proc_macro_attribute]
+pub fn staged(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let attr = proc_macro2::TokenStream::from(attr);
+        return syn::Error::new(attr.span(), "#[augur::staged] takes no arguments")
+            .to_compile_error()
+            .into();
+    }
+    match syn::parse::<syn::Item>(item) {
+        Ok(item) => rewrite::item(item).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}

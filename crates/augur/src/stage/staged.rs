@@ -1,0 +1,135 @@
+//! What `#[augur::staged]` expands to: plain Rust loops and locals made
+//! visible to tags.
+//!
+//! Tags see the call path and the live [`Static`](super::static_var::Static)
+//! values, not plain Rust state. The attribute (crate `augur-macros`)
+//! rewrites a function so that the state that decides what it generates is
+//! first-stage state tags see, scoped the way Rust scopes it:
+//!
+//! * every `for` loop iterates through [`turns`], whose turn counter is a
+//!   `Static` living as long as the loop: a plain loop of any length unrolls
+//!   exactly, around or inside dyn loops, and its counter is gone once the
+//!   loop ends, so an enclosing dyn loop still closes;
+//! * a `let mut` local, and a `let` bound to an `if` or `match`, gets a
+//!   [`Tracked`] beside it holding the hash of its value (for `Hash` types),
+//!   updated after every assignment to it: two paths that differ in it do
+//!   not share code, a dyn loop that changes it unrolls until its value
+//!   repeats (a state machine closes into a loop over its states);
+//! * every function body starts with a [`Frame`], whose destructor keeps the
+//!   calls in it from becoming tail calls (a tail call would reuse the
+//!   caller's frame and give the callee's operations the caller's tags).
+//!
+//! None of this is API: the paths may change with the attribute.
+
+use super::static_var::Static;
+use crate::trace::driver::{self, with};
+use crate::trace::tag::FxHasher;
+use std::hash::{Hash, Hasher};
+
+/// A `for` loop's iterator with its turn counter (see the module docs).
+pub struct Turns<I> {
+    inner: I,
+    turn: Static<u32>,
+}
+
+/// Wraps a `for` loop's iterable so that its turns are first-stage state.
+pub fn turns<I: IntoIterator>(iterable: I) -> Turns<I::IntoIter> {
+    Turns {
+        inner: iterable.into_iter(),
+        turn: Static::new(0),
+    }
+}
+
+impl<I: Iterator> Iterator for Turns<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.inner.next()?;
+        self.turn += 1;
+        Some(item)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+/// A plain local's value, as a hash that is part of every tag while the
+/// local lives (`None`: the type is not `Hash`, nothing is tracked).
+pub struct Tracked {
+    /// The engine slot and the run it belongs to.
+    slot: Option<(u32, u32)>,
+}
+
+impl Tracked {
+    /// Starts tracking a local whose value hashes to `hash`.
+    pub fn new(hash: Option<u64>) -> Tracked {
+        let slot = hash.and_then(|h| {
+            let gen = driver::current_gen()?;
+            Some((with(|e| Ok(e.static_register(h))), gen))
+        });
+        Tracked { slot }
+    }
+
+    /// The local was assigned: its value now hashes to `hash`.
+    pub fn update(&self, hash: Option<u64>) {
+        if let (Some((slot, gen)), Some(h)) = (self.slot, hash) {
+            if driver::current_gen() == Some(gen) {
+                with(|e| {
+                    e.static_update(slot, h);
+                    Ok(())
+                });
+            }
+        }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        if let Some((slot, gen)) = self.slot {
+            if driver::current_gen() == Some(gen) {
+                driver::with_quiet(|e| e.static_drop(slot));
+            }
+        }
+    }
+}
+
+/// Borrows a local for [`ViaHash`] / [`ViaNone`]: `(&Probe(&x)).augur_hash()`
+/// is the hash of `x` when its type is `Hash`, else `None` (method lookup
+/// prefers the by-value impl, which exists only for `Hash` types).
+pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+/// The hash of a `Hash` value.
+pub trait ViaHash {
+    /// `Some(hash)`.
+    fn augur_hash(&self) -> Option<u64>;
+}
+
+impl<T: Hash + ?Sized> ViaHash for Probe<'_, T> {
+    fn augur_hash(&self) -> Option<u64> {
+        let mut h = FxHasher::default();
+        self.0.hash(&mut h);
+        Some(h.finish())
+    }
+}
+
+/// No hash for other values.
+pub trait ViaNone {
+    /// `None`.
+    fn augur_hash(&self) -> Option<u64>;
+}
+
+impl<T: ?Sized> ViaNone for &Probe<'_, T> {
+    fn augur_hash(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Held by every function body the attribute rewrites: its destructor runs
+/// after any call in tail position, so no such call reuses the frame.
+pub struct Frame;
+
+impl Drop for Frame {
+    #[inline(never)]
+    fn drop(&mut self) {
+        std::hint::black_box(());
+    }
+}
