@@ -39,6 +39,10 @@ pub enum Error {
         location: SrcLoc,
         /// How many times it was reached in one run.
         iterations: u64,
+        /// Plain Rust loops around dyn code found in this extraction: the
+        /// engine keeps their turns apart for the rest of each run, so a dyn
+        /// loop around one of them never repeats its state.
+        plain_loops: Vec<SrcLoc>,
     },
     /// A generated loop with no way out: almost always a plain Rust loop
     /// around a dyn branch that the engine took for a dyn loop.
@@ -148,6 +152,16 @@ impl fmt::Display for Error {
             Error::LoopNeverCloses {
                 location,
                 iterations,
+                plain_loops,
+            } if !plain_loops.is_empty() => write!(
+                f,
+                "dyn loop at {location} never closes: reached {iterations} times in one run{}",
+                plain_loop_hint(plain_loops)
+            ),
+            Error::LoopNeverCloses {
+                location,
+                iterations,
+                ..
             } => write!(
                 f,
                 "dyn loop at {location} never closes: reached {iterations} times in one run \
@@ -208,3 +222,20 @@ impl std::error::Error for Error {}
 
 /// Shorthand for results with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What an error says about the plain Rust loops an extraction found (empty
+/// when none): inside a dyn loop, their turns stay apart for the rest of the
+/// run, so the dyn loop never repeats its state.
+pub(crate) fn plain_loop_hint(plain_loops: &[SrcLoc]) -> String {
+    if plain_loops.is_empty() {
+        return String::new();
+    }
+    let at: Vec<String> = plain_loops.iter().map(|l| l.to_string()).collect();
+    format!(
+        "; a plain Rust loop around dyn code (at {}) keeps its turns apart for the rest of \
+         each run, so a dyn loop around it never repeats its state: put #[augur::staged] on \
+         the function with the plain loop (its turns are then scoped to the loop), or iterate \
+         with augur::range",
+        at.join(", ")
+    )
+}

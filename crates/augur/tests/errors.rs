@@ -81,7 +81,9 @@ fn loop_never_closes() {
         Error::LoopNeverCloses {
             location,
             iterations,
+            plain_loops,
         } => {
+            assert!(plain_loops.is_empty(), "{plain_loops:?}");
             assert_eq!((location.file, location.line), (file!(), line));
             assert!(*iterations >= 50, "{iterations}");
         }

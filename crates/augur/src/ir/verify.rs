@@ -1,6 +1,6 @@
 //! The IR verifier: checks the invariants in the [module docs](super).
 
-use super::{Block, Expr, ExprId, Function, StmtKind, Type, VarId, VarKind};
+use super::{Block, Expr, ExprId, Function, LabelId, StmtKind, Type, VarId, VarKind};
 
 /// Checks `f`'s invariants; the error names the first violation.
 pub fn verify(f: &Function) -> Result<(), String> {
@@ -10,6 +10,8 @@ pub fn verify(f: &Function) -> Result<(), String> {
         visible: vec![0; f.vars.len()],
         declared: vec![false; f.vars.len()],
         loops: 0,
+        defined: Vec::new(),
+        gotos: Vec::new(),
     };
     for &p in &f.params {
         v.visible[p.0 as usize] = 1;
@@ -19,7 +21,13 @@ pub fn verify(f: &Function) -> Result<(), String> {
             return Err(format!("parameter {p} is not marked as a parameter"));
         }
     }
-    v.block(&f.body)
+    v.block(&f.body)?;
+    match v.gotos.iter().find(|l| !v.defined.contains(l)) {
+        Some(l) => Err(format!(
+            "goto {l:?} names a label the function does not define"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Scopes are lists of the variables they declare; `visible` counts, per
@@ -30,6 +38,10 @@ struct Verifier<'a> {
     visible: Vec<u32>,
     declared: Vec<bool>,
     loops: usize,
+    /// Every label defined (each at most once).
+    defined: Vec<LabelId>,
+    /// Every `goto`'s label: each must be defined somewhere.
+    gotos: Vec<LabelId>,
 }
 
 impl Verifier<'_> {
@@ -63,6 +75,15 @@ impl Verifier<'_> {
     fn block(&mut self, b: &Block) -> Result<(), String> {
         self.push_scope();
         for s in b {
+            if let StmtKind::Label(l) = s.kind {
+                if self.defined.contains(&l) {
+                    return Err(format!("label {l:?} is defined twice"));
+                }
+                self.defined.push(l);
+            }
+            if let StmtKind::Goto(l) = s.kind {
+                self.gotos.push(l);
+            }
             self.stmt(&s.kind)?;
         }
         self.pop_scope();

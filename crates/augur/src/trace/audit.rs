@@ -70,12 +70,14 @@ impl Engine {
         let Mode::Verify(v) = &self.run.mode else {
             return Ok(());
         };
-        let base = self.nodes[v.head].base;
-        Err(self.mark_plain_loop(base))
+        let (base, loc) = (self.nodes[v.head].base, self.nodes[v.head].loc);
+        Err(self.mark_plain_loop(base, loc))
     }
 
-    pub(super) fn mark_plain_loop(&mut self, base: Tag) -> Ctl {
-        self.never_close.insert(base);
+    pub(super) fn mark_plain_loop(&mut self, base: Tag, loc: SrcLoc) -> Ctl {
+        if self.never_close.insert(base) && !self.plain_loops.contains(&loc) {
+            self.plain_loops.push(loc);
+        }
         self.stats.loop_restarts += 1;
         Ctl::Restart
     }
@@ -280,7 +282,10 @@ impl Engine {
     /// code: never share it that way again, and start over.
     pub(super) fn check_failed(&mut self) -> Ctl {
         match self.run.check {
-            Some(Check::Loop(base, _)) => self.mark_plain_loop(base),
+            Some(Check::Loop(base, ref taken)) => {
+                let loc = self.nodes[taken[0].0].loc;
+                self.mark_plain_loop(base, loc)
+            }
             Some(Check::Link(key, occ)) => {
                 self.no_link.insert((key, occ));
                 self.stats.link_audit_failures += 1;

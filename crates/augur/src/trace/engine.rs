@@ -118,6 +118,9 @@ pub struct Engine {
     /// Check runs, run when exploration is done.
     pub(super) checks: Vec<Job>,
     pub(super) never_close: FastSet<Tag>,
+    /// Where the plain Rust loops behind `never_close` are, in the order
+    /// they were found (for errors).
+    pub(super) plain_loops: Vec<SrcLoc>,
     pub(super) worklist: Vec<Job>,
     pub(super) extern_ids: FastMap<String, FuncId>,
     /// The node that defines each variable.
@@ -166,6 +169,7 @@ impl Engine {
             no_link: FastSet::default(),
             checks: Vec::new(),
             never_close: FastSet::default(),
+            plain_loops: Vec::new(),
             worklist: Vec::new(),
             extern_ids: FastMap::default(),
             var_place: FastMap::default(),
@@ -264,7 +268,11 @@ impl Engine {
         };
         if self.stats.total_runs >= self.config.max_runs {
             return Err(Error::Limit {
-                what: format!("{} runs of the closure", self.config.max_runs),
+                what: format!(
+                    "{} runs of the closure{}",
+                    self.config.max_runs,
+                    crate::error::plain_loop_hint(&self.plain_loops)
+                ),
                 location: None,
             });
         }

@@ -36,7 +36,7 @@ impl Engine {
                 // plain Rust loop counter): salt every later tag with this
                 // point's occurrences, so iterations stay apart on every path.
                 if !self.peeled_turn(h, &op) {
-                    return Err(self.mark_plain_loop(base));
+                    return Err(self.mark_plain_loop(base, self.nodes[h].loc));
                 }
             }
         }
@@ -134,6 +134,7 @@ impl Engine {
             return Err(Ctl::Fail(Error::LoopNeverCloses {
                 location: loc,
                 iterations: *c,
+                plain_loops: self.plain_loops.clone(),
             }));
         }
         Ok(())
@@ -150,8 +151,9 @@ impl Engine {
         if self.nodes.len() >= self.config.max_nodes {
             return Err(Ctl::Fail(Error::Limit {
                 what: format!(
-                    "{} recorded operations (a first-stage loop that never ends?)",
-                    self.config.max_nodes
+                    "{} recorded operations (a first-stage loop that never ends?){}",
+                    self.config.max_nodes,
+                    crate::error::plain_loop_hint(&self.plain_loops)
                 ),
                 location: Some(loc),
             }));

@@ -15,8 +15,8 @@ use super::ops;
 use super::value::Value;
 use super::Interpreter;
 use crate::ir::{
-    BinOp, Block, Const, EntityId, Expr, ExprId, FuncId, Function, Stmt, StmtKind, Type, VarId,
-    VarKind,
+    BinOp, Block, Const, EntityId, Expr, ExprId, FuncId, Function, LabelId, Stmt, StmtKind, Type,
+    VarId, VarKind,
 };
 use crate::{Error, Result};
 
@@ -59,6 +59,8 @@ enum Flow {
     Break,
     Continue,
     Return(Value),
+    /// A `goto` on its way up to the block that holds its label.
+    Goto(LabelId),
 }
 
 struct Frame<'a> {
@@ -159,6 +161,10 @@ impl<'a> Frame<'a> {
         let f = self.f;
         match self.block(&f.body)? {
             Flow::Return(v) => Ok(v),
+            Flow::Goto(l) => err(format!(
+                "goto {l:?} left `{}` without finding its label",
+                f.name
+            )),
             _ if f.ret == Type::Void => Ok(Value::Void),
             _ => err(format!(
                 "`{}` reached its end without returning a value",
@@ -191,16 +197,80 @@ impl<'a> Frame<'a> {
     }
 
     fn block(&mut self, b: &'a Block) -> Result<Flow> {
+        self.block_from(b, None)
+    }
+
+    /// Runs a block, from the start or from label `from` somewhere inside
+    /// it. A `goto` to a label in the block (at any depth: C may jump into
+    /// a nested block) goes on there; one to a label elsewhere leaves the
+    /// block (the verifier ensures some enclosing block holds it).
+    fn block_from(&mut self, b: &'a Block, from: Option<LabelId>) -> Result<Flow> {
         let mark = self.scoped.len();
         let mut flow = Flow::Next;
-        for s in b {
-            flow = self.stmt(s)?;
-            if !matches!(flow, Flow::Next) {
+        let mut next = from;
+        let mut i = 0;
+        loop {
+            if let Some(l) = next.take() {
+                let Some(j) = b.iter().position(|s| holds_label(s, l)) else {
+                    flow = Flow::Goto(l);
+                    break;
+                };
+                i = j + 1;
+                flow = match &b[j].kind {
+                    StmtKind::Label(_) => Flow::Next,
+                    _ => self.resume(&b[j], l)?,
+                };
+            } else if let Some(s) = b.get(i) {
+                flow = self.stmt(s)?;
+                i += 1;
+            } else {
                 break;
+            }
+            match flow {
+                Flow::Next => {}
+                Flow::Goto(l) => next = Some(l),
+                _ => break,
             }
         }
         self.close_scope(mark);
         Ok(flow)
+    }
+
+    /// Runs statement `s` from label `l` inside it, as C does after a
+    /// `goto l`: the rest of the branch or loop body, then (for a loop)
+    /// the loop as usual.
+    fn resume(&mut self, s: &'a Stmt, l: LabelId) -> Result<Flow> {
+        match &s.kind {
+            StmtKind::If { then_, else_, .. } => {
+                let branch = if then_.iter().any(|s| holds_label(s, l)) {
+                    then_
+                } else {
+                    else_
+                };
+                self.block_from(branch, Some(l))
+            }
+            StmtKind::While { cond, body } => match self.block_from(body, Some(l))? {
+                Flow::Break => Ok(Flow::Next),
+                out @ (Flow::Return(_) | Flow::Goto(_)) => Ok(out),
+                Flow::Next | Flow::Continue => self.while_loop(s, *cond, body),
+            },
+            StmtKind::For {
+                cond, step, body, ..
+            } => {
+                let mark = self.scoped.len();
+                let flow = match self.block_from(body, Some(l))? {
+                    Flow::Break => Ok(Flow::Next),
+                    out @ (Flow::Return(_) | Flow::Goto(_)) => Ok(out),
+                    Flow::Next | Flow::Continue => {
+                        self.stmt(step)?;
+                        self.for_rest(s, *cond, step, body)
+                    }
+                };
+                self.close_scope(mark);
+                flow
+            }
+            _ => err(format!("goto {l:?} into a statement without blocks")),
+        }
     }
 
     fn close_scope(&mut self, mark: usize) {
@@ -237,9 +307,8 @@ impl<'a> Frame<'a> {
             StmtKind::Break => return Ok(Flow::Break),
             StmtKind::Continue => return Ok(Flow::Continue),
             StmtKind::Return(e) => return at(self.ret(*e), s),
-            StmtKind::Label(_) | StmtKind::Goto(_) => {
-                return at(err("goto is not supported by the interpreter".into()), s)
-            }
+            StmtKind::Label(_) => {}
+            StmtKind::Goto(l) => return Ok(Flow::Goto(*l)),
         }
         Ok(Flow::Next)
     }
@@ -256,7 +325,7 @@ impl<'a> Frame<'a> {
             }
             match self.block(body)? {
                 Flow::Break => return Ok(Flow::Next),
-                Flow::Return(v) => return Ok(Flow::Return(v)),
+                out @ (Flow::Return(_) | Flow::Goto(_)) => return Ok(out),
                 Flow::Next | Flow::Continue => {}
             }
         }
@@ -271,6 +340,18 @@ impl<'a> Frame<'a> {
         body: &'a Block,
     ) -> Result<Flow> {
         self.stmt(init)?;
+        self.for_rest(s, cond, step, body)
+    }
+
+    /// A `for` loop after its initialiser (or after a `goto` into its body
+    /// and its step).
+    fn for_rest(
+        &mut self,
+        s: &Stmt,
+        cond: ExprId,
+        step: &'a Stmt,
+        body: &'a Block,
+    ) -> Result<Flow> {
         loop {
             self.tick(s)?;
             if !self.cond(cond, s)? {
@@ -278,7 +359,7 @@ impl<'a> Frame<'a> {
             }
             match self.block(body)? {
                 Flow::Break => return Ok(Flow::Next),
-                Flow::Return(v) => return Ok(Flow::Return(v)),
+                out @ (Flow::Return(_) | Flow::Goto(_)) => return Ok(out),
                 Flow::Next | Flow::Continue => {}
             }
             self.stmt(step)?;
@@ -576,5 +657,17 @@ impl<'a> Frame<'a> {
                 r.ty()
             )),
         }
+    }
+}
+
+/// True if `s` is label `l` or holds it in a nested block.
+fn holds_label(s: &Stmt, l: LabelId) -> bool {
+    match &s.kind {
+        StmtKind::Label(m) => *m == l,
+        StmtKind::If { then_, else_, .. } => then_.iter().chain(else_).any(|s| holds_label(s, l)),
+        StmtKind::While { body, .. } | StmtKind::For { body, .. } => {
+            body.iter().any(|s| holds_label(s, l))
+        }
+        _ => false,
     }
 }

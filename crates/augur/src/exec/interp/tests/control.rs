@@ -227,10 +227,83 @@ fn step_limit_stops_endless_loops() {
     assert!(fails(it.call(&f, &[])).contains("step limit of 1000"));
 }
 
+/// `goto` runs: forward to a label of the same block (skipping what lies
+/// between), out of a loop to a label of an enclosing block, and backward.
 #[test]
-fn goto_is_an_error() {
-    let f = B::new(Type::Void).build(vec![s(StmtKind::Goto(crate::ir::LabelId(0)))]);
-    assert!(fails(run(&f, &[])).contains("goto is not supported"));
+fn goto_jumps_to_labels_of_enclosing_blocks() {
+    use crate::ir::LabelId;
+    let (done, back) = (LabelId(0), LabelId(1));
+    let mut b = B::new(I32);
+    let x = b.local("x", I32);
+    let zero = b.i32(0);
+    let init = decl(x, Some(zero));
+    // back: x = x + 1; if (x < 5) goto back; while (true) { if (x >= 5) goto done; }
+    let (xv, xr, one) = (b.v(x), b.v(x), b.i32(1));
+    let sum = b.bin(BinOp::Add, xr, one);
+    let inc = assign(xv, sum);
+    let (xr, five) = (b.v(x), b.i32(5));
+    let small = b.bin(BinOp::Lt, xr, five);
+    let again = if_(small, vec![s(StmtKind::Goto(back))], vec![]);
+    let t = b.c(Const::Bool(true), BOOL);
+    let (xr, five) = (b.v(x), b.i32(5));
+    let big = b.bin(BinOp::Ge, xr, five);
+    let out = while_(t, vec![if_(big, vec![s(StmtKind::Goto(done))], vec![])]);
+    let (xv, hundred) = (b.v(x), b.i32(100));
+    let skipped = assign(xv, hundred);
+    let xr = b.v(x);
+    let f = b.build(vec![
+        init,
+        s(StmtKind::Label(back)),
+        inc,
+        again,
+        out,
+        skipped,
+        s(StmtKind::Label(done)),
+        ret(xr),
+    ]);
+    crate::ir::verify::verify(&f).unwrap();
+    assert_eq!(run(&f, &[]).unwrap(), V::I32(5));
+}
+
+/// `goto` into a loop body, as C allows: the rest of the body runs, then
+/// the loop goes on as usual.
+#[test]
+fn goto_into_a_loop_body() {
+    use crate::ir::LabelId;
+    let inside = LabelId(0);
+    // x = 0; goto inside; while (x < 3) { x = x + 10; inside: x = x + 1; } return x;
+    let mut b = B::new(I32);
+    let x = b.local("x", I32);
+    let zero = b.i32(0);
+    let (xr, three) = (b.v(x), b.i32(3));
+    let small = b.bin(BinOp::Lt, xr, three);
+    let (xv, xr, ten) = (b.v(x), b.v(x), b.i32(10));
+    let add10 = b.bin(BinOp::Add, xr, ten);
+    let (xv1, xr, one) = (b.v(x), b.v(x), b.i32(1));
+    let add1 = b.bin(BinOp::Add, xr, one);
+    let xr = b.v(x);
+    let f = b.build(vec![
+        decl(x, Some(zero)),
+        s(StmtKind::Goto(inside)),
+        while_(
+            small,
+            vec![
+                assign(xv, add10),
+                s(StmtKind::Label(inside)),
+                assign(xv1, add1),
+            ],
+        ),
+        ret(xr),
+    ]);
+    assert_eq!(run(&f, &[]).unwrap(), V::I32(12));
+}
+
+/// A `goto` to a label that does not exist is refused by the verifier.
+#[test]
+#[should_panic(expected = "names a label the function does not define")]
+fn goto_without_a_label_is_invalid() {
+    // `build` verifies the function.
+    B::new(Type::Void).build(vec![s(StmtKind::Goto(crate::ir::LabelId(0)))]);
 }
 
 #[test]
