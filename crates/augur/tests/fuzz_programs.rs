@@ -1585,8 +1585,7 @@ fn print_program() {
 // Engine bugs found by this test: minimal reproducers, written as plain
 // staged Rust where the bug shows there too, checked with the suite's
 // differential harness (extract twice, no gotos, C = interpreter = Rust).
-// They are ignored until the engine is fixed (see `KnownBug`); the fixed
-// ones stay as regression tests.
+// Fixed, they stay as regression tests.
 
 /// Checks a fuzz program under one walk, printing it on failure.
 #[track_caller]
@@ -1596,24 +1595,62 @@ fn check_ast(p: &Program, walk: Walk) {
     }
 }
 
-/// A plain Rust `for` of two turns around a dyn `if`, inside a dyn `while`:
-/// the plain loop's head is salted by its occurrence count, which keeps
-/// growing from one turn of the dyn loop to the next, so the dyn loop never
-/// repeats a state. Expected: two ifs in the loop body (as without the dyn
-/// loop, or with `augur::range`); actual: `LoopNeverCloses` ("dyn loop ...
-/// never closes: reached 1001 times in one run").
+/// A plain Rust `for` of two turns around a dyn `if`, inside a dyn loop.
+#[augur::staged]
+fn plain_in_dyn(n: Dyn<i32>) -> Dyn<i32> {
+    let c = Dyn::new(0);
+    let x = Dyn::new(0);
+    while c.lt(n).is_true() {
+        c.set(c + 1);
+        // `black_box`: an optimized build would unroll a constant two-turn
+        // loop.
+        for _ in 0..std::hint::black_box(2) {
+            if x.lt(c).is_true() {
+                x.set(x + 1);
+            }
+        }
+    }
+    x
+}
+
+fn plain_in_dyn_ref(&mut (n,): &mut (i32,)) -> i32 {
+    let (mut c, mut x) = (0, 0);
+    while c < n {
+        c += 1;
+        for _ in 0..2 {
+            if x < c {
+                x += 1;
+            }
+        }
+    }
+    x
+}
+
+/// Under `#[augur::staged]` the plain loop's turns are a `Static` that ends
+/// with the loop, so the dyn loop closes: two ifs in its body.
 #[test]
-#[ignore = "engine bug: a plain loop around a dyn branch inside a dyn loop never closes"]
-fn engine_bug_plain_loop_in_dyn_loop_never_closes() {
-    common::check(
+fn plain_loop_in_dyn_loop_closes_under_the_attribute() {
+    let ex = common::check(
         "plain_in_dyn",
-        |n: Dyn<i32>| {
+        plain_in_dyn,
+        plain_in_dyn_ref,
+        &[(0,), (1,), (2,), (5,), (-3,)],
+    );
+    assert_eq!(common::count(&ex.c_code(), "if ("), 2, "{}", ex.c_code());
+}
+
+/// Without the attribute the engine finds the plain loop by itself, but
+/// keeps its turns apart for the rest of the run, so the dyn loop never
+/// repeats its state: the error names the plain loop and the two fixes.
+#[test]
+fn plain_loop_in_dyn_loop_without_the_attribute_is_a_clear_error() {
+    let line = line!() + 8;
+    let err = Builder::new()
+        .extract("plain_in_dyn", |n: Dyn<i32>| {
             let c = Dyn::new(0);
             let x = Dyn::new(0);
             while c.lt(n).is_true() {
                 c.set(c + 1);
-                // `black_box`: an optimized build would unroll a constant
-                // two-turn loop, which hides the bug.
                 for _ in 0..std::hint::black_box(2) {
                     if x.lt(c).is_true() {
                         x.set(x + 1);
@@ -1621,37 +1658,50 @@ fn engine_bug_plain_loop_in_dyn_loop_never_closes() {
                 }
             }
             x
-        },
-        |&mut (n,): &mut (i32,)| {
-            let (mut c, mut x) = (0, 0);
-            while c < n {
-                c += 1;
-                for _ in 0..2 {
-                    if x < c {
-                        x += 1;
-                    }
-                }
-            }
-            x
-        },
-        &[(0,), (1,), (2,), (5,), (-3,)],
+        })
+        .unwrap_err();
+    let m = err.to_string();
+    assert!(matches!(err, augur::Error::LoopNeverCloses { .. }), "{m}");
+    assert!(m.contains(&format!("{}:{line}:", file!())), "{m}");
+    assert!(
+        m.contains("#[augur::staged]") && m.contains("augur::range"),
+        "{m}"
     );
 }
 
-/// The same bug with a dyn loop as the plain loop's body: a dyn `while` run
-/// twice by a plain `for`, inside a dyn `while`. Expected: three loops (a few
-/// runs); actual: the run limit (500 here; the default, a million, takes
-/// hours).
-#[test]
-#[ignore = "engine bug: dyn loops in a plain loop inside a dyn loop never finish extracting"]
-fn engine_bug_plain_loop_in_dyn_loop_blows_up() {
-    common::Check {
-        builder: Builder::new().max_runs(500),
-        ..Default::default()
+/// A dyn `while` run twice by a plain `for`, inside a dyn `while`: three
+/// loops under the attribute; without it, the run limit with the same
+/// explanation.
+#[augur::staged]
+fn loops_in_plain_in_dyn(n: Dyn<i32>) -> Dyn<i32> {
+    let c = Dyn::new(0);
+    let d = Dyn::new(0);
+    let x = Dyn::new(0);
+    while c.lt(n).is_true() {
+        c.set(c + 1);
+        for _ in 0..std::hint::black_box(2) {
+            d.set(0);
+            while d.lt(n).is_true() {
+                d.set(d + 1);
+                x.set(x + 1);
+            }
+        }
     }
-    .run(
+    x
+}
+
+#[test]
+fn dyn_loops_in_a_plain_loop_in_a_dyn_loop() {
+    let ex = common::check(
         "loops_in_plain_in_dyn",
-        |n: Dyn<i32>| {
+        loops_in_plain_in_dyn,
+        |&mut (n,): &mut (i32,)| 2 * n.max(0) * n.max(0),
+        &[(0,), (1,), (2,), (5,), (-3,)],
+    );
+    assert_eq!(ex.stats().back_edges, 3, "{}", ex.c_code());
+    let err = Builder::new()
+        .max_runs(500)
+        .extract("bare", |n: Dyn<i32>| {
             let c = Dyn::new(0);
             let d = Dyn::new(0);
             let x = Dyn::new(0);
@@ -1666,25 +1716,21 @@ fn engine_bug_plain_loop_in_dyn_loop_blows_up() {
                 }
             }
             x
-        },
-        |&mut (n,): &mut (i32,)| 2 * n.max(0) * n.max(0),
-        &[(0,), (1,), (2,), (5,), (-3,)],
-    );
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("#[augur::staged]"), "{err}");
 }
 
-/// The fuzz test's smallest program for the same bug, under the plain walk
-/// (the statements of the loop body are walked by a plain `for`):
+/// The fuzz test's smallest program for that limit:
 ///
 /// ```text
 /// c0 = 0;
 /// while (c0 < 1) { c0 = c0 + 1; v3 = v3; if (0 <= 0) { break; } v1 = a; }
 /// ```
 ///
-/// Actual: the operation limit of [`check_program`] (without it, the run
-/// limit); the indexed walk passes.
+/// exact under both walks (the plain walk is annotated).
 #[test]
-#[ignore = "engine bug: a plain loop around a dyn branch inside a dyn loop never finishes"]
-fn engine_bug_plain_loop_in_dyn_loop_fuzz_program() {
+fn plain_loop_in_dyn_loop_fuzz_program() {
     let c0 = VARS;
     let p = Program {
         inits: vec![Init::Zero; VARS],
@@ -1714,6 +1760,7 @@ enum Node {
 }
 
 /// A recursive walk whose recursive calls are tail calls.
+#[augur::staged]
 fn walk_tail(n: &Node, x: Dyn<i32>) -> Option<Dyn<i32>> {
     match n {
         Node::If(k, t, e) => {
@@ -1731,15 +1778,13 @@ fn walk_tail(n: &Node, x: Dyn<i32>) -> Option<Dyn<i32>> {
     }
 }
 
-/// In an optimized build the tail calls of a recursive tree walk reuse the
-/// caller's frame, so an `if` nested in an `if` takes its tags from the same
-/// return addresses as its parent: to the engine the nesting is a plain
-/// loop, and inside a dyn loop that is the bug above. Passes in debug
-/// builds; in release, actual: `LoopNeverCloses`. (The fuzz test's walk
-/// avoids tail calls so that both builds test the same thing.)
+/// In an optimized build the tail calls of a recursive tree walk would
+/// reuse the caller's frame, so an `if` nested in an `if` would take its
+/// tags from the same return addresses as its parent (a plain loop to the
+/// engine, and inside a dyn loop a loop that never closes). The
+/// attribute's frame guard keeps every call a real call.
 #[test]
-#[ignore = "engine bug: tail calls alias tags (release builds only)"]
-fn engine_bug_tail_recursive_walk_in_dyn_loop() {
+fn tail_recursive_walk_in_dyn_loop() {
     use Node::*;
     let prog = If(
         0,
@@ -1798,10 +1843,10 @@ fn c_accepts_tautological_compare() {
 }
 
 /// Constant arithmetic that wraps (`2147483647 + 5`, which `-fwrapv`
-/// defines) is rejected: "integer overflow in expression of type 'int'
-/// results in '-2147483644' [-Werror=overflow]".
+/// defines) used to be rejected by `-Werror=overflow`; the C writer keeps
+/// such sums valid now.
 #[test]
-fn engine_bug_c_rejects_constant_overflow() {
+fn c_accepts_constant_overflow() {
     common::check(
         "const_wrap",
         |a: Dyn<i32>| {
@@ -1849,11 +1894,12 @@ fn goto_break_after_assignment() {
     );
 }
 
-/// A `return` from a dyn loop on the `else` side of a dyn `if`: 1 goto
-/// (the `then` side's fall-through jumps over the loop's exit).
+/// A `return` from a dyn loop on the `else` side of a dyn `if` (found by
+/// this test: 1 goto, the loop's exit to the code after the `if` taken for
+/// a jump out of it while the `return` was the loop's follow). Structured:
+/// the loop `break`s out of the arm, the `return` is emitted in place.
 #[test]
-#[ignore = "engine bug: goto for a return from a loop in an else branch"]
-fn engine_bug_goto_return_in_loop_in_else() {
+fn return_from_a_loop_in_an_else_arm_is_structured() {
     common::check(
         "ret_loop_else",
         |a: Dyn<i32>| {
@@ -1883,13 +1929,12 @@ fn engine_bug_goto_return_in_loop_in_else() {
 }
 
 /// `return` from the inner of two nested dyn loops, in the `else` branch
-/// of a dyn `if`: 1 goto.
+/// of a dyn `if` (found by this test: 1 goto).
 #[test]
-#[ignore = "engine bug: goto for a return from nested loops in an else branch"]
 // The inner loop returns in its first turn: that is the fuzz test's shrunk
 // program, and the shape the structurer gets wrong.
 #[allow(clippy::never_loop)]
-fn engine_bug_goto_return_in_nested_loops() {
+fn return_from_nested_loops_in_an_else_arm_is_structured() {
     common::check(
         "ret_nested_else",
         |a: Dyn<i32>| {

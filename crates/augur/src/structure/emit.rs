@@ -111,8 +111,11 @@ impl<'a> Emitter<'a> {
             exits.sort();
             exits.dedup();
         }
-        // Prefer an exit that rejoins other code, then the one most edges
-        // leave the loop for (the `break` target), then the nearest.
+        // Prefer an exit that rejoins other code (a join, even one that
+        // then returns: the code after an enclosing `if`, which a `break`
+        // reaches by falling out of the `if`), then the one most edges leave
+        // the loop for (the `break` target), then the nearest.
+        let private_return = |x: BlockId| self.returns_only(x) && self.cfg.forward_preds[x] <= 1;
         let edges_in = |x: BlockId| {
             (0..self.cfg.blocks.len())
                 .filter(|&b| body[b] && self.cfg.succs(b).contains(&x))
@@ -120,7 +123,7 @@ impl<'a> Emitter<'a> {
         };
         exits.sort_by_key(|&b| {
             (
-                self.returns_only(b),
+                private_return(b),
                 std::cmp::Reverse(edges_in(b)),
                 self.cfg.rpo_index[b],
             )
