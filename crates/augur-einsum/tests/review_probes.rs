@@ -456,51 +456,58 @@ fn dyn_loop_inside_kernel_copy_all() {
     compile_simulated(&ex).unwrap();
 }
 
-/// A statement repeated by a plain Rust loop inside run_on_gpu (the kernel's thread loop is a dyn loop): extraction never finishes (the engine bug of fuzz_programs.rs `engine_bug_plain_loop_in_dyn_loop_blows_up`, hit by any `for` over statements in a kernel). `augur::range` is the way (next test).
+/// A statement repeated by a plain Rust loop inside run_on_gpu (the
+/// kernel's thread loop is a dyn loop), in a function under
+/// `#[augur::staged]`: its turns are first-stage state scoped to the loop.
+/// (Without the attribute, the error names the plain loop and the fix.)
+#[augur::staged]
+fn repeated_statement(m: Movement, a: Dyn<*mut i64>, b: Dyn<*mut i64>) {
+    let ein = Einsum::new(small(m));
+    let (i, j) = (ein.index("i"), ein.index("j"));
+    let a = ein.tensor_on::<i64>("A", [5, 7], a);
+    let b = ein.tensor_on::<i64>("B", [7, 5], b);
+    ein.run_on_gpu(|| {
+        for _ in 0..3 {
+            b.at([j, i]).add_to(a.at([i, j]));
+        }
+    });
+    ein.finish();
+}
+
 #[test]
-#[ignore = "engine limit: a plain Rust loop around dyn code inside a dyn loop; use augur::range"]
 fn statements_in_plain_loop_inside_kernel() {
     for m in [Movement::CopyAll, Movement::Prophecy] {
-        let r = Builder::new().max_runs(500).extract(
-            "rep_stmt",
-            move |a: Dyn<*mut i64>, b: Dyn<*mut i64>| {
-                let ein = Einsum::new(small(m));
-                let (i, j) = (ein.index("i"), ein.index("j"));
-                let a = ein.tensor_on::<i64>("A", [5, 7], a);
-                let b = ein.tensor_on::<i64>("B", [7, 5], b);
-                ein.run_on_gpu(|| {
-                    for _ in 0..3 {
-                        b.at([j, i]).add_to(a.at([i, j]));
-                    }
-                });
-                ein.finish();
-            },
-        );
-        r.unwrap_or_else(|e| panic!("{}: {e}", m.name()));
+        let r = Builder::new()
+            .max_runs(500)
+            .extract("rep_stmt", move |a: Dyn<*mut i64>, b: Dyn<*mut i64>| {
+                repeated_statement(m, a, b)
+            });
+        let ex = r.unwrap_or_else(|e| panic!("{}: {e}", m.name()));
+        compile_simulated(&ex).unwrap();
     }
 }
 
-/// The same on the CPU: a plain Rust loop over two statements inside a dyn loop (`for t in [&a, &b] { t[i] *= 0.5 }`) never finishes extracting.
+/// The same on the CPU: a plain Rust loop over two statements inside a dyn
+/// loop (`for t in [&a, &b] { t[i] *= 0.5 }`).
+#[augur::staged]
+fn halve_both(a: Dyn<*mut f32>, b: Dyn<*mut f32>, n: Dyn<i32>) {
+    let ein = Einsum::new(Config::cpu());
+    let i = ein.index("i");
+    let a = ein.tensor_on::<f32>("A", [8], a);
+    let b = ein.tensor_on::<f32>("B", [8], b);
+    let k = Dyn::new(0i32);
+    while k.lt(n).is_true() {
+        for t in [&a, &b] {
+            t.at([i]).mul_by(0.5f32);
+        }
+        k.set(k + 1);
+    }
+    ein.finish();
+}
+
 #[test]
-#[ignore = "engine limit: a plain Rust loop around dyn code inside a dyn loop; use augur::range"]
 fn cpu_statements_in_plain_loop_inside_dyn_loop() {
-    let r = Builder::new().max_runs(500).extract(
-        "cpu_pl",
-        |a: Dyn<*mut f32>, b: Dyn<*mut f32>, n: Dyn<i32>| {
-            let ein = Einsum::new(Config::cpu());
-            let i = ein.index("i");
-            let a = ein.tensor_on::<f32>("A", [8], a);
-            let b = ein.tensor_on::<f32>("B", [8], b);
-            let k = Dyn::new(0i32);
-            while k.lt(n).is_true() {
-                for t in [&a, &b] {
-                    t.at([i]).mul_by(0.5f32);
-                }
-                k.set(k + 1);
-            }
-            ein.finish();
-        },
-    );
+    let r = Builder::new().max_runs(500).extract("cpu_pl", halve_both);
     r.unwrap_or_else(|e| panic!("{e}"));
 }
 

@@ -223,19 +223,22 @@ impl std::error::Error for Error {}
 /// Shorthand for results with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What an error says about the plain Rust loops an extraction found (empty
-/// when none): inside a dyn loop, their turns stay apart for the rest of the
-/// run, so the dyn loop never repeats its state.
+/// What an error says about the loops an extraction found to repeat with
+/// hidden first-stage state (empty when none): inside a dyn loop, their
+/// turns stay apart for the rest of the run, so the dyn loop never repeats
+/// its state.
 pub(crate) fn plain_loop_hint(plain_loops: &[SrcLoc]) -> String {
     if plain_loops.is_empty() {
         return String::new();
     }
     let at: Vec<String> = plain_loops.iter().map(|l| l.to_string()).collect();
     format!(
-        "; a plain Rust loop around dyn code (at {}) keeps its turns apart for the rest of \
-         each run, so a dyn loop around it never repeats its state: put #[augur::staged] on \
-         the function with the plain loop (its turns are then scoped to the loop), or iterate \
-         with augur::range",
+        "; the loop at {} repeats with first-stage state that tags cannot see changing \
+         between its turns (a plain Rust loop around dyn code, or a plain value a turn \
+         changes), so the engine keeps its turns apart for the rest of each run and a dyn \
+         loop around it never repeats its state: put #[augur::staged] on the function (its \
+         plain loops and mutable locals become visible, scoped as Rust scopes them), keep \
+         the state in a Static, or iterate with augur::range",
         at.join(", ")
     )
 }

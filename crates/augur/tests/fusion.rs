@@ -18,7 +18,7 @@ mod common;
 
 use augur::prophecy::{Flat, Prophecy};
 use augur::{Builder, Dyn, Extracted, ProphecyMode, Static};
-use common::{count, Buf, Check};
+use common::{check, count, Buf};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::panic::Location;
@@ -551,30 +551,53 @@ fn state_across_a_back_edge() {
     assert_eq!(count(&code, "* 0.5f"), 2, "a conv copied:\n{code}");
 }
 
-/// Known engine limit, found with the fusion DSL (`state_across_a_back_edge`
-/// with an untagged `Net::default()`): a dyn loop whose first turn differs
-/// from later ones because of a *plain* first-stage value (`first` here;
-/// "the last conv was fused" in the DSL), with an operation before the
-/// difference in the body.
-///
-/// At the second turn `v = b * 2` is met again with the same content, so it
-/// becomes a loop candidate; replaying the cycle finds the store the first
-/// turn lacked, and the point is marked a plain Rust loop: from then on the
-/// loop unrolls until a limit. Keep such state in a `Static` (the engine
-/// then peels the first turn) or, as the DSL does, mirror it in one
-/// (`Net::tagged()`). A "peel once, then close" retry fixed this case but
-/// made plain loops around dyn loops explode in the fuzz suite; to be
-/// redone. `max_runs` keeps the failure fast.
-#[test]
-#[ignore = "engine limit: dyn loop with a first-turn plain flag never closes"]
-fn engine_bug_first_turn_flag_in_a_dyn_loop_never_closes() {
-    let ex = Check {
-        builder: Builder::new().max_runs(500),
-        ..Check::default()
+/// Found with the fusion DSL (`state_across_a_back_edge` with an untagged
+/// `Net::default()`): a dyn loop whose first turn differs from later ones
+/// because of a plain first-stage value (`first` here; "the last conv was
+/// fused" in the DSL), with an operation before the difference in the body.
+/// Under `#[augur::staged]` the `let mut` is tracked: the first turn is
+/// peeled and the loop closes.
+#[augur::staged]
+fn first_turn_flag(y: Ptr, batches: Dyn<i32>) {
+    let mut first = true;
+    let b = Dyn::new(0);
+    loop {
+        let v = b * 2;
+        if !first {
+            y.at(v).set(1.0);
+        }
+        first = false;
+        b.set(b + 1);
+        if b.ge(batches).is_true() {
+            break;
+        }
     }
-    .run(
+}
+
+#[test]
+fn first_turn_flag_in_a_dyn_loop_peels_the_first_turn() {
+    let ex = check(
         "first_turn_flag",
-        |y: Ptr, batches: Dyn<i32>| {
+        first_turn_flag,
+        |(y, batches): &mut (Buf<f32>, i32)| {
+            for b in 1..*batches as usize {
+                y.0[2 * b] = 1.0;
+            }
+        },
+        &(0..6).map(|b| (garbage(12), b)).collect::<Vec<_>>(),
+    );
+    assert_eq!(loops(&ex.c_code()), 1, "{}", ex.c_code());
+}
+
+/// The same flag in a `Cell`, which no attribute sees: at the second turn
+/// `v = b * 2` is met again with the same content, replaying the cycle finds
+/// the store the first turn lacked, and the loop unrolls until a limit. The
+/// error says why and what makes the state visible.
+#[test]
+fn first_turn_flag_in_a_cell_is_a_clear_error() {
+    let err = Builder::new()
+        .max_runs(500)
+        .extract("first_turn_cell", |y: Ptr, batches: Dyn<i32>| {
             // Behind `black_box`: else release builds peel the first turn
             // and the peeled copy has tags of its own, hiding the case.
             let first = Cell::new(true);
@@ -591,15 +614,13 @@ fn engine_bug_first_turn_flag_in_a_dyn_loop_never_closes() {
                     break;
                 }
             }
-        },
-        |(y, batches): &mut (Buf<f32>, i32)| {
-            for b in 1..*batches as usize {
-                y.0[2 * b] = 1.0;
-            }
-        },
-        &(0..6).map(|b| (garbage(12), b)).collect::<Vec<_>>(),
+        })
+        .unwrap_err();
+    let m = err.to_string();
+    assert!(
+        m.contains("#[augur::staged]") && m.contains("Static"),
+        "{m}"
     );
-    assert_eq!(loops(&ex.c_code()), 1, "{}", ex.c_code());
 }
 
 // ---------------------------------------------------------------------------
