@@ -434,7 +434,8 @@ impl Gen {
                 in_loop: true,
                 loop_guarded: false,
                 plain_unroll: MAX_PLAIN_UNROLL,
-                unroll: MAX_UNROLL,
+                // Past the bound: nothing repeats inside.
+                unroll: MAX_UNROLL + 1,
                 ..inner
             };
             return Stmt::PlainLoop(k, Box::new(Stmt::Block(self.block(&body_ctx))));
@@ -456,7 +457,10 @@ impl Gen {
                 };
                 Stmt::If(c, Box::new(t), Box::new(e))
             }
-            55..=69 => {
+            // No dyn loops inside a long plain loop: they are covered
+            // inside `Repeat`s, and a hundred of them make programs of tens
+            // of thousands of operations.
+            55..=69 if ctx.unroll <= MAX_UNROLL => {
                 let counter = VARS + self.counters;
                 self.counters += 1;
                 let bound = if self.rng.chance(60) {

@@ -111,11 +111,24 @@ impl<'a> Emitter<'a> {
             exits.sort();
             exits.dedup();
         }
-        // Prefer an exit that rejoins other code (a join, even one that
+        // Prefer an exit inside the enclosing loops, then one that rejoins
+        // other code (a join, even one that
         // then returns: the code after an enclosing `if`, which a `break`
-        // reaches by falling out of the `if`), then the one most edges leave
-        // the loop for (the `break` target), then the nearest.
-        let private_return = |x: BlockId| self.returns_only(x) && self.cfg.forward_preds[x] <= 1;
+        // reaches by falling out of the `if`) over one with a single way in
+        // (emitted in place where the loop leaves for it), then the one
+        // most edges leave the loop for (the `break` target), then the
+        // nearest.
+        let single = |x: BlockId| self.cfg.forward_preds[x] <= 1;
+        // An exit that also leaves an enclosing loop cannot be a `break`.
+        let leaves_parent = |x: BlockId| {
+            (0..self.cfg.blocks.len()).any(|p| {
+                p != h
+                    && self.cfg.is_header[p]
+                    && self.cfg.loop_body[p][h]
+                    && !self.cfg.loop_body[p][x]
+            })
+        };
+        let private_return = |x: BlockId| self.returns_only(x) && single(x);
         let edges_in = |x: BlockId| {
             (0..self.cfg.blocks.len())
                 .filter(|&b| body[b] && self.cfg.succs(b).contains(&x))
@@ -123,7 +136,9 @@ impl<'a> Emitter<'a> {
         };
         exits.sort_by_key(|&b| {
             (
+                leaves_parent(b),
                 private_return(b),
+                single(b),
                 std::cmp::Reverse(edges_in(b)),
                 self.cfg.rpo_index[b],
             )
