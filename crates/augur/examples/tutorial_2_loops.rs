@@ -2,7 +2,8 @@
 //!
 //! `Dyn<bool>::is_true` turns Rust `if` and `while` into C `if` and
 //! `while`; plain Rust loops run in the first stage and unroll;
-//! `augur::range` is the first-stage loop to use around dyn branches.
+//! `augur::range`, or any `for` in a function under `#[augur::staged]`, is
+//! the first-stage loop to use around dyn branches.
 //!
 //! Run with `cargo run -p augur --example tutorial_2_loops`
 //! (see `augur::tutorial::ch2_loops`).
@@ -37,6 +38,24 @@ fn buckets_ref(xs: &[i32]) -> i32 {
     xs.iter()
         .map(|&x| (0..3).filter(|&k| x > k * 10).count() as i32)
         .sum()
+}
+
+/// For each element, whether it exceeds one of `limits`: a plain loop
+/// with a dyn exit, inside a dyn loop.
+#[augur::staged]
+fn first_over(xs: Dyn<*mut i32>, n: Dyn<i32>, limits: &[i32]) -> Dyn<i32> {
+    let hits = Dyn::named("hits", 0);
+    let i = Dyn::named("i", 0);
+    while i.lt(n).is_true() {
+        for &limit in limits {
+            if xs.at(i).gt(limit).is_true() {
+                hits.set(hits + 1);
+                break;
+            }
+        }
+        i.set(i + 1);
+    }
+    hits
 }
 
 fn main() -> augur::Result<()> {
@@ -139,6 +158,32 @@ fn main() -> augur::Result<()> {
         let c = unsafe { (compiled.get())(buf.as_mut_ptr(), xs.len() as i32) };
         assert_eq!(c, buckets_ref(&xs));
         println!("buckets({xs:?}) = {c}");
+    }
+
+    // 5. The same with plain Rust loops: a `for` over 20 limits, with a dyn
+    //    `break`, inside the dyn loop, in a function under
+    //    `#[augur::staged]`.
+    let limits: Vec<i32> = (0..20).map(|k| 100 - 5 * k).collect();
+    let over = builder.extract("first_over", |xs: Dyn<*mut i32>, n: Dyn<i32>| {
+        first_over(xs, n, &limits)
+    })?;
+    println!("\n== first_over ==\n{}", over.c_code());
+    assert_eq!(
+        over.c_code().matches("if (").count(),
+        20,
+        "one test per limit"
+    );
+    let compiled = over.compile()?;
+    for xs in [vec![], vec![3, 1000, -7, 50], vec![6; 5]] {
+        let mut buf = xs.clone();
+        // SAFETY: `buf` holds the `n` int32_t the function reads.
+        let c = unsafe { (compiled.get())(buf.as_mut_ptr(), xs.len() as i32) };
+        let want = xs
+            .iter()
+            .filter(|&&x| limits.iter().any(|&l| x > l))
+            .count() as i32;
+        assert_eq!(c, want);
+        println!("first_over({xs:?}) = {c}");
     }
 
     println!("\nall results agree with plain Rust");

@@ -186,22 +186,63 @@
 //! # Ok::<(), augur::Error>(())
 //! ```
 //!
-//! **The limit.** A plain `for k in 0..3` would do here outside the dyn
-//! `while`: augur detects a plain loop around decisions and unrolls it (at
-//! the cost of one restart of the first stage).
-//! Inside a dyn loop it cannot: the plain loop's turns look like new
-//! program points on every turn of the dyn loop, which then never repeats
-//! its state, and extraction stops with "dyn loop at … never closes". Two
-//! rules keep you clear of it:
+//! # `#[augur::staged]`: plain Rust loops anywhere
 //!
-//! * around decisions, iterate with `augur::range` (or a `Static` counter);
-//! * keep values that change from turn to turn of a dyn loop in `Dyn`
-//!   variables, not in plain Rust variables.
+//! To write the same with a plain `for k in 0..3` (or `for layer in
+//! &layers`, or a `for` whose body `break`s on a dyn condition), put
+//! [`#[augur::staged]`](crate::staged) on the function that holds the code.
+//! Its `for` loops then count their turns in a `Static` that lives as long
+//! as the loop, its `let mut` locals are first-stage state too, and its
+//! calls stay real calls; so a plain loop of any length unrolls exactly,
+//! around or inside dyn loops:
 //!
-//! A plain loop of more than 17 turns whose body has its own dyn `break`
-//! is also beyond what extraction can tell from a dyn loop;
-//! [`Builder::audit`](crate::Builder::audit), which checks far longer, is
-//! the way to cross-check such code in tests.
+//! ```
+//! use augur::{Builder, Dyn};
+//!
+//! #[augur::staged]
+//! fn first_over(xs: Dyn<*mut i32>, n: Dyn<i32>, limits: &[i32]) -> Dyn<i32> {
+//!     let hits = Dyn::named("hits", 0);
+//!     let i = Dyn::named("i", 0);
+//!     while i.lt(n).is_true() {
+//!         for &limit in limits {             // plain, 20 turns
+//!             if xs.at(i).gt(limit).is_true() {
+//!                 hits.set(hits + 1);
+//!                 break;                     // a dyn exit of the plain loop
+//!             }
+//!         }
+//!         i.set(i + 1);
+//!     }
+//!     hits
+//! }
+//!
+//! let limits: Vec<i32> = (0..20).map(|k| 100 - 5 * k).collect();
+//! let f = Builder::new().extract("first_over", |xs: Dyn<*mut i32>, n: Dyn<i32>| {
+//!     first_over(xs, n, &limits)
+//! })?;
+//! assert_eq!(f.c_code().matches("if (").count(), 20); // one test per limit
+//! let compiled = f.compile()?;
+//! let mut xs = [3, 1000, -7, 50];
+//! // SAFETY: `xs` holds the 4 int32_t the function reads.
+//! assert_eq!(unsafe { (compiled.get())(xs.as_mut_ptr(), 4) }, 2); // 1000 and 50
+//! # Ok::<(), augur::Error>(())
+//! ```
+//!
+//! **Without the attribute**, extraction finds plain loops around decisions
+//! by itself, by replaying them, and unrolls them exactly when they end
+//! without a dyn exit of their own. Two shapes are beyond what it can see:
+//!
+//! * a plain loop inside a dyn loop: its turns look like new program points
+//!   on every turn of the dyn loop, which then never repeats its state, and
+//!   extraction stops with an error that names the plain loop and the fix
+//!   (the attribute, a `Static`, or `augur::range`);
+//! * a plain loop of more than 17 turns whose body has its own dyn `break`
+//!   or `return` looks like a dyn loop for longer than extraction checks
+//!   ([`Builder::audit`](crate::Builder::audit), which checks far longer,
+//!   can cross-check such code in tests).
+//!
+//! Keep values that change from turn to turn of a dyn loop in `Dyn`
+//! variables: a plain local that changes every turn (a counter) never lets
+//! the loop repeat its state.
 //!
 //! The runnable version of this chapter is
 //! `cargo run -p augur --example tutorial_2_loops`. Next:
