@@ -70,6 +70,35 @@ impl Builder {
         self
     }
 
+    /// Memory the engine may hold while extracting, in bytes (default
+    /// 2 GiB): the graph, the scheduled jobs and the variables, estimated
+    /// from their counts. Past it extraction stops with
+    /// [`Error::Limit`](crate::Error::Limit) naming the budget.
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.config.max_memory = bytes;
+        self
+    }
+
+    /// Maximum attempts: restarts after a plain loop was found or a
+    /// prophecy changed, plus one (default 1000).
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.config.max_attempts = n.max(1);
+        self
+    }
+
+    /// Share code between paths that reach the same program point (default
+    /// on). Off, every path gets its own code: [`audit`](Builder::audit).
+    pub fn memoize(mut self, yes: bool) -> Self {
+        self.config.memoize = yes;
+        self
+    }
+
+    /// Close loops (default on). Off, every dyn loop unrolls until a limit.
+    pub fn close_loops(mut self, yes: bool) -> Self {
+        self.config.close_loops = yes;
+        self
+    }
+
     /// Maximum recorded operations (default 4,000,000).
     pub fn max_operations(mut self, n: usize) -> Self {
         self.config.max_nodes = n;

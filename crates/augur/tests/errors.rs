@@ -476,3 +476,31 @@ fn interpreter_error_in_returned_expression() {
     assert!(matches!(err, Error::Interp { .. }), "{err:?}");
     assert_names_line(&err, line_of("ret_div"));
 }
+
+/// Every resource has a limit that stops extraction with a clear error
+/// before the machine runs out: here the memory budget, on a first-stage
+/// loop that records far more operations than the budget holds.
+#[test]
+fn memory_budget_stops_extraction_with_a_clear_error() {
+    let err = Builder::new()
+        .max_memory(1 << 20)
+        .extract("big", |x: Dyn<i32>| {
+            let r = Dyn::new(x);
+            for _ in 0..100_000 {
+                r.set(r + 1);
+            }
+            r
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Limit { .. }), "{err:?}");
+    let m = err.to_string();
+    assert!(
+        m.contains("memory budget of 1 MiB") && m.contains("Builder::max_memory"),
+        "{m}"
+    );
+    // The builder is ready for the next extraction.
+    let ok = Builder::new()
+        .extract("small", |x: Dyn<i32>| x + 1)
+        .unwrap();
+    assert_eq!(ok.interpret(&[1.into()]).unwrap(), 2.into());
+}

@@ -92,7 +92,7 @@ impl Engine {
     /// requirements included), so this path's requirements are never
     /// skipped by the link.
     pub(super) fn start_link_check(&mut self, target: NodeId) -> Result<NodeId, Ctl> {
-        let decisions = self.run.decisions.clone();
+        let decisions = self.run.at;
         self.run.pending_annotations.clear();
         let mut c = LinkCheck {
             target,
@@ -213,7 +213,7 @@ impl Engine {
             return;
         }
         self.checks.push(Job {
-            decisions: self.run.decisions.clone(),
+            decisions: self.run.at,
             no_link_until: 0,
             check: Some(Check::Loop(base, taken)),
         });
@@ -225,7 +225,7 @@ impl Engine {
     fn schedule_link_check(&mut self, c: &LinkCheck) {
         let key = (self.nodes[c.target].key, self.nodes[c.target].occ);
         self.checks.push(Job {
-            decisions: c.decisions.clone(),
+            decisions: c.decisions,
             no_link_until: 0,
             check: Some(Check::Link(key.0, key.1)),
         });

@@ -17,6 +17,7 @@
 //! At a new decision the run takes the `true` side and schedules a job for
 //! the `false` side, so `n` sequential ifs take `n + 1` runs.
 
+use super::decisions::{DecisionTree, PathId};
 use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
 use super::run::{Check, Cursor, Job, Mode, Run, Seen};
 use super::stats::Stats;
@@ -57,6 +58,9 @@ pub struct Config {
     /// Restarts for prophecies and histories before the extraction stops
     /// with each cell's history.
     pub max_prophecy_restarts: u64,
+    /// Memory the engine may hold for the graph, the jobs and the
+    /// variables, in bytes (estimated from their counts).
+    pub max_memory: usize,
 }
 
 impl Default for Config {
@@ -74,6 +78,7 @@ impl Default for Config {
             link_audit_ops: u32::MAX,
             prophecy_mode: ProphecyMode::Adaptive,
             max_prophecy_restarts: 1000,
+            max_memory: DEFAULT_MAX_MEMORY,
         }
     }
 }
@@ -122,6 +127,8 @@ pub struct Engine {
     /// they were found (for errors).
     pub(super) plain_loops: Vec<SrcLoc>,
     pub(super) worklist: Vec<Job>,
+    /// The decision paths of the attempt's jobs.
+    pub(super) tree: DecisionTree,
     pub(super) extern_ids: FastMap<String, FuncId>,
     /// The node that defines each variable.
     pub(super) var_def: FastMap<VarId, NodeId>,
@@ -171,11 +178,12 @@ impl Engine {
             never_close: FastSet::default(),
             plain_loops: Vec::new(),
             worklist: Vec::new(),
+            tree: DecisionTree::default(),
             extern_ids: FastMap::default(),
             var_place: FastMap::default(),
             var_def: FastMap::default(),
             stats,
-            run: Run::new(Job::explore(Vec::new())),
+            run: Run::new(Job::explore(PathId::ROOT), &DecisionTree::default()),
             gen,
             attempts: 0,
             tags: TagCounts::default(),
@@ -228,7 +236,8 @@ impl Engine {
         self.stats.memo_hits = 0;
         self.stats.back_edges = 0;
         self.stats.loop_audits = 0;
-        self.worklist.push(Job::explore(Vec::new()));
+        self.tree.clear();
+        self.worklist.push(Job::explore(PathId::ROOT));
     }
 
     /// True when the attempt limit allows another attempt.
@@ -266,6 +275,7 @@ impl Engine {
             self.may_restart()?;
             self.start_attempt();
         };
+        self.check_memory(None)?;
         if self.stats.total_runs >= self.config.max_runs {
             return Err(Error::Limit {
                 what: format!(
@@ -288,7 +298,7 @@ impl Engine {
         self.stats.total_runs += 1;
         self.gen = gen;
         self.detached = None;
-        self.run = Run::new(job);
+        self.run = Run::new(job, &self.tree);
         Ok(true)
     }
 
@@ -401,6 +411,7 @@ impl Engine {
         let d = match &mut self.run.mode {
             Mode::CatchUp => match self.run.prefix.get(self.run.pos) {
                 Some(&d) => {
+                    self.run.at = self.run.prefix_ids[self.run.pos];
                     self.run.pos += 1;
                     d
                 }
@@ -412,16 +423,16 @@ impl Engine {
                 None => return Err(internal("replay reached a branch past its decisions")),
             },
             Mode::Record => {
-                let mut alt = self.run.decisions.clone();
-                alt.push(false);
+                let alt = self.tree.push(self.run.at, false);
                 self.worklist.push(Job::explore(alt));
+                self.run.at = self.tree.push(self.run.at, true);
                 true
             }
             // Verify mode follows the cycle's own decisions; no state changes.
             Mode::Verify(v) => return Ok(v.last_decision.unwrap_or(true)),
             Mode::CheckLink(c) => return Ok(c.last_decision.unwrap_or(true)),
         };
-        self.run.decisions.push(d);
+        self.run.count += 1;
         if let Some(last) = self.run.path.last_mut() {
             last.1 = Some(d);
         }
@@ -601,6 +612,45 @@ impl Engine {
             state: self.statics_hash(),
         };
         self.salted(base)
+    }
+}
+
+/// The default memory budget: 2 GiB, well below the 24 GiB of the machines
+/// the project runs on, so a blow-up stops with an error first.
+pub const DEFAULT_MAX_MEMORY: usize = 2 << 30;
+
+impl Engine {
+    /// What the extraction holds, estimated from the counts of what grows
+    /// with it: nodes (with their memo entries), decision paths, scheduled
+    /// jobs, variables, the current run's path.
+    pub(super) fn memory_estimate(&self) -> usize {
+        use std::mem::size_of;
+        self.nodes.len() * (size_of::<Node>() + 48)
+            + self.tree.len() * 8
+            + (self.worklist.len() + self.checks.len()) * size_of::<Job>()
+            + self.func.vars.len() * size_of::<VarData>()
+            + self.run.path.len() * 16
+    }
+
+    /// An error once the estimate passes the budget.
+    pub(super) fn check_memory(&self, location: Option<SrcLoc>) -> Result<(), Error> {
+        let used = self.memory_estimate();
+        if used <= self.config.max_memory {
+            return Ok(());
+        }
+        Err(Error::Limit {
+            what: format!(
+                "a memory budget of {} MiB (Builder::max_memory; about {} MiB held: {} \
+                 operations, {} decisions, {} jobs){}",
+                self.config.max_memory >> 20,
+                used >> 20,
+                self.nodes.len(),
+                self.tree.len(),
+                self.worklist.len() + self.checks.len(),
+                crate::error::plain_loop_hint(&self.plain_loops)
+            ),
+            location,
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod audit;
 mod cells;
+mod decisions;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;

@@ -158,6 +158,7 @@ impl Engine {
                 location: Some(loc),
             }));
         }
+        self.check_memory(Some(loc)).map_err(Ctl::Fail)?;
         let def = match &op {
             Op::Let { ty, .. } => Some(self.new_var(ty.clone(), VarKind::Temp, None, loc)),
             Op::Decl { ty, hint, .. } => {

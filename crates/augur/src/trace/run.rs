@@ -1,13 +1,14 @@
 //! The state of one run: its decisions, where it attaches, what it has
 //! seen (for loop detection), its `Static` values and salt.
 
+use super::decisions::{DecisionTree, PathId};
 use super::graph::NodeId;
 use super::tag::{FastMap, Tag};
 use crate::ir::SrcLoc;
 
 /// A scheduled run: the decisions that lead to its unexplored side.
 pub(super) struct Job {
-    pub(super) decisions: Vec<bool>,
+    pub(super) decisions: PathId,
     /// Memoization stays off until the run has performed this many
     /// operations (set when a link audit failed there).
     pub(super) no_link_until: u64,
@@ -17,7 +18,7 @@ pub(super) struct Job {
 
 impl Job {
     /// A job exploring the unexplored side its decisions lead to.
-    pub(super) fn explore(decisions: Vec<bool>) -> Job {
+    pub(super) fn explore(decisions: PathId) -> Job {
         Job {
             decisions,
             no_link_until: 0,
@@ -76,7 +77,7 @@ pub(super) struct LinkCheck {
     pub(super) attach: Cursor,
     pub(super) steps: u32,
     /// The run's decisions at the link point (to run it again on failure).
-    pub(super) decisions: Vec<bool>,
+    pub(super) decisions: PathId,
     pub(super) last_decision: Option<bool>,
     /// Visits of each branch node along the linked code (see `follow`).
     pub(super) visits: FastMap<NodeId, u32>,
@@ -91,9 +92,15 @@ pub(super) enum Mode {
 
 /// State of the run in progress.
 pub(super) struct Run {
+    /// The job's decisions, and the path after each.
     pub(super) prefix: Vec<bool>,
+    pub(super) prefix_ids: Vec<PathId>,
     pub(super) pos: usize,
-    pub(super) decisions: Vec<bool>,
+    /// The path of the decisions taken so far (stale in a check run past
+    /// its prefix, which schedules nothing).
+    pub(super) at: PathId,
+    /// Decisions taken so far.
+    pub(super) count: u32,
     pub(super) mode: Mode,
     pub(super) cursor: Cursor,
     pub(super) seen: FastMap<Tag, Seen>,
@@ -122,11 +129,14 @@ pub(super) struct Run {
 }
 
 impl Run {
-    pub(super) fn new(job: Job) -> Run {
+    pub(super) fn new(job: Job, tree: &DecisionTree) -> Run {
+        let (prefix, prefix_ids) = tree.unfold(job.decisions);
         Run {
-            prefix: job.decisions,
+            prefix,
+            prefix_ids,
             pos: 0,
-            decisions: Vec::new(),
+            at: PathId::ROOT,
+            count: 0,
             mode: Mode::CatchUp,
             cursor: Cursor::Root,
             seen: FastMap::default(),
@@ -148,6 +158,6 @@ impl Run {
     }
 
     pub(super) fn decision_count(&self) -> u32 {
-        self.decisions.len() as u32
+        self.count
     }
 }
