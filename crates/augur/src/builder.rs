@@ -99,6 +99,14 @@ impl Builder {
         self
     }
 
+    /// Testing hook: the engine panics before starting run `n` (counted
+    /// from 0), as an internal bug would. Not API.
+    #[doc(hidden)]
+    pub fn panic_before_run(mut self, n: u64) -> Self {
+        self.config.panic_before_run = Some(n);
+        self
+    }
+
     /// Maximum recorded operations (default 4,000,000).
     pub fn max_operations(mut self, n: usize) -> Self {
         self.config.max_nodes = n;

@@ -504,3 +504,35 @@ fn memory_budget_stops_extraction_with_a_clear_error() {
         .unwrap();
     assert_eq!(ok.interpret(&[1.into()]).unwrap(), 2.into());
 }
+
+/// An internal panic of the engine (injected between runs) reaches the
+/// caller, and the thread is ready for the next extraction.
+#[test]
+fn a_panic_inside_the_engine_leaves_the_thread_ready() {
+    let r = std::panic::catch_unwind(|| {
+        Builder::new()
+            .panic_before_run(2)
+            .extract("branches", |x: Dyn<i32>| {
+                let r = Dyn::new(0);
+                if x.gt(0).is_true() {
+                    r.set(1);
+                }
+                if x.gt(5).is_true() {
+                    r.set(r + 2);
+                }
+                r
+            })
+    });
+    let panic = r.expect_err("the injected panic reaches the caller");
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    assert!(text.contains("injected internal panic"), "{text}");
+    assert!(!augur::in_extraction());
+    let ok = Builder::new()
+        .extract("after", |x: Dyn<i32>| x * 3)
+        .unwrap();
+    assert_eq!(ok.interpret(&[2.into()]).unwrap(), 6.into());
+}

@@ -183,15 +183,41 @@ pub(crate) fn extract(
     let engine = Engine::new(config, name, params, ret, bump_gen());
     ENGINE.with(|c| *c.borrow_mut() = Some(engine));
     IN_EXTRACTION.with(|c| c.set(true));
+    // Whatever happens from here (a panic inside the engine, or in user
+    // code it calls between runs, such as a lattice's `Debug`), the thread
+    // leaves the extraction ready for the next one.
+    let guard = ExtractionGuard;
     let start = Instant::now();
     let result = drive(body, ret_loc);
-    IN_EXTRACTION.with(|c| c.set(false));
-    tag::reset_driver_frame();
-    let mut engine = ENGINE
-        .with(|c| c.borrow_mut().take())
-        .expect("engine present during extraction");
+    let mut engine = guard.finish().expect("engine present during extraction");
     engine.stats.time_trace = start.elapsed();
     result.map(|()| engine.into_trace())
+}
+
+/// Owns the thread's extraction state while one runs: dropped (normally or
+/// while a panic unwinds), it clears the engine, the in-extraction flag and
+/// the driver frame.
+struct ExtractionGuard;
+
+impl ExtractionGuard {
+    /// Ends the extraction normally, handing back the engine.
+    fn finish(self) -> Option<Engine> {
+        let engine = ENGINE.with(|c| c.borrow_mut().take());
+        drop(self);
+        engine
+    }
+}
+
+impl Drop for ExtractionGuard {
+    fn drop(&mut self) {
+        IN_EXTRACTION.with(|c| c.set(false));
+        tag::reset_driver_frame();
+        ENGINE.with(|c| {
+            if let Ok(mut slot) = c.try_borrow_mut() {
+                slot.take();
+            }
+        });
+    }
 }
 
 fn bump_gen() -> u32 {

@@ -61,6 +61,10 @@ pub struct Config {
     /// Memory the engine may hold for the graph, the jobs and the
     /// variables, in bytes (estimated from their counts).
     pub max_memory: usize,
+    /// Testing hook: the engine panics (as an internal bug would) before
+    /// starting this run, so tests can check that the thread recovers.
+    #[doc(hidden)]
+    pub panic_before_run: Option<u64>,
 }
 
 impl Default for Config {
@@ -79,6 +83,7 @@ impl Default for Config {
             prophecy_mode: ProphecyMode::Adaptive,
             max_prophecy_restarts: 1000,
             max_memory: DEFAULT_MAX_MEMORY,
+            panic_before_run: None,
         }
     }
 }
@@ -276,6 +281,12 @@ impl Engine {
             self.start_attempt();
         };
         self.check_memory(None)?;
+        if self.config.panic_before_run == Some(self.stats.total_runs) {
+            panic!(
+                "augur engine: injected internal panic before run {}",
+                self.stats.total_runs
+            );
+        }
         if self.stats.total_runs >= self.config.max_runs {
             return Err(Error::Limit {
                 what: format!(
