@@ -1863,6 +1863,23 @@ fn c_accepts_constant_overflow() {
     );
 }
 
+/// Found by this test: `INT_MIN * (-1 | x)`, which gcc folds to a constant
+/// product that wraps, was rejected by `-Werror=overflow`; `-fwrapv`
+/// defines it, and the default flags keep that warning off.
+#[test]
+fn c_accepts_constant_products_that_wrap() {
+    common::check(
+        "wrap_mul",
+        |a: Dyn<i32>| {
+            let x = Dyn::new(a);
+            x.set(Dyn::lit(i32::MIN) * (Dyn::lit(-1) | a));
+            x
+        },
+        |_: &mut (i32,)| i32::MIN.wrapping_mul(-1),
+        &[(0,), (1,), (-1,), (7,), (i32::MIN,)],
+    );
+}
+
 /// Found by this test (fixed since, at a482896): the simplest loop with an
 /// early exit after an assignment,
 /// `while (c < a) { c = c + 1; if (a >= 3) { x = 0; break; } }`, came out

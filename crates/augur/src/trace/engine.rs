@@ -562,12 +562,34 @@ impl Engine {
 
     /// Updates the run's state for passing node `n` (catch-up).
     pub(super) fn pass(&mut self, n: NodeId) {
-        let (base, key) = (self.nodes[n].base, self.nodes[n].key);
+        let base = self.nodes[n].base;
         if self.never_close.contains(&base) {
             self.bump_salt(base);
         }
         self.run.pending_annotations.clear();
-        self.note_seen(n, key);
+        // What the run has seen is indexed only if it goes on to record
+        // (`sync_seen`): check runs, which only replay, never need it.
+        self.run.path.push((n, None));
+        self.run.cursor = Cursor::After(n);
+    }
+
+    /// Indexes the nodes passed in catch-up mode (all before the first
+    /// recorded one) into `seen`, for loop detection.
+    pub(super) fn sync_seen(&mut self) {
+        let run = &mut self.run;
+        while run.seen_upto < run.path.len() {
+            let (n, d) = run.path[run.seen_upto];
+            let e = run.seen.entry(self.nodes[n].key).or_insert(Seen {
+                path_idx: 0,
+                decisions: 0,
+                count: 0,
+            });
+            e.path_idx = run.seen_upto;
+            e.decisions = run.seen_decisions;
+            e.count += 1;
+            run.seen_decisions += u32::from(d.is_some());
+            run.seen_upto += 1;
+        }
     }
 
     pub(super) fn bump_salt(&mut self, base: Tag) {
@@ -577,6 +599,7 @@ impl Engine {
     }
 
     pub(super) fn note_seen(&mut self, n: NodeId, key: Tag) {
+        self.sync_seen();
         let idx = self.run.path.len();
         let decisions = self.run.decision_count();
         let e = self.run.seen.entry(key).or_insert(Seen {
@@ -588,6 +611,7 @@ impl Engine {
         e.decisions = decisions;
         e.count += 1;
         self.run.path.push((n, None));
+        self.run.seen_upto = self.run.path.len();
         self.run.cursor = Cursor::After(n);
     }
 

@@ -19,6 +19,7 @@ impl Engine {
         if matches!(op, Op::Branch(_)) {
             self.count_site(loc)?;
         }
+        self.sync_seen();
         let seen = self.run.seen.get(&key).copied();
         if let Some(s) = seen {
             let closable = self.config.close_loops && !self.never_close.contains(&base);

@@ -104,6 +104,10 @@ pub(super) struct Run {
     pub(super) mode: Mode,
     pub(super) cursor: Cursor,
     pub(super) seen: FastMap<Tag, Seen>,
+    /// Entries of `path` indexed in `seen` (see `Engine::sync_seen`), and
+    /// the decisions among them.
+    pub(super) seen_upto: usize,
+    pub(super) seen_decisions: u32,
     pub(super) never_counts: FastMap<Tag, u32>,
     pub(super) salt: u64,
     pub(super) path: Vec<(NodeId, Option<bool>)>,
@@ -140,6 +144,8 @@ impl Run {
             mode: Mode::CatchUp,
             cursor: Cursor::Root,
             seen: FastMap::default(),
+            seen_upto: 0,
+            seen_decisions: 0,
             never_counts: FastMap::default(),
             salt: 0,
             path: Vec::new(),
