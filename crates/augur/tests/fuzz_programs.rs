@@ -824,6 +824,20 @@ macro_rules! staged_walk {
                 out
             }
 
+            /// Walks `items` in order with a plain `for`, carrying the
+            /// plain value; stops at the first that does not end normally.
+            fn sequence<'s>(&self, items: impl Iterator<Item = &'s Stmt>, plain: i32) -> Out {
+                let mut plain = plain;
+                for s in items {
+                    let (flow, after) = self.stmt(s, plain);
+                    plain = after;
+                    if !matches!(flow, Flow::Normal) {
+                        return (flow, plain);
+                    }
+                }
+                (Flow::Normal, plain)
+            }
+
             fn stmt_inner(&self, s: &Stmt, plain: i32) -> Out {
                 let v = &self.0;
                 match s {
@@ -871,50 +885,18 @@ macro_rules! staged_walk {
                     Stmt::Continue => return (Flow::Continue, plain),
                     Stmt::Return(e) => return (Flow::Return(v.expr(e).dyn_()), plain),
                     Stmt::Block(ss) if $walk == Walk::Plain => {
-                        let mut plain = plain;
-                        for s in ss {
-                            let (flow, after) = self.stmt(s, plain);
-                            plain = after;
-                            if !matches!(flow, Flow::Normal) {
-                                return (flow, plain);
-                            }
-                        }
-                        return (Flow::Normal, plain);
+                        return self.sequence(ss.iter(), plain)
                     }
                     Stmt::Block(ss) => {
-                        let mut plain = plain;
-                        for i in augur::range(0..ss.len()) {
-                            let (flow, after) = self.stmt(&ss[i], plain);
-                            plain = after;
-                            if !matches!(flow, Flow::Normal) {
-                                return (flow, plain);
-                            }
-                        }
-                        return (Flow::Normal, plain);
+                        return self.sequence(augur::range(0..ss.len()).map(|i| &ss[i]), plain)
                     }
                     // A plain Rust loop around (possibly) dyn branches.
                     Stmt::Repeat(k, body) => {
-                        let mut plain = plain;
-                        for _ in 0..*k {
-                            let (flow, after) = self.stmt(body, plain);
-                            plain = after;
-                            if !matches!(flow, Flow::Normal) {
-                                return (flow, plain);
-                            }
-                        }
-                        return (Flow::Normal, plain);
+                        return self.sequence(std::iter::repeat_n(&**body, *k as usize), plain)
                     }
                     // The same with the counter visible to tags.
                     Stmt::StaticRepeat(k, body) => {
-                        let mut plain = plain;
-                        for _ in augur::range(0..*k) {
-                            let (flow, after) = self.stmt(body, plain);
-                            plain = after;
-                            if !matches!(flow, Flow::Normal) {
-                                return (flow, plain);
-                            }
-                        }
-                        return (Flow::Normal, plain);
+                        return self.sequence(augur::range(0..*k).map(|_| &**body), plain)
                     }
                     // A plain loop with its own (dyn) exits.
                     Stmt::PlainLoop(k, body) => {
