@@ -493,23 +493,6 @@ fn growth_exponent(points: &[(f64, Duration)]) -> f64 {
 // 5b. The tag alone: `call_path` at depth D inside a driver frame.
 // ---------------------------------------------------------------------------
 
-/// Recurses `depth` frames, then takes `reps` tags; returns ns per tag.
-#[inline(never)]
-fn tag_at_depth(depth: u32, tagger: Tagger, reps: u32) -> f64 {
-    if depth > 0 {
-        // Work after the call keeps the recursion from becoming a loop.
-        return black_box(tag_at_depth(black_box(depth - 1), tagger, reps)) + 0.0;
-    }
-    let mut counts = augur::trace::tag::TagCounts::default();
-    let t = Instant::now();
-    let mut h = 0u64;
-    for _ in 0..reps {
-        h ^= augur::trace::tag::call_path(tagger, &mut counts);
-    }
-    black_box(h);
-    t.elapsed().as_nanos() as f64 / reps as f64
-}
-
 /// Minimum over repetitions of ns per tag, for both taggers and several depths.
 fn bench_tag_alone(plan: &Plan) -> Vec<(Tagger, u32, f64)> {
     println!("## 5b. The tag alone: one call-path hash at stack depth D (+ the driver's frames)\n");
@@ -525,8 +508,7 @@ fn bench_tag_alone(plan: &Plan) -> Vec<(Tagger, u32, f64)> {
             };
             let mut best = f64::MAX;
             for _ in 0..plan.min_reps.max(5) {
-                let mut ns = 0.0;
-                augur::trace::tag::driver_frame(&mut || ns = tag_at_depth(depth, tagger, reps));
+                let ns = augur::trace::tag_cost(tagger, depth, reps).as_nanos() as f64;
                 best = best.min(ns);
             }
             println!("| {} | {depth} | {best:.0} |", tagger_name(tagger));
