@@ -1581,9 +1581,22 @@ fn check_ast(p: &Program, walk: Walk) {
     }
 }
 
-/// A plain Rust `for` of two turns around a dyn `if`, inside a dyn loop.
-#[augur::staged]
-fn plain_in_dyn(n: Dyn<i32>) -> Dyn<i32> {
+/// Defines `$annotated` under `#[augur::staged]` and `$bare` without it,
+/// from one body: the same staged program, with and without the attribute.
+macro_rules! with_and_without_attribute {
+    ($annotated:ident, $bare:ident, |$n:ident| $body:block) => {
+        #[augur::staged]
+        fn $annotated($n: Dyn<i32>) -> Dyn<i32> $body
+
+        fn $bare($n: Dyn<i32>) -> Dyn<i32> $body
+    };
+}
+
+/// Where the plain loop below starts its turns (its `if`'s line).
+const PLAIN_IN_DYN_LINE: u32 = line!() + 11;
+
+// A plain Rust `for` of two turns around a dyn `if`, inside a dyn loop.
+with_and_without_attribute!(plain_in_dyn, plain_in_dyn_bare, |n| {
     let c = Dyn::new(0);
     let x = Dyn::new(0);
     while c.lt(n).is_true() {
@@ -1597,7 +1610,7 @@ fn plain_in_dyn(n: Dyn<i32>) -> Dyn<i32> {
         }
     }
     x
-}
+});
 
 fn plain_in_dyn_ref(&mut (n,): &mut (i32,)) -> i32 {
     let (mut c, mut x) = (0, 0);
@@ -1630,21 +1643,9 @@ fn plain_loop_in_dyn_loop_closes_under_the_attribute() {
 /// repeats its state: the error names the plain loop and the two fixes.
 #[test]
 fn plain_loop_in_dyn_loop_without_the_attribute_is_a_clear_error() {
-    let line = line!() + 8;
+    let line = PLAIN_IN_DYN_LINE;
     let err = Builder::new()
-        .extract("plain_in_dyn", |n: Dyn<i32>| {
-            let c = Dyn::new(0);
-            let x = Dyn::new(0);
-            while c.lt(n).is_true() {
-                c.set(c + 1);
-                for _ in 0..std::hint::black_box(2) {
-                    if x.lt(c).is_true() {
-                        x.set(x + 1);
-                    }
-                }
-            }
-            x
-        })
+        .extract("plain_in_dyn", plain_in_dyn_bare)
         .unwrap_err();
     let m = err.to_string();
     assert!(matches!(err, augur::Error::LoopNeverCloses { .. }), "{m}");
@@ -1655,11 +1656,10 @@ fn plain_loop_in_dyn_loop_without_the_attribute_is_a_clear_error() {
     );
 }
 
-/// A dyn `while` run twice by a plain `for`, inside a dyn `while`: three
-/// loops under the attribute; without it, the run limit with the same
-/// explanation.
-#[augur::staged]
-fn loops_in_plain_in_dyn(n: Dyn<i32>) -> Dyn<i32> {
+// A dyn `while` run twice by a plain `for`, inside a dyn `while`: three
+// loops under the attribute; without it, the run limit with the same
+// explanation.
+with_and_without_attribute!(loops_in_plain_in_dyn, loops_in_plain_in_dyn_bare, |n| {
     let c = Dyn::new(0);
     let d = Dyn::new(0);
     let x = Dyn::new(0);
@@ -1674,7 +1674,7 @@ fn loops_in_plain_in_dyn(n: Dyn<i32>) -> Dyn<i32> {
         }
     }
     x
-}
+});
 
 #[test]
 fn dyn_loops_in_a_plain_loop_in_a_dyn_loop() {
@@ -1687,22 +1687,7 @@ fn dyn_loops_in_a_plain_loop_in_a_dyn_loop() {
     assert_eq!(ex.stats().back_edges, 3, "{}", ex.c_code());
     let err = Builder::new()
         .max_runs(500)
-        .extract("bare", |n: Dyn<i32>| {
-            let c = Dyn::new(0);
-            let d = Dyn::new(0);
-            let x = Dyn::new(0);
-            while c.lt(n).is_true() {
-                c.set(c + 1);
-                for _ in 0..std::hint::black_box(2) {
-                    d.set(0);
-                    while d.lt(n).is_true() {
-                        d.set(d + 1);
-                        x.set(x + 1);
-                    }
-                }
-            }
-            x
-        })
+        .extract("bare", loops_in_plain_in_dyn_bare)
         .unwrap_err();
     assert!(err.to_string().contains("#[augur::staged]"), "{err}");
 }
