@@ -1975,3 +1975,47 @@ fn goto_return_in_unrolled_ifs() {
         &[(0,), (1,), (-1,), (5,), (6,)],
     );
 }
+
+/// Found by this test (seed 9100010556): a join block that computes its
+/// condition into temporaries, reached from a `break`'s `else` side and
+/// from the other arm, with the loop's exit after it:
+///
+/// ```text
+/// while (c1 < 1) {
+///   c1 = c1 + 1;
+///   if (0 < 0) { v3 = 0; } else { if (0 >= 0) { break; } }
+///   if (0 <= 0) { break; } else { break; }
+/// }
+/// ```
+///
+/// gave 1 goto: node splitting refused blocks that declare temporaries.
+/// Copies now get their own temporaries.
+#[test]
+fn join_with_temporaries_after_a_break_is_split() {
+    let p = Program {
+        inits: vec![Init::Zero; VARS],
+        counters: 2,
+        body: Stmt::While {
+            counter: VARS + 1,
+            bound: Bound::Const(1),
+            body: Box::new(Stmt::Block(vec![
+                Stmt::If(
+                    Cond::Cmp(CmpOp::Lt, Expr::Const(0), Expr::Const(0)),
+                    Box::new(Stmt::Assign(3, Expr::Const(0))),
+                    Box::new(Stmt::If(
+                        Cond::Cmp(CmpOp::Ge, Expr::Const(0), Expr::Const(0)),
+                        Box::new(Stmt::Break),
+                        Box::new(Stmt::Block(vec![])),
+                    )),
+                ),
+                Stmt::If(
+                    Cond::Cmp(CmpOp::Le, Expr::Const(0), Expr::Const(0)),
+                    Box::new(Stmt::Break),
+                    Box::new(Stmt::Break),
+                ),
+            ])),
+        },
+    };
+    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Plain);
+}

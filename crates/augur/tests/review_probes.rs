@@ -1961,58 +1961,85 @@ fn loop_static_toggle_used_after_loop() {
     o.assert_ok_no_goto();
 }
 
-/// A static program with a jump into the middle of a loop (irreducible
-/// control flow): the C is right, with gotos.
+/// A state machine in a `Static` with a jump into the middle of a loop
+/// (irreducible control flow): states 1 and 2 both enter the loop, and
+/// each is `work` operations long.
+fn irreducible_machine(x: Dyn<i32>, work: usize) -> Dyn<i32> {
+    let r = Dyn::new(0);
+    let mut pc = Static::new(0);
+    loop {
+        match *pc {
+            0 => {
+                if x.gt(0).is_true() {
+                    pc.set(2)
+                } else {
+                    pc.set(1)
+                }
+            }
+            1 => {
+                for _ in augur::range(0..work) {
+                    r.set(r ^ 1);
+                }
+                r.set(r + 1);
+                pc.set(2)
+            }
+            2 => {
+                for _ in augur::range(0..work) {
+                    r.set(r ^ 1);
+                }
+                r.set(r + 2);
+                pc.set(3)
+            }
+            3 => {
+                if r.lt(10).is_true() {
+                    pc.set(1)
+                } else {
+                    pc.set(4)
+                }
+            }
+            _ => return r,
+        }
+    }
+}
+
+fn irreducible_machine_ref(x: i32, work: usize) -> i32 {
+    let flip = |r: i32| if work % 2 == 1 { r ^ 1 } else { r };
+    let mut r = if x > 0 { 0 } else { flip(0) + 1 };
+    loop {
+        r = flip(r) + 2;
+        if r >= 10 {
+            return r;
+        }
+        r = flip(r) + 1;
+    }
+}
+
+/// The loop's two entries are small blocks: node splitting copies one into
+/// the other's path, and the C is structured loops.
 #[test]
-fn structure_irreducible_machine() {
+fn structure_irreducible_machine_is_split() {
     let o = diff(
         &Check::default(),
         "irreducible",
-        |x: Dyn<i32>| {
-            let r = Dyn::new(0);
-            let mut pc = Static::new(0);
-            loop {
-                match *pc {
-                    0 => {
-                        if x.gt(0).is_true() {
-                            pc.set(2)
-                        } else {
-                            pc.set(1)
-                        }
-                    }
-                    1 => {
-                        r.set(r + 1);
-                        pc.set(2)
-                    }
-                    2 => {
-                        r.set(r + 2);
-                        pc.set(3)
-                    }
-                    3 => {
-                        if r.lt(10).is_true() {
-                            pc.set(1)
-                        } else {
-                            pc.set(4)
-                        }
-                    }
-                    _ => return r,
-                }
-            }
-        },
-        |&mut (x,): &mut (i32,)| {
-            let mut r = if x > 0 { 0 } else { 1 };
-            loop {
-                r += 2;
-                if r >= 10 {
-                    return r;
-                }
-                r += 1;
-            }
-        },
+        |x: Dyn<i32>| irreducible_machine(x, 0),
+        |&mut (x,): &mut (i32,)| irreducible_machine_ref(x, 0),
         &[(0,), (1,), (-1,), (5,), (-5,)],
     );
-    // Documented: irreducible flow becomes `goto`, which the interpreter
-    // runs; both it and the compiled C must be right.
+    o.assert_ok_no_goto();
+}
+
+/// The loop's entries are too long to copy: irreducible flow stays
+/// `goto`, which the interpreter runs; both it and the compiled C must be
+/// right.
+#[test]
+fn structure_irreducible_machine_with_long_states() {
+    let o = diff(
+        &Check::default(),
+        "irreducible_long",
+        |x: Dyn<i32>| irreducible_machine(x, 17),
+        |&mut (x,): &mut (i32,)| irreducible_machine_ref(x, 17),
+        &[(0,), (1,), (-1,), (5,), (-5,)],
+    );
     assert!(o.problems.is_empty(), "{:?}\n{}", o.problems, o.code);
     assert!(o.gotos > 0, "{}", o.code);
 }

@@ -2,8 +2,9 @@
 //! dominators, loops.
 
 use crate::error::Error;
-use crate::ir::Arena;
-use crate::trace::graph::{Node, NodeId, Op, OpExpr, Succ};
+use crate::ir::{Arena, VarData, VarId};
+use crate::trace::graph::{map_vars, Node, NodeId, Op, OpExpr, Succ};
+use std::collections::HashMap;
 
 /// A block index (dense, in creation order).
 pub type BlockId = usize;
@@ -123,23 +124,30 @@ impl Cfg {
     }
 
     /// Gives every predecessor but the first its own copy of each block in
-    /// `targets` that is small, declares nothing and heads no loop (node
-    /// splitting): a join C cannot reach structurally becomes code in each
-    /// branch. Returns the new blocks, or `None` if nothing could be split.
-    pub fn split(&self, targets: &[bool], nodes: &Arena<NodeId, Node>) -> Option<Vec<Block>> {
+    /// `targets` that is small, heads no loop and declares only variables
+    /// it alone reads (node splitting): a join C cannot reach structurally
+    /// becomes code in each branch. A copy's nodes are new nodes whose
+    /// variables are new variables, so every definition stays unique.
+    /// Returns the new blocks, or `None` if nothing could be split.
+    pub fn split(
+        &self,
+        targets: &[bool],
+        nodes: &mut Arena<NodeId, Node>,
+        vars: &mut Arena<VarId, VarData>,
+    ) -> Option<Vec<Block>> {
         let mut blocks = self.blocks.clone();
         let preds = predecessors(&blocks);
+        let uses = use_counts(&blocks, nodes);
         let mut any = false;
         for (t, _) in targets.iter().enumerate().filter(|(_, &g)| g) {
             let b = &self.blocks[t];
             let small = b.nodes.len() <= 16;
-            let declares = b.nodes.iter().any(|&n| nodes[n].def.is_some());
-            if !small || declares || self.is_header[t] {
+            if !small || self.is_header[t] || !defines_only_locals(b, nodes, &uses) {
                 continue;
             }
             for &p in preds[t].iter().skip(1) {
                 let copy = blocks.len();
-                blocks.push(b.clone());
+                blocks.push(copy_block(b, nodes, vars));
                 retarget(&mut blocks[p].term, t, copy);
                 any = true;
             }
@@ -474,19 +482,7 @@ fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool 
     if decisions.iter().any(|&n| !nodes[n].annotations.is_empty()) {
         return false;
     }
-    let mut local = std::collections::HashMap::new();
-    let mut cond_nodes = Vec::new();
-    if let Term::Branch(c, ..) = &b.term {
-        c.nodes(&mut cond_nodes);
-    }
-    let mut vars = Vec::new();
-    for &n in b.nodes.iter().chain(&cond_nodes) {
-        vars.clear();
-        super::lower::uses(&nodes[n].op, &mut vars);
-        for v in &vars {
-            *local.entry(*v).or_insert(0u32) += 1;
-        }
-    }
+    let local = local_uses(b, nodes);
     b.nodes.iter().all(|&n| {
         let node = &nodes[n];
         let pure = matches!(&node.op, Op::Let { expr, .. } if !matches!(expr, OpExpr::Call(..)));
@@ -496,6 +492,88 @@ fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool 
         let all = uses.get(def.0 as usize).copied().unwrap_or(0);
         local.get(&def).copied().unwrap_or(0) == all
     })
+}
+
+/// How often each variable is read inside `b` (its nodes and terminator).
+fn local_uses(b: &Block, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
+    let mut local = HashMap::new();
+    let mut vars = Vec::new();
+    for n in block_nodes(b) {
+        vars.clear();
+        super::lower::uses(&nodes[n].op, &mut vars);
+        for v in &vars {
+            *local.entry(*v).or_insert(0u32) += 1;
+        }
+    }
+    local
+}
+
+/// The nodes of `b` and of its terminator, in order.
+fn block_nodes(b: &Block) -> Vec<NodeId> {
+    let mut all = b.nodes.clone();
+    match &b.term {
+        Term::Branch(c, ..) => c.nodes(&mut all),
+        Term::Return(n) => all.push(*n),
+        Term::Goto(_) => {}
+    }
+    all
+}
+
+/// True if every variable `b` defines is read only inside `b`, so a copy
+/// of `b` may define its own.
+fn defines_only_locals(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool {
+    let local = local_uses(b, nodes);
+    block_nodes(b)
+        .iter()
+        .filter_map(|&n| nodes[n].def)
+        .all(|v| {
+            let all = uses.get(v.0 as usize).copied().unwrap_or(0);
+            local.get(&v).copied().unwrap_or(0) == all
+        })
+}
+
+/// A copy of `b` made of new nodes; each variable `b` defines gets a new
+/// variable in the copy.
+fn copy_block(
+    b: &Block,
+    nodes: &mut Arena<NodeId, Node>,
+    vars: &mut Arena<VarId, VarData>,
+) -> Block {
+    let mut renamed: HashMap<VarId, VarId> = HashMap::new();
+    let mut copy_node = |n: NodeId, nodes: &mut Arena<NodeId, Node>| {
+        let mut node = nodes[n].clone();
+        node.op = map_vars(&node.op, &mut |v| renamed.get(&v).copied().unwrap_or(v));
+        if let Some(v) = node.def {
+            let fresh = vars.push(vars[v].clone());
+            renamed.insert(v, fresh);
+            node.def = Some(fresh);
+        }
+        nodes.push(node)
+    };
+    let list = b.nodes.iter().map(|&n| copy_node(n, nodes)).collect();
+    let term = match &b.term {
+        Term::Goto(t) => Term::Goto(*t),
+        Term::Branch(c, t, e) => Term::Branch(copy_cond(c, &mut |n| copy_node(n, nodes)), *t, *e),
+        Term::Return(n) => Term::Return(copy_node(*n, nodes)),
+    };
+    Block { nodes: list, term }
+}
+
+/// `c` with each node replaced by `copy(node)`, in evaluation order.
+fn copy_cond(c: &Cond, copy: &mut impl FnMut(NodeId) -> NodeId) -> Cond {
+    match c {
+        Cond::Node(n) => Cond::Node(copy(*n)),
+        Cond::And(a, lets, b) | Cond::Or(a, lets, b) => {
+            let a = Box::new(copy_cond(a, copy));
+            let lets = lets.iter().map(|&n| copy(n)).collect();
+            let b = Box::new(copy_cond(b, copy));
+            if matches!(c, Cond::And(..)) {
+                Cond::And(a, lets, b)
+            } else {
+                Cond::Or(a, lets, b)
+            }
+        }
+    }
 }
 
 fn use_counts(blocks: &[Block], nodes: &Arena<NodeId, Node>) -> Vec<u32> {

@@ -20,31 +20,32 @@ use cfg::{Cfg, Term};
 /// Builds the function's body from its trace; returns the `goto` count.
 pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error> {
     let mut func = trace.func;
+    let mut nodes = trace.nodes;
     let Some(entry) = trace.entry else {
         return Err(Error::Internal {
             message: "the closure was never run".into(),
         });
     };
-    let cfg = Cfg::build(&trace.nodes, entry)?;
-    check_definitions(&cfg, &trace.nodes, &func)?;
+    let cfg = Cfg::build(&nodes, entry)?;
+    check_definitions(&cfg, &nodes, &func)?;
     if !config.allow_infinite_loops {
-        check_exits(&cfg, &trace.nodes)?;
+        check_exits(&cfg, &nodes)?;
     }
     // Where a join cannot be reached structurally, small join blocks are
     // copied into each predecessor and the emission is tried again.
     let mut cfg = cfg;
     for _ in 0..8 {
-        let (body, gotos, targets) = emit::Emitter::new(&cfg, &trace.nodes, &mut func).run();
+        let (body, gotos, targets) = emit::Emitter::new(&cfg, &nodes, &mut func).run();
         func.body = body;
         if gotos == 0 {
             return Ok((func, 0));
         }
-        match cfg.split(&targets, &trace.nodes) {
+        match cfg.split(&targets, &mut nodes, &mut func.vars) {
             Some(blocks) => cfg = Cfg::from_blocks(blocks),
             None => return Ok((func, gotos)),
         }
     }
-    let (body, gotos, _) = emit::Emitter::new(&cfg, &trace.nodes, &mut func).run();
+    let (body, gotos, _) = emit::Emitter::new(&cfg, &nodes, &mut func).run();
     func.body = body;
     Ok((func, gotos))
 }
