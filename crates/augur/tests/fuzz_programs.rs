@@ -2019,3 +2019,62 @@ fn join_with_temporaries_after_a_break_is_split() {
     check_ast(&p, Walk::Indexed);
     check_ast(&p, Walk::Plain);
 }
+
+/// Found by this test (seed 9200028829): two dyn loops that `return` in
+/// their first turn share one `return` node (returns are shared by value),
+/// and the next `if` joins both arms of the first:
+///
+/// ```text
+/// if (0 > 0) { static_repeat 2 { c0 = 0; while (c0 < 1) { c0 = c0 + 1; return c0; } } }
+/// if (0 > 0) { c1 = 0; while (c1 < 1) { c1 = c1 + 1; v3 = 0; } }
+/// v2 = ((0 | 0) & 0);
+/// ```
+///
+/// Copying the shared `return` removes the goto; copying the join as well
+/// (one round of node splitting took every candidate) gave 2. Splitting
+/// now keeps a copy only where it removes gotos.
+#[test]
+fn splitting_keeps_only_copies_that_remove_gotos() {
+    let when_zero_gt_zero = || Cond::Cmp(CmpOp::Gt, Expr::Const(0), Expr::Const(0));
+    let p = Program {
+        inits: vec![Init::Zero; VARS],
+        counters: 2,
+        body: Stmt::Block(vec![
+            Stmt::If(
+                when_zero_gt_zero(),
+                Box::new(Stmt::StaticRepeat(
+                    2,
+                    Box::new(Stmt::While {
+                        counter: VARS,
+                        bound: Bound::Const(1),
+                        body: Box::new(Stmt::Return(Expr::Var(VARS))),
+                    }),
+                )),
+                Box::new(Stmt::Block(vec![])),
+            ),
+            Stmt::If(
+                when_zero_gt_zero(),
+                Box::new(Stmt::While {
+                    counter: VARS + 1,
+                    bound: Bound::Const(1),
+                    body: Box::new(Stmt::Assign(3, Expr::Const(0))),
+                }),
+                Box::new(Stmt::Block(vec![])),
+            ),
+            Stmt::Assign(
+                2,
+                Expr::Bin(
+                    BinOp::And,
+                    Box::new(Expr::Bin(
+                        BinOp::Or,
+                        Box::new(Expr::Const(0)),
+                        Box::new(Expr::Const(0)),
+                    )),
+                    Box::new(Expr::Const(0)),
+                ),
+            ),
+        ]),
+    };
+    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Plain);
+}

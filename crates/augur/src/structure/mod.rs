@@ -12,14 +12,14 @@ mod emit;
 mod lower;
 
 use crate::error::Error;
-use crate::ir::{Function, SrcLoc};
+use crate::ir::{Arena, Function, SrcLoc};
 use crate::trace::engine::{Config, Trace};
 use crate::trace::graph::{Node, NodeId};
 use cfg::{Cfg, Term};
 
 /// Builds the function's body from its trace; returns the `goto` count.
 pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error> {
-    let mut func = trace.func;
+    let func = trace.func;
     let mut nodes = trace.nodes;
     let Some(entry) = trace.entry else {
         return Err(Error::Internal {
@@ -32,22 +32,68 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
         check_exits(&cfg, &nodes)?;
     }
     // Where a join cannot be reached structurally, small join blocks are
-    // copied into each predecessor and the emission is tried again.
-    let mut cfg = cfg;
+    // copied into each predecessor and the emission is tried again, as long
+    // as that removes gotos.
+    let mut emitted = Emission::new(cfg, &nodes, func);
     for _ in 0..8 {
-        let (body, gotos, targets) = emit::Emitter::new(&cfg, &nodes, &mut func).run();
-        func.body = body;
-        if gotos == 0 {
-            return Ok((func, 0));
+        if emitted.gotos == 0 {
+            break;
         }
-        match cfg.split(&targets, &mut nodes, &mut func.vars) {
-            Some(blocks) => cfg = Cfg::from_blocks(blocks),
-            None => return Ok((func, gotos)),
+        match emitted.split(&mut nodes) {
+            Some(better) => emitted = better,
+            None => break,
         }
     }
-    let (body, gotos, _) = emit::Emitter::new(&cfg, &nodes, &mut func).run();
-    func.body = body;
-    Ok((func, gotos))
+    Ok((emitted.func, emitted.gotos))
+}
+
+/// A CFG emitted as a statement tree.
+struct Emission {
+    cfg: Cfg,
+    func: Function,
+    gotos: u64,
+    /// Blocks worth copying into their predecessors (see `Cfg::split`).
+    targets: Vec<bool>,
+}
+
+impl Emission {
+    fn new(cfg: Cfg, nodes: &Arena<NodeId, Node>, mut func: Function) -> Emission {
+        let (body, gotos, targets) = emit::Emitter::new(&cfg, nodes, &mut func).run();
+        func.body = body;
+        Emission {
+            cfg,
+            func,
+            gotos,
+            targets,
+        }
+    }
+
+    /// An emission with fewer gotos after splitting: all targets at once,
+    /// else (when there are few) one target at a time, since copying one
+    /// join can make another one unreachable. `None` if none is better.
+    fn split(&self, nodes: &mut Arena<NodeId, Node>) -> Option<Emission> {
+        let all = self.targets.clone();
+        let marked: Vec<usize> = (0..all.len()).filter(|&t| all[t]).collect();
+        let singles = marked
+            .iter()
+            .filter(|_| marked.len() > 1 && marked.len() <= 16);
+        let tries = std::iter::once(all.clone()).chain(singles.map(|&t| {
+            let mut one = vec![false; all.len()];
+            one[t] = true;
+            one
+        }));
+        for targets in tries {
+            let mut func = self.func.clone();
+            let Some(blocks) = self.cfg.split(&targets, nodes, &mut func.vars) else {
+                continue;
+            };
+            let next = Emission::new(Cfg::from_blocks(blocks), nodes, func);
+            if next.gotos < self.gotos {
+                return Some(next);
+            }
+        }
+        None
+    }
 }
 
 /// Every use of a variable must be dominated by its definition.
