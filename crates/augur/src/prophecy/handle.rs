@@ -107,7 +107,7 @@ impl CellRef {
             let id = e.cell_open(kind, initial, name, loc)?;
             Ok(CellRef {
                 id,
-                extraction: e.extraction,
+                extraction: e.extraction(),
                 created: loc,
             })
         })

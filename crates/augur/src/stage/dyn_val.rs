@@ -1,10 +1,11 @@
 //! `Dyn<T>`: a second-stage value.
 
 use super::ctype::{CScalar, CType};
-use crate::ir::{SrcLoc, Type, VarId, VarKind};
+use crate::ir::{SrcLoc, Type, VarId};
 use crate::trace::driver::{self, with};
 use crate::trace::engine::{Ctl, Engine};
 use crate::trace::graph::{Op, OpExpr, Operand, Place};
+pub use crate::trace::values::Arg;
 use crate::Error;
 use std::fmt;
 use std::marker::PhantomData;
@@ -54,16 +55,6 @@ impl<T: ?Sized> fmt::Debug for Dyn<T> {
     }
 }
 
-/// An operand not yet validated: a handle (checked against the current run)
-/// or a constant.
-#[derive(Clone, Debug)]
-pub enum Arg {
-    #[doc(hidden)]
-    Var(VarId, u32),
-    #[doc(hidden)]
-    Const(crate::ir::Const, Type),
-}
-
 /// Values usable where a `Dyn<T>` operand is expected: `Dyn<T>` itself and
 /// literals of `T`.
 pub trait IntoArg<T: ?Sized> {
@@ -109,70 +100,6 @@ pub(crate) fn caller() -> SrcLoc {
     SrcLoc::from_location(Location::caller())
 }
 
-impl Engine {
-    /// Validates an argument against the current run.
-    pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
-        match a {
-            Arg::Var(v, _) if self.detached.is_some() => Ok(Operand::Var(v)),
-            Arg::Const(c, t) => Ok(Operand::Const(c, t)),
-            Arg::Var(v, g) if g == self.gen && v.0 < self.func.vars.len() as u32 => {
-                Ok(Operand::Var(v))
-            }
-            Arg::Var(..) => Err(stale(loc)),
-        }
-    }
-
-    fn handle_var(&self, d: VarId, gen: u32, loc: SrcLoc) -> Result<VarId, Ctl> {
-        if self.detached.is_some() && d.0 < self.func.vars.len() as u32 {
-            return Ok(d);
-        }
-        if gen == self.gen && d.0 < self.func.vars.len() as u32 {
-            Ok(d)
-        } else {
-            Err(stale(loc))
-        }
-    }
-
-    /// The place a handle stands for, for assignment.
-    pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
-        if self.detached.is_some() {
-            return Ok(Place::Var(v));
-        }
-        let v = self.handle_var(v, gen, loc)?;
-        match self.func.vars[v].kind {
-            VarKind::Local | VarKind::Param(_) => Ok(Place::Var(v)),
-            VarKind::Temp => match self.var_place.get(&v) {
-                Some(p) => Ok(p.clone()),
-                None => Err(Ctl::Fail(Error::Misuse {
-                    message: "cannot assign to a computed value; declare a variable with \
-                              Dyn::new and assign that"
-                        .into(),
-                    location: Some(loc),
-                })),
-            },
-        }
-    }
-
-    /// Records `ty t = expr` and returns `t`.
-    pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
-        let v = self.op(Op::Let { ty, expr }, loc)?;
-        v.ok_or_else(|| {
-            Ctl::Fail(Error::Internal {
-                message: "a let defined no variable".into(),
-            })
-        })
-    }
-}
-
-fn stale(loc: SrcLoc) -> Ctl {
-    Ctl::Fail(Error::Misuse {
-        message: "a Dyn value was used outside the run that made it (from another \
-                  extraction, or kept from an earlier run in state outside the closure)"
-            .into(),
-        location: Some(loc),
-    })
-}
-
 impl<T: ?Sized> Dyn<T> {
     pub(crate) fn from_var(var: VarId, gen: u32) -> Dyn<T> {
         Dyn {
@@ -196,7 +123,7 @@ pub(crate) fn compute<R: CType + ?Sized>(
     with(|e| {
         let expr = build(e, loc)?;
         let v = e.let_(R::ty(), expr, loc)?;
-        Ok(Dyn::from_var(v, e.gen))
+        Ok(Dyn::from_var(v, e.generation()))
     })
 }
 
@@ -230,13 +157,8 @@ impl<T: CType + ?Sized> Dyn<T> {
     fn declare(hint: Option<String>, init: Option<Arg>, loc: SrcLoc) -> Dyn<T> {
         with(|e| {
             let init = init.map(|a| e.operand(a, loc)).transpose()?;
-            let op = Op::Decl {
-                ty: T::ty(),
-                init,
-                hint,
-            };
-            let v = e.op(op, loc)?.expect("a declaration defines a variable");
-            Ok(Dyn::from_var(v, e.gen))
+            let v = e.declare(T::ty(), init, hint, loc)?;
+            Ok(Dyn::from_var(v, e.generation()))
         })
     }
 
@@ -269,13 +191,7 @@ impl<T: CType + ?Sized> Dyn<T> {
     #[track_caller]
     pub fn name(self, name: &str) -> Self {
         let loc = caller();
-        with(|e| {
-            let v = e.handle_var(self.var, self.gen, loc)?;
-            if let Some(d) = e.func.vars.get_mut(v).filter(|d| d.hint.is_none()) {
-                d.hint = Some(name.to_string());
-            }
-            Ok(())
-        });
+        with(|e| e.name_var(self.var, self.gen, name, loc));
         self
     }
 
@@ -300,10 +216,7 @@ impl<T: CType + ?Sized> Dyn<T> {
         let (var, gen) = (self.var, self.gen);
         compute(move |e, loc| {
             let place = e.place_of(var, gen, loc)?;
-            if let Place::Var(v) = place {
-                e.func.vars[v].addr_taken = true;
-            }
-            Ok(OpExpr::AddrOf(place))
+            Ok(e.address_of(place))
         })
     }
 
@@ -372,38 +285,9 @@ fn load<T: CType + ?Sized>(place: impl FnOnce(&Engine, SrcLoc) -> Result<Place, 
             }));
         }
         let p = place(e, loc)?;
-        let p = e.snapshot_place(p, loc)?;
-        let v = e.let_(T::ty(), OpExpr::Load(p.clone()), loc)?;
-        e.var_place.insert(v, p);
-        Ok(Dyn::from_var(v, e.gen))
+        let v = e.load(T::ty(), p, loc)?;
+        Ok(Dyn::from_var(v, e.generation()))
     })
-}
-
-impl Engine {
-    /// The place as it is now: a variable index or pointer in it is copied,
-    /// so a later `set` stores where the value was loaded from even if the
-    /// variable has changed since.
-    fn snapshot_place(&mut self, p: Place, loc: SrcLoc) -> Result<Place, Ctl> {
-        Ok(match p {
-            Place::Index(b, i) => Place::Index(self.snapshot(b, loc)?, self.snapshot(i, loc)?),
-            Place::Deref(q) => Place::Deref(self.snapshot(q, loc)?),
-            other => other,
-        })
-    }
-
-    fn snapshot(&mut self, o: Operand, loc: SrcLoc) -> Result<Operand, Ctl> {
-        let Operand::Var(v) = o else { return Ok(o) };
-        if self.detached.is_some() {
-            return Ok(o);
-        }
-        let d = &self.func.vars[v];
-        let mutable = matches!(d.kind, VarKind::Local | VarKind::Param(_));
-        if !mutable || matches!(d.ty, Type::Array { .. }) {
-            return Ok(o);
-        }
-        let ty = d.ty.clone();
-        Ok(Operand::Var(self.let_(ty, OpExpr::Use(o), loc)?))
-    }
 }
 
 impl<T: CType + ?Sized> Dyn<T> {
@@ -414,18 +298,10 @@ impl<T: CType + ?Sized> Dyn<T> {
         let loc = caller();
         let (var, gen) = (self.var, self.gen);
         with(|e| {
-            let Some(p) = e.var_place.get(&var).cloned() else {
-                return Ok(self);
-            };
-            if gen != e.gen {
-                return Err(stale(loc));
-            }
-            let Some(ty) = e.func.vars.get(var).map(|d| d.ty.clone()) else {
-                return Ok(self);
-            };
-            let v = e.let_(ty, OpExpr::Load(p.clone()), loc)?;
-            e.var_place.insert(v, p);
-            Ok(Dyn::from_var(v, e.gen))
+            Ok(match e.reload(var, gen, loc)? {
+                Some(v) => Dyn::from_var(v, e.generation()),
+                None => self,
+            })
         })
     }
 }

@@ -126,7 +126,7 @@ fn emit_call<R: CallRet>(decl: ExternDecl, args: Vec<Arg>) -> R::Out {
         } else {
             Some(e.let_(ty, call, loc)?)
         };
-        Ok(R::wrap(var, e.gen))
+        Ok(R::wrap(var, e.generation()))
     })
 }
 

@@ -234,15 +234,18 @@ impl Engine {
     /// The side a check run takes at branch `n` past its decisions (`None`:
     /// that side was never recorded, so there is nothing to compare).
     pub(super) fn check_choice(&mut self, n: NodeId) -> Option<bool> {
-        let v = self.run.check_visits.entry(n).or_insert(0);
+        let Mode::Check(c) = &mut self.run.mode else {
+            return None;
+        };
+        let v = c.visits.entry(n).or_insert(0);
         *v += 1;
         let first_visit = *v == 1;
         let (t, e) = match self.nodes[n].succ {
             Succ::Branch(t, e) => (t, e),
             _ => return None,
         };
-        let want = match &self.run.check {
-            Some(Check::Loop(_, taken)) => match taken.iter().position(|&(m, _)| m == n) {
+        let want = match &c.check {
+            Check::Loop(_, taken) => match taken.iter().position(|&(m, _)| m == n) {
                 // The loop's own decision: one more turn, then leave.
                 Some(0) => taken[0].1 == first_visit,
                 // The turn's other decisions: the side the turn did not take.
@@ -267,9 +270,11 @@ impl Engine {
             return Err(self.check_failed());
         }
         self.pass(n);
-        if self.run.pos >= self.run.prefix.len() {
-            self.run.check_ops += 1;
-            if self.run.check_ops > 2 * self.nodes.len() as u64 + 64 {
+        let past_decisions = self.run.pos >= self.run.prefix.len();
+        let bound = 2 * self.nodes.len() as u64 + 64;
+        if let (true, Mode::Check(c)) = (past_decisions, &mut self.run.mode) {
+            c.ops += 1;
+            if c.ops > bound {
                 // The path keeps going around recorded code: nothing more
                 // to learn from it.
                 return Err(Ctl::EndRun);
@@ -281,17 +286,19 @@ impl Engine {
     /// A check run saw the first stage do something else than the shared
     /// code: never share it that way again, and start over.
     pub(super) fn check_failed(&mut self) -> Ctl {
-        match self.run.check {
-            Some(Check::Loop(base, ref taken)) => {
+        let Mode::Check(c) = &self.run.mode else {
+            return super::engine::internal("a check failed outside a check run");
+        };
+        match c.check {
+            Check::Loop(base, ref taken) => {
                 let loc = self.nodes[taken[0].0].loc;
                 self.mark_plain_loop(base, loc)
             }
-            Some(Check::Link(key, occ)) => {
+            Check::Link(key, occ) => {
                 self.no_link.insert((key, occ));
                 self.stats.link_audit_failures += 1;
                 Ctl::Restart
             }
-            None => super::engine::internal("a check failed outside a check run"),
         }
     }
 }

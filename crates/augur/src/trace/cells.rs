@@ -22,6 +22,11 @@ pub(crate) struct Adaptive {
 const HISTORY_SHOWN: usize = 8;
 
 impl Engine {
+    /// Identifies this extraction to the prophecy handles it makes.
+    pub(crate) fn extraction(&self) -> u64 {
+        self.extraction
+    }
+
     /// The cell created at the current program point.
     ///
     /// Its identity is the creation point's key plus the number of

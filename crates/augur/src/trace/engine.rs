@@ -16,6 +16,11 @@
 //!
 //! At a new decision the run takes the `true` side and schedules a job for
 //! the `false` side, so `n` sequential ifs take `n + 1` runs.
+//!
+//! A *check* run (`Mode::Check`, scheduled after exploration) replays its
+//! decisions like catch-up, then compares with recorded code to the end of
+//! the closure and never records (see `audit.rs`). Each mode's state is its
+//! own type in `run.rs`.
 
 use super::decisions::{DecisionTree, PathId};
 use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
@@ -115,9 +120,9 @@ pub struct Trace {
 
 /// Everything one extraction keeps.
 pub struct Engine {
-    pub(crate) config: Config,
-    pub(crate) func: crate::ir::Function,
-    pub(crate) nodes: Arena<NodeId, Node>,
+    pub(super) config: Config,
+    pub(super) func: crate::ir::Function,
+    pub(super) nodes: Arena<NodeId, Node>,
     pub(super) entry: Option<NodeId>,
     /// First node recorded per (key, occurrence); more in `memo_next`.
     pub(super) memo: FastMap<(Tag, u32), NodeId>,
@@ -138,11 +143,11 @@ pub struct Engine {
     /// The node that defines each variable.
     pub(super) var_def: FastMap<VarId, NodeId>,
     /// For temporaries loaded from a place: the place, so `set` can store to it.
-    pub(crate) var_place: FastMap<VarId, Place>,
-    pub(crate) stats: Stats,
+    pub(super) var_place: FastMap<VarId, Place>,
+    pub(super) stats: Stats,
     pub(super) run: Run,
     /// Generation of handles: changes every run.
-    pub(crate) gen: u32,
+    pub(super) gen: u32,
     pub(super) attempts: u32,
     pub(super) tags: TagCounts,
     pub(super) param_types: Vec<Type>,
@@ -151,12 +156,12 @@ pub struct Engine {
     /// unwinding): later operations, from destructors running during the
     /// unwind, do nothing, so they neither corrupt the graph nor unwind
     /// twice (which would abort the process).
-    pub(crate) detached: Option<Ctl>,
+    pub(super) detached: Option<Ctl>,
     pub(super) ret: Type,
     /// Prophecies and histories: kept across runs and attempts.
-    pub(crate) cells: Store,
+    pub(super) cells: Store,
     /// Identifies this extraction to the handles it made.
-    pub(crate) extraction: u64,
+    pub(super) extraction: u64,
     /// Adaptive mode's count of the attempt's violations.
     pub(super) adaptive: super::cells::Adaptive,
 }
@@ -298,6 +303,7 @@ impl Engine {
             });
         }
         if let Some(check) = &job.check {
+            // The run starts in `Mode::Check` (see `Run::new`).
             self.stats.check_runs += 1;
             match check {
                 Check::Loop(..) => self.stats.loop_check_runs += 1,
@@ -420,18 +426,20 @@ impl Engine {
         self.run.oracle_calls += 1;
         let n = self.step(Op::Branch(cond), loc)?;
         let d = match &mut self.run.mode {
-            Mode::CatchUp => match self.run.prefix.get(self.run.pos) {
+            Mode::CatchUp | Mode::Check(_) => match self.run.prefix.get(self.run.pos) {
                 Some(&d) => {
                     self.run.at = self.run.prefix_ids[self.run.pos];
                     self.run.pos += 1;
                     d
                 }
+                None if !matches!(self.run.mode, Mode::Check(_)) => {
+                    return Err(internal("replay reached a branch past its decisions"))
+                }
                 // A check run past its decisions covers the other sides.
-                None if self.run.check.is_some() => match self.check_choice(n) {
+                None => match self.check_choice(n) {
                     Some(d) => d,
                     None => return Err(Ctl::EndRun),
                 },
-                None => return Err(internal("replay reached a branch past its decisions")),
             },
             Mode::Record => {
                 let alt = self.tree.push(self.run.at, false);
@@ -457,7 +465,7 @@ impl Engine {
         match self.run.mode {
             Mode::Verify(_) => self.reject_loop(),
             Mode::CheckLink(_) => self.check_link_return(&op),
-            Mode::CatchUp if self.run.check.is_some() => match self.recorded_successor()? {
+            Mode::Check(_) => match self.recorded_successor()? {
                 Some(n) if self.nodes[n].op == op => Ok(()),
                 Some(_) => Err(self.check_failed()),
                 None => Ok(()),
@@ -494,7 +502,7 @@ impl Engine {
         self.run.ops += 1;
         loop {
             match self.run.mode {
-                Mode::CatchUp if self.run.check.is_some() => return self.check_step(op, loc),
+                Mode::Check(_) => return self.check_step(op, loc),
                 Mode::CatchUp => match self.recorded_successor()? {
                     Some(n) => {
                         self.check_replay(n, &op, loc)?;

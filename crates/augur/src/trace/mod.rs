@@ -16,6 +16,7 @@ mod record;
 mod run;
 pub mod stats;
 pub(crate) mod tag;
+pub(crate) mod values;
 
 pub use engine::Config;
 pub use stats::Stats;

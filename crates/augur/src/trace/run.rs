@@ -83,10 +83,31 @@ pub(super) struct LinkCheck {
     pub(super) visits: FastMap<NodeId, u32>,
 }
 
+/// A check run's state: what it checks and how far it has compared.
+pub(super) struct CheckRun {
+    /// What a mismatch would disprove.
+    pub(super) check: Check,
+    /// Visits of each branch node past the run's decisions.
+    pub(super) visits: FastMap<NodeId, u32>,
+    /// Operations compared past the run's decisions.
+    pub(super) ops: u64,
+}
+
+/// What the run in progress does with each operation. Each mode's state
+/// lives in its own type, so no mode reads another's fields.
 pub(super) enum Mode {
+    /// Replays the job's decisions, comparing each operation with the
+    /// recorded node; past them, the run records.
     CatchUp,
+    /// Tags each operation and records it as a node (or links, or closes a
+    /// loop).
     Record,
+    /// A check run: replays its decisions, then compares with recorded code
+    /// to the end of the closure; it never records.
+    Check(Box<CheckRun>),
+    /// Follows a loop candidate's cycle again before closing it.
     Verify(Box<Verify>),
+    /// Follows linked code before the link is made.
     CheckLink(Box<LinkCheck>),
 }
 
@@ -119,12 +140,6 @@ pub(super) struct Run {
     pub(super) ops: u64,
     /// See [`Job::no_link_until`].
     pub(super) no_link_until: u64,
-    /// See [`Job::check`].
-    pub(super) check: Option<Check>,
-    /// Visits of each branch node by a check run past its decisions.
-    pub(super) check_visits: FastMap<NodeId, u32>,
-    /// Operations a check run compared past its decisions.
-    pub(super) check_ops: u64,
     /// Oracle decisions reached in any mode (verify and link checks too).
     pub(super) oracle_calls: u64,
     /// Per prophecy creation point: `oracle_calls` at its latest creation
@@ -141,7 +156,14 @@ impl Run {
             pos: 0,
             at: PathId::ROOT,
             count: 0,
-            mode: Mode::CatchUp,
+            mode: match job.check {
+                Some(check) => Mode::Check(Box::new(CheckRun {
+                    check,
+                    visits: FastMap::default(),
+                    ops: 0,
+                })),
+                None => Mode::CatchUp,
+            },
             cursor: Cursor::Root,
             seen: FastMap::default(),
             seen_upto: 0,
@@ -155,9 +177,6 @@ impl Run {
             statics_hash: Some(0),
             ops: 0,
             no_link_until: job.no_link_until,
-            check: job.check,
-            check_visits: FastMap::default(),
-            check_ops: 0,
             oracle_calls: 0,
             cell_streaks: FastMap::default(),
         }

@@ -1,0 +1,176 @@
+//! The engine's API for second-stage values: what `stage/` calls.
+//!
+//! A `Dyn` handle is a variable and the generation of the run that made it.
+//! Everything `stage/` does with the engine goes through the methods here
+//! (operands checked against the run, declarations, temporaries, loads and
+//! the places behind them, names, addresses) and through
+//! [`Engine::op`](super::engine::Engine::op),
+//! [`Engine::decide`](super::engine::Engine::decide) and the `Static`
+//! registry; no code outside `trace/` reads or writes the engine's fields.
+//!
+//! After a run has ended (see `Engine::detached`), every method accepts any
+//! handle and records nothing, so destructors that run during the unwind
+//! stay harmless.
+
+use super::engine::{Ctl, Engine};
+use super::graph::{Op, OpExpr, Operand, Place};
+use crate::ir::{SrcLoc, Type, VarId, VarKind};
+use crate::Error;
+
+/// An operand not yet validated: a handle (checked against the current run)
+/// or a constant.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    #[doc(hidden)]
+    Var(VarId, u32),
+    #[doc(hidden)]
+    Const(crate::ir::Const, Type),
+}
+
+impl Engine {
+    /// The generation of the current run: handles made now carry it.
+    pub(crate) fn generation(&self) -> u32 {
+        self.gen
+    }
+
+    /// Validates an argument against the current run.
+    pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
+        match a {
+            Arg::Const(c, t) => Ok(Operand::Const(c, t)),
+            Arg::Var(v, g) => Ok(Operand::Var(self.var_of(v, g, loc)?)),
+        }
+    }
+
+    /// The variable of a handle, if the handle belongs to the current run.
+    pub(crate) fn var_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<VarId, Ctl> {
+        if self.detached.is_some() {
+            return Ok(v);
+        }
+        if gen == self.gen && v.0 < self.func.vars.len() as u32 {
+            Ok(v)
+        } else {
+            Err(stale(loc))
+        }
+    }
+
+    /// Declares a variable of type `ty`; returns it.
+    pub(crate) fn declare(
+        &mut self,
+        ty: Type,
+        init: Option<Operand>,
+        hint: Option<String>,
+        loc: SrcLoc,
+    ) -> Result<VarId, Ctl> {
+        let v = self.op(Op::Decl { ty, init, hint }, loc)?;
+        v.ok_or_else(|| super::engine::internal("a declaration defined no variable"))
+    }
+
+    /// Records `ty t = expr` and returns `t`.
+    pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
+        let v = self.op(Op::Let { ty, expr }, loc)?;
+        v.ok_or_else(|| super::engine::internal("a let defined no variable"))
+    }
+
+    /// The place a handle stands for, for assignment: its variable, or the
+    /// memory a loaded value came from.
+    pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
+        if self.detached.is_some() {
+            return Ok(Place::Var(v));
+        }
+        let v = self.var_of(v, gen, loc)?;
+        match self.func.vars[v].kind {
+            VarKind::Local | VarKind::Param(_) => Ok(Place::Var(v)),
+            VarKind::Temp => match self.var_place.get(&v) {
+                Some(p) => Ok(p.clone()),
+                None => Err(Ctl::Fail(Error::Misuse {
+                    message: "cannot assign to a computed value; declare a variable with \
+                              Dyn::new and assign that"
+                        .into(),
+                    location: Some(loc),
+                })),
+            },
+        }
+    }
+
+    /// `&place`, marking a variable whose address is taken.
+    pub(crate) fn address_of(&mut self, place: Place) -> OpExpr {
+        if let (Place::Var(v), None) = (&place, &self.detached) {
+            self.func.vars[*v].addr_taken = true;
+        }
+        OpExpr::AddrOf(place)
+    }
+
+    /// Names a handle's variable in the generated code (a first name wins).
+    pub(crate) fn name_var(
+        &mut self,
+        v: VarId,
+        gen: u32,
+        name: &str,
+        loc: SrcLoc,
+    ) -> Result<(), Ctl> {
+        let v = self.var_of(v, gen, loc)?;
+        if let Some(d) = self.func.vars.get_mut(v).filter(|d| d.hint.is_none()) {
+            d.hint = Some(name.to_string());
+        }
+        Ok(())
+    }
+
+    /// Loads `place` into a temporary of type `ty` that remembers the
+    /// place, so a later `set` stores to it. A variable index or pointer in
+    /// the place is copied first: the store goes where the value was loaded
+    /// from even if that variable changes in between.
+    pub(crate) fn load(&mut self, ty: Type, place: Place, loc: SrcLoc) -> Result<VarId, Ctl> {
+        let p = self.snapshot_place(place, loc)?;
+        let v = self.let_(ty, OpExpr::Load(p.clone()), loc)?;
+        self.var_place.insert(v, p);
+        Ok(v)
+    }
+
+    /// For a value loaded from memory, a fresh load of its place (so
+    /// `v += 1; v += 1` on `p.at(0)` adds 2); `None` for any other value.
+    pub(crate) fn reload(&mut self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
+        let Some(p) = self.var_place.get(&v).cloned() else {
+            return Ok(None);
+        };
+        if gen != self.gen {
+            return Err(stale(loc));
+        }
+        let Some(ty) = self.func.vars.get(v).map(|d| d.ty.clone()) else {
+            return Ok(None);
+        };
+        let fresh = self.let_(ty, OpExpr::Load(p.clone()), loc)?;
+        self.var_place.insert(fresh, p);
+        Ok(Some(fresh))
+    }
+
+    fn snapshot_place(&mut self, p: Place, loc: SrcLoc) -> Result<Place, Ctl> {
+        Ok(match p {
+            Place::Index(b, i) => Place::Index(self.snapshot(b, loc)?, self.snapshot(i, loc)?),
+            Place::Deref(q) => Place::Deref(self.snapshot(q, loc)?),
+            other => other,
+        })
+    }
+
+    fn snapshot(&mut self, o: Operand, loc: SrcLoc) -> Result<Operand, Ctl> {
+        let Operand::Var(v) = o else { return Ok(o) };
+        if self.detached.is_some() {
+            return Ok(o);
+        }
+        let d = &self.func.vars[v];
+        let mutable = matches!(d.kind, VarKind::Local | VarKind::Param(_));
+        if !mutable || matches!(d.ty, Type::Array { .. }) {
+            return Ok(o);
+        }
+        let ty = d.ty.clone();
+        Ok(Operand::Var(self.let_(ty, OpExpr::Use(o), loc)?))
+    }
+}
+
+fn stale(loc: SrcLoc) -> Ctl {
+    Ctl::Fail(Error::Misuse {
+        message: "a Dyn value was used outside the run that made it (from another \
+                  extraction, or kept from an earlier run in state outside the closure)"
+            .into(),
+        location: Some(loc),
+    })
+}
