@@ -44,6 +44,22 @@ pub enum Error {
         /// loop around one of them never repeats its state.
         plain_loops: Vec<SrcLoc>,
     },
+    /// A dyn loop whose turns read, through a plain Rust variable, a `Dyn`
+    /// value the previous turn computed (`let mut t = f(x); while c { t =
+    /// g(t); }`): each turn reads another variable of the generated code,
+    /// so the turns never repeat and the loop cannot be closed.
+    CarriedValue {
+        /// The loop's decision.
+        loop_at: SrcLoc,
+        /// Where a turn reads the value.
+        used: SrcLoc,
+        /// Where the previous turn computed it.
+        computed: SrcLoc,
+        /// Runs of the closure before the engine stopped (it stops after a
+        /// bounded number of runs, or when one run reaches the loop more
+        /// often than `Builder::max_loop_iterations`).
+        runs: u64,
+    },
     /// A generated loop with no way out: almost always a plain Rust loop
     /// around a dyn branch that the engine took for a dyn loop.
     LoopNeverExits {
@@ -169,6 +185,20 @@ impl fmt::Display for Error {
                  variable changes every iteration; keep loop-carried values in Dyn \
                  variables), or a first-stage loop longer than the limit \
                  (raise Builder::max_loop_iterations)"
+            ),
+            Error::CarriedValue {
+                loop_at,
+                used,
+                computed,
+                runs,
+            } => write!(
+                f,
+                "dyn loop at {loop_at} never closes: each turn reads at {used}, through a plain \
+                 Rust variable, the Dyn value the turn before computed at {computed}, so no two \
+                 turns are alike (stopped after {runs} runs); declare the variable before \
+                 the loop (Dyn::new) and set it each turn (a DSL value such as a tensor: copy \
+                 into memory allocated before the loop); if the loop is a plain Rust loop, put \
+                 #[augur::staged] on the function or iterate with augur::range"
             ),
             Error::LoopNeverExits { location } => write!(
                 f,

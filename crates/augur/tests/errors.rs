@@ -92,6 +92,93 @@ fn loop_never_closes() {
     assert_names_line(&err, line);
 }
 
+/// A dyn loop whose turns read, through a plain Rust variable, the `Dyn`
+/// value the turn before computed can never close (each turn reads another
+/// variable of the generated code): `Error::CarriedValue` names the loop,
+/// the read and where the value was computed, after a bounded number of
+/// runs (the general run limit would take hours).
+#[test]
+// Rebinding the Rust variable (not `+=`, which would assign the Dyn) is the point.
+#[allow(clippy::assign_op_pattern)]
+fn dyn_value_carried_across_a_dyn_loop() {
+    let (head, read, computed) = (
+        line_of("carried_loop"),
+        line_of("carried_read"),
+        line_of("carried_computed"),
+    );
+    let err = Builder::new()
+        .extract("carried", |n: Dyn<i32>| {
+            let mut acc = Dyn::new(0) + 0;
+            let k = Dyn::new(0);
+            // @carried_loop
+            while k.lt(n).is_true() {
+                // @carried_read
+                if acc.gt(5).is_true() {
+                    k.set(k + 2);
+                }
+                // @carried_computed
+                acc = acc + 1;
+                k.set(k + 1);
+            }
+            acc
+        })
+        .unwrap_err();
+    match &err {
+        Error::CarriedValue {
+            loop_at,
+            used,
+            computed: at,
+            runs,
+        } => {
+            assert_eq!(
+                (loop_at.line, used.line, at.line),
+                (head, read, computed),
+                "{err}"
+            );
+            assert!(*runs <= 1001, "{runs}");
+        }
+        other => panic!("expected Error::CarriedValue, got {other:?}: {other}"),
+    }
+    assert_names_line(&err, head);
+    let m = err.to_string();
+    assert!(
+        m.contains("Dyn::new") && m.contains("#[augur::staged]"),
+        "{m}"
+    );
+}
+
+/// The same loop with the value in a variable declared before it extracts.
+#[test]
+fn dyn_value_in_a_variable_across_a_dyn_loop() {
+    common::check(
+        "carried_var",
+        |n: Dyn<i32>| {
+            let acc = Dyn::new(0);
+            let k = Dyn::new(0);
+            while k.lt(n).is_true() {
+                if acc.gt(5).is_true() {
+                    k.set(k + 2);
+                }
+                acc.set(acc + 1);
+                k.set(k + 1);
+            }
+            acc
+        },
+        |&mut (n,): &mut (i32,)| {
+            let (mut acc, mut k) = (0, 0);
+            while k < n {
+                if acc > 5 {
+                    k += 2;
+                }
+                acc += 1;
+                k += 1;
+            }
+            acc
+        },
+        &[(0,), (1,), (5,), (9,), (20,), (-3,)],
+    );
+}
+
 /// A closure that does something different on each run (a captured
 /// counter changing a constant) is `Error::NonDeterministic`.
 #[test]

@@ -2078,3 +2078,92 @@ fn splitting_keeps_only_copies_that_remove_gotos() {
     check_ast(&p, Walk::Indexed);
     check_ast(&p, Walk::Plain);
 }
+
+/// Found by this test (seed 9300011012, and fixed at once): a plain loop
+/// of 9 turns whose `continue` skips the turn's last statement. Copying
+/// that statement into each branch structures the jump; copying the next
+/// turn too (allowed since copies get their own temporaries) left 9
+/// gotos. Node splitting now tries the joins in between first.
+#[test]
+fn continue_over_a_turns_last_statement_is_split() {
+    let p = Program {
+        inits: vec![Init::Zero; VARS],
+        counters: 0,
+        body: Stmt::PlainLoop(
+            9,
+            Box::new(Stmt::Block(vec![
+                Stmt::If(
+                    Cond::Cmp(CmpOp::Gt, Expr::Const(0), Expr::Const(0)),
+                    Box::new(Stmt::Assign(3, Expr::Const(0))),
+                    Box::new(Stmt::If(
+                        Cond::Cmp(CmpOp::Ne, Expr::Const(0), Expr::Const(0)),
+                        Box::new(Stmt::Continue),
+                        Box::new(Stmt::Block(vec![])),
+                    )),
+                ),
+                Stmt::Assign(1, Expr::Const(0)),
+            ])),
+        ),
+    };
+    check_ast(&p, Walk::Plain);
+}
+
+/// Found by this test (seed 9300087909): a dyn loop with two `return`s of
+/// the same value (one shared return node) and an exit to the code after
+/// an enclosing `if`. The shared return was taken for the loop's follow
+/// and the exit became a goto; a short returning tail is now copied to
+/// each of its edges, and the follow is the join.
+#[test]
+fn shared_return_in_a_loop_is_not_its_follow() {
+    let p = Program {
+        inits: vec![Init::Zero; VARS],
+        counters: 5,
+        body: Stmt::If(
+            Cond::Cmp(CmpOp::Le, Expr::Const(0), Expr::Const(0)),
+            Box::new(Stmt::While {
+                counter: VARS + 1,
+                bound: Bound::Const(1),
+                body: Box::new(Stmt::Block(vec![
+                    Stmt::If(
+                        Cond::Cmp(CmpOp::Ne, Expr::Const(0), Expr::Const(0)),
+                        Box::new(Stmt::Return(Expr::Var(0))),
+                        Box::new(Stmt::Assign(0, Expr::Const(0))),
+                    ),
+                    Stmt::If(
+                        Cond::Cmp(CmpOp::Le, Expr::Const(0), Expr::Const(0)),
+                        Box::new(Stmt::Return(Expr::Var(0))),
+                        Box::new(Stmt::Block(vec![])),
+                    ),
+                ])),
+            }),
+            Box::new(Stmt::Assign(2, Expr::Const(0))),
+        ),
+    };
+    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Plain);
+}
+
+/// Found by this test (seed 9300051941): a plain loop of 17 turns (under
+/// `#[augur::staged]`, unrolled) whose `break` in a nested `if` skips the
+/// remaining turns, too long to copy: 16 gotos. A forward jump is now a
+/// `break` out of a one-turn loop around the code it skips.
+#[test]
+fn break_out_of_an_unrolled_plain_loop_is_a_break() {
+    let p = Program {
+        inits: vec![Init::Zero; VARS],
+        counters: 2,
+        body: Stmt::PlainLoop(
+            17,
+            Box::new(Stmt::If(
+                Cond::Cmp(CmpOp::Gt, Expr::Const(0), Expr::Const(0)),
+                Box::new(Stmt::If(
+                    Cond::Cmp(CmpOp::Le, Expr::Const(0), Expr::Const(0)),
+                    Box::new(Stmt::Assign(2, Expr::Const(0))),
+                    Box::new(Stmt::Break),
+                )),
+                Box::new(Stmt::Block(vec![])),
+            )),
+        ),
+    };
+    check_ast(&p, Walk::Plain);
+}

@@ -899,7 +899,8 @@ fn loop_break_with_value_from_head() {
 }
 
 /// A loop-carried temporary (a plain variable rebound to a new value and
-/// read in the next turn) is an error that names the loop.
+/// read in the next turn) is an error that names the loop and says what is
+/// carried (`Error::CarriedValue`).
 #[test]
 // Rebinding the Rust variable (not `+=`, which would assign the Dyn) is the point.
 #[allow(clippy::assign_op_pattern)]
@@ -915,10 +916,7 @@ fn loop_carried_temporary_is_an_error() {
             acc
         })
         .unwrap_err();
-    assert!(
-        matches!(err, Error::LoopNeverCloses { .. }),
-        "{err:?}: {err}"
-    );
+    assert!(matches!(err, Error::CarriedValue { .. }), "{err:?}: {err}");
     assert!(err.to_string().contains(file!()), "{err}");
     // The builder works after the error.
     let ok = Builder::new().extract("fine", |x: Dyn<i32>| x * 2).unwrap();

@@ -61,8 +61,10 @@ impl<'a> Emitter<'a> {
         e
     }
 
-    /// Emits the whole function body.
-    pub fn run(mut self) -> (Block, u64, Vec<bool>) {
+    /// Emits the whole function body; returns it, its `goto` count, the
+    /// blocks gotos jump to, and the joins that C could not reach between
+    /// a jump and its target (copying them may remove the jump).
+    pub fn run(mut self) -> (Block, u64, Vec<bool>, Vec<bool>) {
         let mut ctx = Vec::new();
         let mut body = self.emit_block(0, &mut ctx);
         // Blocks reached only by `goto` (never in structured code).
@@ -72,11 +74,7 @@ impl<'a> Emitter<'a> {
             }
         }
         strip_labels(&mut body, &self.goto_targets);
-        let mut candidates = self.split_candidates;
-        for (c, &t) in candidates.iter_mut().zip(&self.goto_targets) {
-            *c |= t;
-        }
-        (body, self.gotos, candidates)
+        (body, self.gotos, self.goto_targets, self.split_candidates)
     }
 
     /// The exit target a loop's `break` goes to: the nearest (in reverse
@@ -128,7 +126,11 @@ impl<'a> Emitter<'a> {
                     && !self.cfg.loop_body[p][x]
             })
         };
-        let private_return = |x: BlockId| self.returns_only(x) && single(x);
+        // A returning tail reached by one edge is emitted in place, and a
+        // short one is copied to each edge (`copy_return_tail`): neither
+        // needs to be the follow.
+        let private_return =
+            |x: BlockId| self.returns_only(x) && (single(x) || self.copyable_return(x));
         let edges_in = |x: BlockId| {
             (0..self.cfg.blocks.len())
                 .filter(|&b| body[b] && self.cfg.succs(b).contains(&x))
@@ -374,14 +376,13 @@ impl<'a> Emitter<'a> {
     /// can be emitted again where C has no structured jump to it (out of
     /// two loops at once).
     fn copy_return_tail(&mut self, target: BlockId) -> Option<Block> {
+        if !self.copyable_return(target) {
+            return None;
+        }
         let block = &self.cfg.blocks[target];
         let Term::Return(r) = block.term else {
             return None;
         };
-        let small = block.nodes.len() <= 8;
-        if !small || block.nodes.iter().any(|&n| self.nodes[n].def.is_some()) {
-            return None;
-        }
         let mut out: Block = block
             .nodes
             .clone()
@@ -390,6 +391,14 @@ impl<'a> Emitter<'a> {
             .collect();
         out.push(lower::stmt(self.func, &self.nodes[r]));
         Some(out)
+    }
+
+    /// True for a short block that only returns and declares nothing.
+    fn copyable_return(&self, b: BlockId) -> bool {
+        let block = &self.cfg.blocks[b];
+        matches!(block.term, Term::Return(_))
+            && block.nodes.len() <= 8
+            && block.nodes.iter().all(|&n| self.nodes[n].def.is_none())
     }
 
     /// A jump C cannot express structurally: copy a returning tail, else `goto`.

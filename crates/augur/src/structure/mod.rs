@@ -3,16 +3,18 @@
 //! `cfg` groups nodes into basic blocks and computes dominators and loops;
 //! `emit` walks the dominator tree to produce `if`/`while`/`break`/
 //! `continue`/`return`; `lower` turns each recorded operation into IR.
-//! Before emitting, two checks turn first-stage mistakes into errors: a
+//! `breaks` turns forward gotos that remain into `break`s out of one-turn
+//! loops. Before emitting, two checks turn first-stage mistakes into errors: a
 //! value used where its definition does not dominate the use (a `Dyn` bound
 //! inside a dyn branch and used after it), and a loop with no exit.
 
+mod breaks;
 mod cfg;
 mod emit;
 mod lower;
 
 use crate::error::Error;
-use crate::ir::{Arena, Function, SrcLoc};
+use crate::ir::{Arena, Const, Expr, Function, Scalar, SrcLoc, Type};
 use crate::trace::engine::{Config, Trace};
 use crate::trace::graph::{Node, NodeId};
 use cfg::{Cfg, Term};
@@ -44,7 +46,13 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
             None => break,
         }
     }
-    Ok((emitted.func, emitted.gotos))
+    let mut func = emitted.func;
+    let mut gotos = emitted.gotos;
+    if gotos > 0 {
+        let truth = func.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));
+        gotos -= breaks::forward_breaks(&mut func.body, truth);
+    }
+    Ok((func, gotos))
 }
 
 /// A CFG emitted as a statement tree.
@@ -52,39 +60,56 @@ struct Emission {
     cfg: Cfg,
     func: Function,
     gotos: u64,
-    /// Blocks worth copying into their predecessors (see `Cfg::split`).
+    /// Blocks gotos jump to.
     targets: Vec<bool>,
+    /// Joins between a goto and its target (see `Emitter::run`).
+    joins: Vec<bool>,
 }
 
 impl Emission {
     fn new(cfg: Cfg, nodes: &Arena<NodeId, Node>, mut func: Function) -> Emission {
-        let (body, gotos, targets) = emit::Emitter::new(&cfg, nodes, &mut func).run();
+        let (body, gotos, targets, joins) = emit::Emitter::new(&cfg, nodes, &mut func).run();
         func.body = body;
         Emission {
             cfg,
             func,
             gotos,
             targets,
+            joins,
         }
     }
 
-    /// An emission with fewer gotos after splitting: all targets at once,
-    /// else (when there are few) one target at a time, since copying one
-    /// join can make another one unreachable. `None` if none is better.
+    /// An emission with fewer gotos after splitting, trying in turn: the
+    /// joins in between (the classic node splitting), the joins and the
+    /// targets, and (when there are few) each one alone, since copying one
+    /// block can make another join unreachable. `None` if none is better.
     fn split(&self, nodes: &mut Arena<NodeId, Node>) -> Option<Emission> {
-        let all = self.targets.clone();
-        let marked: Vec<usize> = (0..all.len()).filter(|&t| all[t]).collect();
+        let both: Vec<bool> = self
+            .joins
+            .iter()
+            .zip(&self.targets)
+            .map(|(j, t)| *j || *t)
+            .collect();
+        let marked: Vec<usize> = (0..both.len()).filter(|&b| both[b]).collect();
         let singles = marked
             .iter()
             .filter(|_| marked.len() > 1 && marked.len() <= 16);
-        let tries = std::iter::once(all.clone()).chain(singles.map(|&t| {
-            let mut one = vec![false; all.len()];
-            one[t] = true;
-            one
-        }));
+        let tries = [self.joins.clone(), both.clone()]
+            .into_iter()
+            .chain(singles.map(|&b| {
+                let mut one = vec![false; both.len()];
+                one[b] = true;
+                one
+            }));
+        let mut tried: Vec<Vec<bool>> = Vec::new();
         for targets in tries {
+            if tried.contains(&targets) || !targets.contains(&true) {
+                continue;
+            }
             let mut func = self.func.clone();
-            let Some(blocks) = self.cfg.split(&targets, nodes, &mut func.vars) else {
+            let split = self.cfg.split(&targets, nodes, &mut func.vars);
+            tried.push(targets);
+            let Some(blocks) = split else {
                 continue;
             };
             let next = Emission::new(Cfg::from_blocks(blocks), nodes, func);

@@ -44,6 +44,7 @@ impl Engine {
         );
         self.run.pending_annotations.clear();
         if !same {
+            self.note_carried(expected, &op, loc);
             return self.reject_loop().map(|_| expected);
         }
         v.last_decision = decision;
@@ -62,6 +63,33 @@ impl Engine {
             return Err(Ctl::EndRun);
         }
         Ok(expected)
+    }
+
+    /// A loop candidate's turn read, where the first turn read `expected`'s
+    /// variables, a value the first turn computed: remember it for the
+    /// loop's decision, so that a loop that never repeats for this reason
+    /// stops with `Error::CarriedValue` (see `count_site`).
+    fn note_carried(&mut self, expected: NodeId, op: &Op, loc: SrcLoc) {
+        let Mode::Verify(v) = &self.run.mode else {
+            return;
+        };
+        let old = &self.nodes[expected].op;
+        if super::graph::erase_vars(old) != super::graph::erase_vars(op) {
+            return;
+        }
+        let in_turn = |n: NodeId| v.cycle.iter().any(|&(m, _)| m == n);
+        let computed = super::graph::vars_of(old)
+            .into_iter()
+            .zip(super::graph::vars_of(op))
+            .filter(|(a, b)| a != b)
+            .find_map(|(_, b)| self.var_def.get(&b).copied().filter(|&d| in_turn(d)));
+        let decision = v.cycle.iter().find(|(_, d)| d.is_some());
+        if let (Some(d), Some(&(n, _))) = (computed, decision) {
+            let at = self.nodes[n].loc;
+            if !self.carried.iter().any(|c| c.0 == at) {
+                self.carried.push((at, loc, self.nodes[d].loc));
+            }
+        }
     }
 
     /// The loop candidate was a plain Rust loop: never close at its head

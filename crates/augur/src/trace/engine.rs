@@ -136,6 +136,10 @@ pub struct Engine {
     /// Where the plain Rust loops behind `never_close` are, in the order
     /// they were found (for errors).
     pub(super) plain_loops: Vec<SrcLoc>,
+    /// Loops whose audit failed because a turn read a `Dyn` value the turn
+    /// before computed, in the order found: the loop's decision, where the
+    /// value is read, where it was computed. See `Error::CarriedValue`.
+    pub(super) carried: Vec<(SrcLoc, SrcLoc, SrcLoc)>,
     pub(super) worklist: Vec<Job>,
     /// The decision paths of the attempt's jobs.
     pub(super) tree: DecisionTree,
@@ -187,6 +191,7 @@ impl Engine {
             checks: Vec::new(),
             never_close: FastSet::default(),
             plain_loops: Vec::new(),
+            carried: Vec::new(),
             worklist: Vec::new(),
             tree: DecisionTree::default(),
             extern_ids: FastMap::default(),
@@ -291,6 +296,16 @@ impl Engine {
                 "augur engine: injected internal panic before run {}",
                 self.stats.total_runs
             );
+        }
+        if self.stats.total_runs >= CARRIED_RUNS {
+            if let Some(&(loop_at, used, computed)) = self.carried.first() {
+                return Err(Error::CarriedValue {
+                    loop_at,
+                    used,
+                    computed,
+                    runs: self.stats.total_runs,
+                });
+            }
         }
         if self.stats.total_runs >= self.config.max_runs {
             return Err(Error::Limit {
@@ -657,6 +672,14 @@ impl Engine {
         self.salted(base)
     }
 }
+
+/// Runs an extraction may take once a loop audit found a turn reading a
+/// `Dyn` value the turn before computed (`Engine::carried`), before it
+/// stops with `Error::CarriedValue`. A plain Rust loop of that shape (the
+/// same audit failure) unrolls correctly well within this; a dyn loop never
+/// ends, and each of its turns costs runs that replay all turns before it,
+/// so the general run limit would take hours.
+const CARRIED_RUNS: u64 = 1000;
 
 /// The default memory budget: 2 GiB, well below the 24 GiB of the machines
 /// the project runs on, so a blow-up stops with an error first.

@@ -132,6 +132,14 @@ impl Engine {
         let c = self.run.site_visits.entry(loc).or_insert(0);
         *c += 1;
         if *c > self.config.max_site_visits {
+            if let Some(&(loop_at, used, computed)) = self.carried.iter().find(|c| c.0 == loc) {
+                return Err(Ctl::Fail(Error::CarriedValue {
+                    loop_at,
+                    used,
+                    computed,
+                    runs: self.stats.total_runs,
+                }));
+            }
             return Err(Ctl::Fail(Error::LoopNeverCloses {
                 location: loc,
                 iterations: *c,

@@ -1,0 +1,117 @@
+//! Forward jumps as `break`s: a `goto` to a label later in an enclosing
+//! statement list becomes a `break` out of a one-turn loop around the
+//! statements in between (`while (1) { ...; if (c) break; ...; break; }`).
+//!
+//! This is what a plain Rust loop unrolled by the first stage needs when a
+//! turn `break`s out of it: the jump skips the remaining turns, which are
+//! too long to copy into each branch (node splitting) and are no loop of
+//! the generated code. A `goto` stays where the region in between holds a
+//! `break` or `continue` of an enclosing loop (the one-turn loop would
+//! catch it), or where the `goto` sits inside a loop of the region.
+
+use crate::ir::{Block, ExprId, LabelId, Stmt, StmtKind};
+
+/// Rewrites the forward gotos of `body` it can, and drops the labels no
+/// `goto` targets any more; returns how many gotos it removed.
+pub fn forward_breaks(body: &mut Block, truth: ExprId) -> u64 {
+    let removed = rewrite(body, truth);
+    if removed > 0 {
+        let mut targets = Vec::new();
+        goto_targets(body, &mut targets);
+        drop_labels(body, &targets);
+    }
+    removed
+}
+
+fn goto_targets(b: &Block, out: &mut Vec<LabelId>) {
+    for s in b {
+        if let StmtKind::Goto(l) = s.kind {
+            out.push(l);
+        }
+        s.kind.blocks().for_each(|inner| goto_targets(inner, out));
+    }
+}
+
+fn drop_labels(b: &mut Block, targets: &[LabelId]) {
+    b.retain(|s| !matches!(s.kind, StmtKind::Label(l) if !targets.contains(&l)));
+    for s in b.iter_mut() {
+        s.kind
+            .blocks_mut()
+            .for_each(|inner| drop_labels(inner, targets));
+    }
+}
+
+fn rewrite(body: &mut Block, truth: ExprId) -> u64 {
+    let mut removed = 0;
+    for s in body.iter_mut() {
+        for inner in s.kind.blocks_mut() {
+            removed += rewrite(inner, truth);
+        }
+    }
+    let mut j = 0;
+    while j < body.len() {
+        if let StmtKind::Label(l) = body[j].kind {
+            if let Some(i) = (0..j).find(|&i| jumps_to(&body[i], l)) {
+                if body[i..j]
+                    .iter()
+                    .all(|s| !frees_loop_exits(s) && loops_hold_no_jump(s, l))
+                {
+                    let mut region: Block = body.drain(i..j).collect();
+                    removed += to_breaks(&mut region, l);
+                    region.push(Stmt::new(StmtKind::Break));
+                    body.insert(
+                        i,
+                        Stmt::new(StmtKind::While {
+                            cond: truth,
+                            body: region,
+                        }),
+                    );
+                    j = i + 1;
+                }
+            }
+        }
+        j += 1;
+    }
+    removed
+}
+
+/// True if `s` holds a `goto l` (at any depth).
+fn jumps_to(s: &Stmt, l: LabelId) -> bool {
+    matches!(s.kind, StmtKind::Goto(m) if m == l)
+        || s.kind.blocks().flatten().any(|t| jumps_to(t, l))
+}
+
+/// True if `s` holds a `break` or `continue` outside every loop within it
+/// (one that leaves a loop enclosing `s`).
+fn frees_loop_exits(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::While { .. } | StmtKind::For { .. } => false,
+        k => k.blocks().flatten().any(frees_loop_exits),
+    }
+}
+
+/// True if no loop within `s` holds a `goto l` (a `break` there would
+/// leave that loop instead).
+fn loops_hold_no_jump(s: &Stmt, l: LabelId) -> bool {
+    match &s.kind {
+        StmtKind::While { .. } | StmtKind::For { .. } => !jumps_to(s, l),
+        k => k.blocks().flatten().all(|t| loops_hold_no_jump(t, l)),
+    }
+}
+
+/// Replaces each `goto l` in `b` (none is inside a loop) with `break`.
+fn to_breaks(b: &mut Block, l: LabelId) -> u64 {
+    let mut n = 0;
+    for s in b.iter_mut() {
+        if matches!(s.kind, StmtKind::Goto(m) if m == l) {
+            s.kind = StmtKind::Break;
+            n += 1;
+        } else {
+            for inner in s.kind.blocks_mut() {
+                n += to_breaks(inner, l);
+            }
+        }
+    }
+    n
+}
