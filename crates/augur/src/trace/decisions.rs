@@ -30,8 +30,17 @@ impl DecisionTree {
     }
 
     /// The decisions of `p` from the first, with the path after each.
-    pub(super) fn unfold(&self, mut p: PathId) -> (Vec<bool>, Vec<PathId>) {
+    #[cfg(test)]
+    pub(super) fn unfold(&self, p: PathId) -> (Vec<bool>, Vec<PathId>) {
         let (mut ds, mut ids) = (Vec::new(), Vec::new());
+        self.unfold_into(p, &mut ds, &mut ids);
+        (ds, ids)
+    }
+
+    /// [`unfold`](Self::unfold) into existing vectors (cleared first).
+    pub(super) fn unfold_into(&self, mut p: PathId, ds: &mut Vec<bool>, ids: &mut Vec<PathId>) {
+        ds.clear();
+        ids.clear();
         while p != PathId::ROOT {
             let (parent, d) = self.nodes[p.0 as usize];
             ds.push(d);
@@ -40,7 +49,6 @@ impl DecisionTree {
         }
         ds.reverse();
         ids.reverse();
-        (ds, ids)
     }
 
     /// Nodes stored.

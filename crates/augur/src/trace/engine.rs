@@ -330,7 +330,7 @@ impl Engine {
         self.stats.total_runs += 1;
         self.gen = gen;
         self.detached = None;
-        self.run = Run::new(job, &self.tree);
+        self.run.reset(job, &self.tree);
         Ok(true)
     }
 

@@ -149,21 +149,13 @@ pub(super) struct Run {
 
 impl Run {
     pub(super) fn new(job: Job, tree: &DecisionTree) -> Run {
-        let (prefix, prefix_ids) = tree.unfold(job.decisions);
-        Run {
-            prefix,
-            prefix_ids,
+        let mut run = Run {
+            prefix: Vec::new(),
+            prefix_ids: Vec::new(),
             pos: 0,
             at: PathId::ROOT,
             count: 0,
-            mode: match job.check {
-                Some(check) => Mode::Check(Box::new(CheckRun {
-                    check,
-                    visits: FastMap::default(),
-                    ops: 0,
-                })),
-                None => Mode::CatchUp,
-            },
+            mode: Mode::CatchUp,
             cursor: Cursor::Root,
             seen: FastMap::default(),
             seen_upto: 0,
@@ -176,10 +168,45 @@ impl Run {
             statics: Vec::new(),
             statics_hash: Some(0),
             ops: 0,
-            no_link_until: job.no_link_until,
+            no_link_until: 0,
             oracle_calls: 0,
             cell_streaks: FastMap::default(),
-        }
+        };
+        run.reset(job, tree);
+        run
+    }
+
+    /// Starts `job` in this run's place, keeping the allocations of its
+    /// tables (a run per job makes them the engine's most frequent
+    /// allocations otherwise).
+    pub(super) fn reset(&mut self, job: Job, tree: &DecisionTree) {
+        tree.unfold_into(job.decisions, &mut self.prefix, &mut self.prefix_ids);
+        self.pos = 0;
+        self.at = PathId::ROOT;
+        self.count = 0;
+        self.mode = match job.check {
+            Some(check) => Mode::Check(Box::new(CheckRun {
+                check,
+                visits: FastMap::default(),
+                ops: 0,
+            })),
+            None => Mode::CatchUp,
+        };
+        self.cursor = Cursor::Root;
+        self.seen.clear();
+        self.seen_upto = 0;
+        self.seen_decisions = 0;
+        self.never_counts.clear();
+        self.salt = 0;
+        self.path.clear();
+        self.site_visits.clear();
+        self.pending_annotations.clear();
+        self.statics.clear();
+        self.statics_hash = Some(0);
+        self.ops = 0;
+        self.no_link_until = job.no_link_until;
+        self.oracle_calls = 0;
+        self.cell_streaks.clear();
     }
 
     pub(super) fn decision_count(&self) -> u32 {
