@@ -5,7 +5,7 @@
 //! `extraction` and `prophecy` cargo benches measure them.
 
 use augur::prophecy::Prophecy;
-use augur::{range, Builder, Dyn, Extracted, ProphecyMode, Result};
+use augur::{range, Builder, Dyn, Extracted, ProphecyMode, Result, Static};
 
 /// `fn(i64) -> i64`.
 pub type Fn1 = unsafe extern "C" fn(i64) -> i64;
@@ -52,6 +52,47 @@ pub fn sequential_ifs(n: i64, plain: bool) -> Result<Extracted<Fn1>> {
         }
         y + z
     })
+}
+
+/// BuildIt's sample18 shape: `n` ifs `if (x < k) y += 1` with nothing
+/// between them (`augur::range` unrolls them).
+pub fn unrolled_ifs(n: i64) -> Result<Extracted<Fn1>> {
+    Builder::new().extract("unrolled_ifs", move |x: Dyn<i64>| {
+        let y = Dyn::new(0i64);
+        for k in range(0..n) {
+            if x.lt(k).is_true() {
+                y.set(y + 1);
+            }
+        }
+        y
+    })
+}
+
+/// What [`unrolled_ifs`] computes.
+pub fn unrolled_ifs_ref(n: i64, x: i64) -> i64 {
+    (0..n).filter(|&k| x < k).count() as i64
+}
+
+/// A state machine over first-stage states: a dyn loop whose `Static`
+/// state cycles through `n` values, so the generated loop holds one copy
+/// of the body per state (`acc += state`) before it closes.
+pub fn state_machine(n: u32) -> Result<Extracted<Fn1>> {
+    Builder::new().extract("state_machine", move |x: Dyn<i64>| {
+        let acc = Dyn::new(0i64);
+        let i = Dyn::new(0i64);
+        let mut state = Static::new(0u32);
+        while i.lt(x).is_true() {
+            acc.set(acc + state.get() as i64);
+            state.set((state.get() + 1) % n);
+            i.set(i + 1);
+        }
+        acc
+    })
+}
+
+/// What [`state_machine`] computes.
+pub fn state_machine_ref(n: u32, x: i64) -> i64 {
+    (0..x.max(0)).map(|k| k % n as i64).sum()
 }
 
 /// What [`sequential_ifs`] computes.

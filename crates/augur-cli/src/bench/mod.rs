@@ -85,7 +85,7 @@ pub const EXPERIMENTS: [Experiment; 6] = [
     },
     Experiment {
         name: "scaling",
-        about: "runs and time as programs grow: straight-line code, sequential ifs, nested loops, prophecies in sequence",
+        about: "runs and time as programs grow: straight-line code, sequential and unrolled ifs, nested loops, a state machine, prophecies in sequence",
         run: scaling::run,
     },
     Experiment {

@@ -1,6 +1,7 @@
 //! How the first stage scales as programs grow, on the shapes of the
 //! BuildIt comparison (`crate::programs`): straight-line code, sequential
-//! ifs, nested dyn loops and prophecies violated in sequence. BuildIt's
+//! ifs, unrolled ifs (BuildIt's sample18), nested dyn loops, a state
+//! machine over first-stage states and prophecies violated in sequence. BuildIt's
 //! run counts follow its exploration (two runs per dyn branch); its times
 //! are the ones measured on this kind of machine. Ours are shown twice:
 //! exploration runs (what BuildIt's count compares with) and all runs,
@@ -19,6 +20,9 @@ const BUILDIT_STRAIGHT_MS: [(usize, f64); 2] = [(256, 9.7), (2048, 129.0)];
 /// BuildIt's sequential-ifs times (n, ms), 20 statements between ifs,
 /// measured the same way.
 const BUILDIT_IFS_MS: [(i64, f64); 2] = [(32, 154.0), (64, 391.0)];
+/// BuildIt's sample18 (128 unrolled ifs): runs, and ms for the whole
+/// process, measured on this kind of machine.
+const BUILDIT_SAMPLE18: (u64, u64, f64) = (128, 257, 52.0);
 /// BuildIt's runs for k = 16 prophecies violated in sequence.
 const BUILDIT_PROPHECY_RUNS: (usize, u64) = (16, 185);
 
@@ -302,10 +306,101 @@ fn runs_plot(
         )
 }
 
+fn unrolled(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ns = sizes(ctx, &[16, 32, 64, 128, 256], &[16, 128]);
+    let pts = sweep(
+        ctx,
+        "unrolled ifs",
+        &ns,
+        ctx.reps(10),
+        |n| programs::unrolled_ifs(n as i64),
+        |n, x| programs::unrolled_ifs_ref(n as i64, x),
+    )?;
+    let mut t = Table::new(
+        "unrolled-ifs",
+        "n dyn ifs with nothing between (BuildIt's sample18 at n = 128)",
+        &[
+            "n",
+            "runs",
+            "with check runs",
+            "BuildIt runs (2n + 1)",
+            "time (ms)",
+            "BuildIt (ms, whole process)",
+        ],
+    );
+    for p in &pts {
+        let (bn, _, bms) = BUILDIT_SAMPLE18;
+        t.push(vec![
+            p.n.into(),
+            p.stats.runs.into(),
+            p.stats.total_runs.into(),
+            (2 * p.n + 1).into(),
+            Cell::float(p.ms, 3),
+            if p.n == bn {
+                Cell::float(bms, 0)
+            } else {
+                Cell::Missing
+            },
+        ]);
+    }
+    Ok((
+        t,
+        runs_plot(
+            "unrolled-ifs",
+            "Unrolled ifs",
+            "ifs",
+            &pts,
+            ("2n + 1", |n| 2 * n + 1),
+        ),
+    ))
+}
+
+fn machine(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ns = sizes(ctx, &[125, 250, 500, 1000, 2000], &[50, 100]);
+    let pts = sweep(
+        ctx,
+        "state machine",
+        &ns,
+        ctx.reps(1),
+        |n| programs::state_machine(n as u32),
+        |n, x| programs::state_machine_ref(n as u32, x),
+    )?;
+    let mut t = Table::new(
+        "state-machine",
+        "A dyn loop over a Static state of N values (N copies of the body)",
+        &[
+            "N",
+            "runs",
+            "with check runs",
+            "recorded operations",
+            "time (ms)",
+            "µs per state",
+        ],
+    );
+    for p in &pts {
+        t.push(vec![
+            p.n.into(),
+            p.stats.runs.into(),
+            p.stats.total_runs.into(),
+            p.stats.nodes.into(),
+            Cell::float(p.ms, 1),
+            Cell::float(p.ms * 1000.0 / p.n as f64, 1),
+        ]);
+    }
+    let plot = Plot::lines(
+        "state-machine",
+        "State machine over N first-stage states: extraction time",
+        "states",
+        "ms",
+    )
+    .series("augur", pts.iter().map(|p| (p.n as f64, p.ms)));
+    Ok((t, plot))
+}
+
 /// Runs the experiment.
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let mut out = Outcome::default();
-    for part in [straight, ifs, nested, prophecies] {
+    for part in [straight, ifs, unrolled, nested, machine, prophecies] {
         let (t, p) = part(ctx)?;
         out.tables.push(t);
         out.plots.push(p);
