@@ -997,10 +997,12 @@ type Native = unsafe extern "C" fn(i32, i32) -> i32;
 /// Runs of the closure one extraction may take (over all its attempts).
 /// An extraction needs about two runs per dyn decision it explores (one
 /// exploring, one checking): up to about a thousand for a plain loop of 100
-/// turns around a dyn `if`. Runs cost more and more as the graph grows, so
-/// the default limit (a million) would let a blow-up run for hours in a
-/// debug build.
-const MAX_RUNS: u64 = 5_000;
+/// turns around a dyn `if`, about 6,500 for the largest program of a
+/// 100,000-program run (seed 9400072330: a plain loop of 97 turns with two
+/// `if`s and a tracked plain value, in a dyn loop; 35,000 operations).
+/// Runs cost more and more as the graph grows, so the default limit (a
+/// million) would let a blow-up run for hours in a debug build.
+const MAX_RUNS: u64 = 10_000;
 /// Operations one attempt may record: these programs need a few thousand
 /// (long plain loops, copied per plain value). A second bound on blow-ups,
 /// which grow the graph fast.
