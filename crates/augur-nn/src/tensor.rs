@@ -39,6 +39,9 @@ impl Tensor {
 
 impl Net {
     /// A tensor over the caller's buffer (a parameter of the staged function).
+    /// The same buffer registered again with the same shape (in each turn of
+    /// a dyn loop, say) is the same tensor, so fusion decisions about it hold
+    /// in every turn.
     ///
     /// While the network uses it, change its contents only through the
     /// `Net` ([`data`](Net::data), [`copy_to`](Net::copy_to)): a bias, say,
@@ -61,6 +64,28 @@ impl Net {
     }
 
     fn register(&self, shape: Vec<usize>, data: Dyn<*mut f32>, owned: bool) -> Tensor {
+        // The caller's buffer seen again (`tensor_on` in each turn of a
+        // dyn loop) is the same tensor: the same id keeps a prediction
+        // about it ("a bias add of tensor 2 follows") the same in every
+        // turn, so it can hold.
+        let seen = (!owned)
+            .then(|| {
+                let buffers = self.ctx.buffers.borrow();
+                let b = buffers
+                    .iter()
+                    .find(|b| b.2.same_handle(data) && b.1 == shape);
+                b.map(|b| b.0)
+            })
+            .flatten();
+        if let Some(id) = seen {
+            return Tensor {
+                net: self.key(),
+                id,
+                shape,
+                data,
+                owned,
+            };
+        }
         let id = self.fresh_id();
         self.ctx
             .buffers

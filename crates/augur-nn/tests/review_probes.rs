@@ -1,7 +1,7 @@
 //! Adversarial probes of augur-nn's fusion protocol: networks built fused
 //! and unfused, compiled and compared with plain Rust (inputs are
-//! multiples of 1/16, so every sum is exact). Tests named `bug_*` are
-//! `#[ignore]`d reproducers of open problems; the rest are regressions.
+//! multiples of 1/16, so every sum is exact). Each probe that found a
+//! problem stays, fixed, as a regression test (none is ignored).
 // Same ReLU on both arms on purpose; `s = s + v` makes new values (`+=` on a
 // `Dyn` would assign a variable).
 #![allow(
@@ -763,15 +763,14 @@ fn plain_loop_over_layers_in_a_batch_loop() {
     );
 }
 
-/// A bias tensor registered inside a dyn batch loop (even `tensor_on` over
-/// the same parameter every turn) is never fused, and so neither is the
-/// ReLU after it: tensor ids come from a plain counter (`net.rs:100`) that
-/// goes on across turns, so the shared prophecy "after conv1d" is required
-/// `Bias(2)` on the first turn and `Bias(4)` on the second: `Conflict`.
-/// The result is right; the fusion is lost (5 loops instead of 3).
+/// A bias tensor registered inside a dyn batch loop (`tensor_on` over the
+/// same parameter every turn) is fused, and so is the ReLU after it. It
+/// used not to be: tensor ids came from a plain counter that goes on across
+/// turns, so the shared prophecy "after conv1d" was required `Bias(2)` on
+/// the first turn and `Bias(4)` on the second: `Conflict` (5 loops instead
+/// of 3). `tensor_on` now gives the caller's buffer seen again its id.
 #[test]
-#[ignore = "bug (missed fusion): a bias registered in a dyn loop never fuses"]
-fn bug_bias_registered_in_a_batch_loop_is_never_fused() {
+fn bias_registered_in_a_batch_loop_is_fused() {
     let (f, _) = check(
         [16, 3, 3, 16, 16],
         &[0, 1, 3],

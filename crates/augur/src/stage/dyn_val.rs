@@ -112,6 +112,26 @@ impl<T: ?Sized> Dyn<T> {
     pub(crate) fn arg(self) -> Arg {
         Arg::Var(self.var, self.gen)
     }
+
+    /// True if both handles name the same variable or value of the same
+    /// run: a first-stage question about the handles, not a comparison of
+    /// values (that is [`eq`](Dyn::eq), which generates code). A DSL uses
+    /// it to recognise a buffer it has seen before.
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// Builder::new()
+    ///     .extract("same", |x: Dyn<i32>| {
+    ///         let y = x;
+    ///         assert!(x.same_handle(y));
+    ///         assert!(!x.same_handle(x + 0));
+    ///         x
+    ///     })
+    ///     .unwrap();
+    /// ```
+    pub fn same_handle(self, other: Dyn<T>) -> bool {
+        self.var == other.var && self.gen == other.gen
+    }
 }
 
 /// Makes a `Dyn<R>` for an operation computed by `build`.
