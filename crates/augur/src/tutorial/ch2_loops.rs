@@ -242,7 +242,13 @@
 //!
 //! Keep values that change from turn to turn of a dyn loop in `Dyn`
 //! variables: a plain local that changes every turn (a counter) never lets
-//! the loop repeat its state.
+//! the loop repeat its state. The same holds for a `Dyn` value rebound in a
+//! plain variable, `let mut t = x + 0; while c.is_true() { t = t * 2; }`:
+//! each turn reads the temporary the turn before computed, a new variable
+//! of the generated code every turn, so extraction stops with
+//! [`Error::CarriedValue`](crate::Error::CarriedValue), naming the loop, the
+//! read and the fix: declare `let t = Dyn::new(x)` before the loop and
+//! `t.set(t * 2)` in it.
 //!
 //! The runnable version of this chapter is
 //! `cargo run -p augur --example tutorial_2_loops`. Next:
