@@ -553,3 +553,29 @@ fn plain_loop_longer_than_the_audit_is_unrolled() {
     }
     assert_eq!(ex.stats().back_edges, 0, "{}", ex.c_code());
 }
+
+/// A plain Rust loop longer than the audit whose only decision is its own
+/// dyn exit on a value no turn changes: every turn repeats the one before,
+/// as a dyn loop's would, but as a dyn loop it could leave only in its
+/// first turn or never. It used to be closed into `while (1) { if (x < 5)
+/// return s; s = s + 1; }`, which never ends for `x >= 5` where the first
+/// stage returns `s + 100` after 30 turns. A loop none of whose decisions
+/// can change from turn to turn is now unrolled.
+#[test]
+fn plain_loop_around_an_invariant_dyn_exit_is_unrolled() {
+    common::check(
+        "invariant_exit",
+        |x: Dyn<i32>| {
+            let s = Dyn::new(0);
+            for _ in 0..30 {
+                if x.lt(5).is_true() {
+                    return s;
+                }
+                s.set(s + 1);
+            }
+            s + 100
+        },
+        |&mut (x,): &mut (i32,)| if x < 5 { 0 } else { 130 },
+        &[(-3,), (0,), (4,), (5,), (7,), (100,)],
+    );
+}

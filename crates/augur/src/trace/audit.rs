@@ -3,9 +3,9 @@
 //! leaves without a decision was a plain Rust loop.
 
 use super::engine::{Ctl, Engine};
-use super::graph::{Node, NodeId, Op, Succ};
+use super::graph::{Node, NodeId, Op, Place, Succ};
 use super::run::{Check, Job, LinkCheck, Mode, Verify};
-use super::tag::{FastMap, Tag};
+use super::tag::{FastMap, FastSet, Tag};
 use crate::ir::{Arena, SrcLoc};
 
 impl Engine {
@@ -55,6 +55,15 @@ impl Engine {
         if v.rounds >= self.config.audit_rounds {
             let (attach, head) = (v.attach, v.head);
             let turn = v.cycle.clone();
+            if !self.config.allow_infinite_loops && !self.decides_anew(&turn) {
+                // No decision of the turn can come out differently in a
+                // later turn: as a dyn loop it would leave only in its
+                // first turn or never. What repeats like that is a plain
+                // Rust loop around a dyn exit (`for _ in 0..30 { if
+                // x.lt(5).is_true() { return } }`): unroll it.
+                let (base, loc) = (self.nodes[head].base, self.nodes[head].loc);
+                return Err(self.mark_plain_loop(base, loc));
+            }
             self.run.mode = Mode::Record;
             self.run.cursor = attach;
             self.link(head)?;
@@ -90,6 +99,52 @@ impl Engine {
                 self.carried.push((at, loc, self.nodes[d].loc));
             }
         }
+    }
+
+    /// True if some decision of `turn` (one turn of a loop candidate) reads
+    /// a value that can differ from turn to turn: computed from a variable
+    /// the turn or any recorded operation assigns (another side of the
+    /// loop's body may), from memory, or by a call. Calling a variable
+    /// invariant that is assigned on a path not yet recorded only unrolls
+    /// a loop that could have closed: never wrong code.
+    fn decides_anew(&self, turn: &[(NodeId, Option<bool>)]) -> bool {
+        use super::graph::{OpExpr, Operand};
+        let mut variant: FastSet<crate::ir::VarId> = self.assigned.clone();
+        for &(n, _) in turn {
+            if let Op::Assign {
+                place: Place::Var(v),
+                ..
+            } = &self.nodes[n].op
+            {
+                variant.insert(*v);
+            }
+        }
+        for &(n, _) in turn {
+            let node = &self.nodes[n];
+            let (Some(def), Op::Let { expr, .. } | Op::Eval(expr)) = (node.def, &node.op) else {
+                if let (Some(def), Op::Decl { init, .. }) = (node.def, &node.op) {
+                    let reads = init.iter().filter_map(|o| match o {
+                        Operand::Var(v) => Some(*v),
+                        _ => None,
+                    });
+                    if reads.into_iter().any(|v| variant.contains(&v)) {
+                        variant.insert(def);
+                    }
+                }
+                continue;
+            };
+            let changes = matches!(expr, OpExpr::Load(_) | OpExpr::Call(..))
+                || super::graph::vars_of(&node.op)
+                    .iter()
+                    .any(|v| variant.contains(v));
+            if changes {
+                variant.insert(def);
+            }
+        }
+        turn.iter().any(|&(n, _)| match &self.nodes[n].op {
+            Op::Branch(Operand::Var(c)) => variant.contains(c),
+            _ => false,
+        })
     }
 
     /// The loop candidate was a plain Rust loop: never close at its head

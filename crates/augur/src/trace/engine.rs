@@ -146,6 +146,8 @@ pub struct Engine {
     pub(super) extern_ids: FastMap<String, FuncId>,
     /// The node that defines each variable.
     pub(super) var_def: FastMap<VarId, NodeId>,
+    /// Variables some recorded operation assigns (see `decides_anew`).
+    pub(super) assigned: FastSet<VarId>,
     /// For temporaries loaded from a place: the place, so `set` can store to it.
     pub(super) var_place: FastMap<VarId, Place>,
     pub(super) stats: Stats,
@@ -197,6 +199,7 @@ impl Engine {
             extern_ids: FastMap::default(),
             var_place: FastMap::default(),
             var_def: FastMap::default(),
+            assigned: FastSet::default(),
             stats,
             run: Run::new(Job::explore(PathId::ROOT), &DecisionTree::default()),
             gen,
@@ -243,6 +246,7 @@ impl Engine {
         self.extern_ids.clear();
         self.var_place.clear();
         self.var_def.clear();
+        self.assigned.clear();
         // The counters describe the final attempt; totals are kept apart.
         self.stats.runs = 0;
         self.stats.check_runs = 0;

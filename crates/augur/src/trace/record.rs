@@ -180,6 +180,13 @@ impl Engine {
         if let Some(v) = def {
             self.var_def.insert(v, id);
         }
+        if let Op::Assign {
+            place: graph::Place::Var(v),
+            ..
+        } = &op
+        {
+            self.assigned.insert(*v);
+        }
         Ok(self.nodes.push(Node {
             op,
             def,
