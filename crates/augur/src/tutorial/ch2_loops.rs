@@ -236,7 +236,9 @@
 //!   extraction stops with an error that names the plain loop and the fix
 //!   (the attribute, a `Static`, or `augur::range`);
 //! * a plain loop of more than 17 turns whose body has its own dyn `break`
-//!   or `return` looks like a dyn loop for longer than extraction checks
+//!   or `return` on a value the loop changes (`if s.gt(x).is_true() {
+//!   break }` with `s.set(s + 1)` in the body) looks like a dyn loop for
+//!   longer than extraction checks
 //!   ([`Builder::audit`](crate::Builder::audit), which checks far longer,
 //!   can cross-check such code in tests).
 //!
