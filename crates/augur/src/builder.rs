@@ -175,24 +175,7 @@ impl Builder {
     #[track_caller]
     pub fn extract<M, F: StagedFn<M>>(&self, name: &str, f: F) -> Result<Extracted<F::Native>> {
         let loc = caller();
-        check_name(name, loc)?;
-        let mut config = self.config.clone();
-        if std::env::var("AUGUR_TAGGER").is_ok_and(|v| v == "unwind") {
-            config.tagger = Tagger::Unwinder;
-        }
-        let body = |params: &[crate::ir::VarId]| {
-            let gen = driver::current_gen().expect("inside an extraction");
-            f.invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
-        };
-        let mut trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
-        if trace.func.externs.iter().any(|(_, x)| x.name == name) {
-            return Err(crate::Error::Misuse {
-                message: format!(
-                    "`{name}` names both the extracted function and an extern it calls"
-                ),
-                location: Some(loc),
-            });
-        }
+        let (mut trace, config) = self.trace(name, f, loc)?;
         let explanation = std::mem::take(&mut trace.explanation);
         let (func, stats) = pipeline::compile_trace(trace, &config)?;
         Ok(Extracted {
@@ -202,6 +185,35 @@ impl Builder {
             loc,
             _sig: PhantomData,
         })
+    }
+
+    /// Runs the first stage of `f`: its trace graph, before structuring,
+    /// and the configuration used.
+    pub(crate) fn trace<M, F: StagedFn<M>>(
+        &self,
+        name: &str,
+        f: F,
+        loc: SrcLoc,
+    ) -> Result<(crate::trace::engine::Trace, Config)> {
+        check_name(name, loc)?;
+        let mut config = self.config.clone();
+        if std::env::var("AUGUR_TAGGER").is_ok_and(|v| v == "unwind") {
+            config.tagger = Tagger::Unwinder;
+        }
+        let body = |params: &[crate::ir::VarId]| {
+            let gen = driver::current_gen().expect("inside an extraction");
+            f.invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
+        };
+        let trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
+        if trace.func.externs.iter().any(|(_, x)| x.name == name) {
+            return Err(crate::Error::Misuse {
+                message: format!(
+                    "`{name}` names both the extracted function and an extern it calls"
+                ),
+                location: Some(loc),
+            });
+        }
+        Ok((trace, config))
     }
 }
 

@@ -3,7 +3,7 @@
 //! nothing in between changes what it reads, so `t1 = x + 1; y = t1;`
 //! prints as `y = x + 1;`.
 
-use super::effects::{effects, read_counts, top_exprs, Effects};
+use super::effects::{read_counts, shallow, top_exprs, Effects};
 use crate::ir::{BinOp, Block, Expr, ExprId, Function, StmtKind, VarId, VarKind};
 
 /// How far ahead to look for the single reader (keeps the pass linear).
@@ -17,13 +17,17 @@ pub fn run(f: &mut Function) {
     f.body = body;
 }
 
-fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
+/// Folds the temporaries of `b` and its nested blocks; returns what `b`
+/// does, so that each statement's effects are summed up once, bottom-up.
+fn block(f: &mut Function, b: &mut Block, counts: &[u32]) -> Effects {
+    let mut fx = Vec::with_capacity(b.len());
     for s in b.iter_mut() {
+        let mut e = shallow(f, s);
         for inner in s.kind.blocks_mut() {
-            block(f, inner, counts);
+            e.merge(&block(f, inner, counts));
         }
+        fx.push(e);
     }
-    let fx: Vec<Effects> = b.iter().map(|s| effects(f, s)).collect();
     let mut removed = vec![false; b.len()];
     for i in 0..b.len() {
         let StmtKind::Decl { var, init: Some(e) } = b[i].kind else {
@@ -58,6 +62,11 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) {
         k += 1;
         !removed[k - 1]
     });
+    // A folded temporary's write stays in the sum: more than the block
+    // does, which only ever keeps a fold from happening.
+    let mut all = Effects::default();
+    fx.iter().for_each(|e| all.merge(e));
+    all
 }
 
 /// True if the tree under `e` has at most `budget` nodes.
@@ -98,9 +107,7 @@ fn find_reader(
             return ok.then_some((j, node));
         }
         let k = &fx[j];
-        let clobbers = k.writes.iter().any(|w| reads.contains(w))
-            || (e_mem && (k.writes_memory || k.calls))
-            || k.jumps;
+        let clobbers = k.writes_any(&reads) || (e_mem && (k.writes_memory || k.calls)) || k.jumps;
         if clobbers || e_call || k.calls && e_mem {
             return None;
         }

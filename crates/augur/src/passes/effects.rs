@@ -6,8 +6,11 @@ use crate::ir::{Expr, ExprId, Function, Stmt, StmtKind, VarId};
 /// Effects of a statement (including nested blocks).
 #[derive(Default, Clone, Debug)]
 pub struct Effects {
-    /// Variables assigned or declared.
+    /// Variables assigned or declared (at most [`WRITES_KEPT`]; see
+    /// `many_writes`).
     pub writes: Vec<VarId>,
+    /// Writes more variables than `writes` lists: assume it writes any.
+    pub many_writes: bool,
     /// Stores through pointers or into arrays.
     pub writes_memory: bool,
     /// Contains a call (which may write memory and address-taken variables).
@@ -16,8 +19,46 @@ pub struct Effects {
     pub jumps: bool,
 }
 
-/// Computes the effects of `s`.
-pub fn effects(f: &Function, s: &Stmt) -> Effects {
+/// How many written variables an [`Effects`] lists before it gives up and
+/// sets `many_writes`. Keeps the summaries of compound statements small, so
+/// that summing them up level by level stays linear in deep nests (a state
+/// machine's copies of a loop body nest one `if` per copy).
+pub const WRITES_KEPT: usize = 32;
+
+impl Effects {
+    /// True if this writes any of `vars`.
+    pub fn writes_any(&self, vars: &[VarId]) -> bool {
+        !vars.is_empty() && (self.many_writes || self.writes.iter().any(|w| vars.contains(w)))
+    }
+
+    /// Adds what `other` does.
+    pub fn merge(&mut self, other: &Effects) {
+        self.writes_memory |= other.writes_memory;
+        self.calls |= other.calls;
+        self.jumps |= other.jumps;
+        self.many_writes |= other.many_writes;
+        for &w in &other.writes {
+            self.write(w);
+        }
+    }
+
+    fn write(&mut self, v: VarId) {
+        if self.many_writes || self.writes.contains(&v) {
+            return;
+        }
+        if self.writes.len() == WRITES_KEPT {
+            self.many_writes = true;
+            self.writes.clear();
+        } else {
+            self.writes.push(v);
+        }
+    }
+}
+
+/// The effects of `s` itself, without the statements of its nested blocks
+/// (a `for`'s init and step included): callers that walk the nested blocks
+/// anyway merge their effects in.
+pub fn shallow(f: &Function, s: &Stmt) -> Effects {
     let mut e = Effects::default();
     add(f, s, &mut e);
     e
@@ -27,7 +68,7 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
     let expr = |x: ExprId, e: &mut Effects| e.calls |= f.has_call(x);
     match &s.kind {
         StmtKind::Decl { var, init } => {
-            e.writes.push(*var);
+            e.write(*var);
             // Reads through `&var` see this write.
             e.writes_memory |= f.vars[*var].addr_taken;
             if let Some(i) = init {
@@ -37,7 +78,7 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
         StmtKind::Assign { place, value } => {
             match f.exprs[*place].kind {
                 Expr::Var(v) => {
-                    e.writes.push(v);
+                    e.write(v);
                     e.writes_memory |= f.vars[v].addr_taken;
                 }
                 _ => e.writes_memory = true,
@@ -46,24 +87,13 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
             expr(*value, e);
         }
         StmtKind::Eval(x) => expr(*x, e),
-        StmtKind::If { cond, then_, else_ } => {
-            expr(*cond, e);
-            then_.iter().chain(else_).for_each(|s| add(f, s, e));
-        }
-        StmtKind::While { cond, body } => {
-            expr(*cond, e);
-            body.iter().for_each(|s| add(f, s, e));
-        }
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => expr(*cond, e),
         StmtKind::For {
-            init,
-            cond,
-            step,
-            body,
+            init, cond, step, ..
         } => {
             add(f, init, e);
             expr(*cond, e);
             add(f, step, e);
-            body.iter().for_each(|s| add(f, s, e));
         }
         StmtKind::Return(x) => {
             e.jumps = true;
@@ -146,5 +176,28 @@ fn count(f: &Function, x: ExprId, is_place: bool, counts: &mut [u32]) {
         Expr::Var(v) if !is_place => counts[v.0 as usize] += 1,
         Expr::Var(_) => {}
         _ => f.for_each_child(x, |c| count(f, c, false, counts)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Effects, WRITES_KEPT};
+    use crate::ir::VarId;
+
+    #[test]
+    fn a_summary_of_many_writes_writes_anything() {
+        let mut inner = Effects::default();
+        (0..WRITES_KEPT as u32).for_each(|v| inner.write(VarId(v)));
+        assert!(inner.writes_any(&[VarId(3)]));
+        assert!(!inner.writes_any(&[VarId(1000)]));
+        let mut outer = Effects::default();
+        outer.write(VarId(1000));
+        outer.merge(&inner);
+        assert!(outer.many_writes);
+        assert!(
+            outer.writes_any(&[VarId(5000)]),
+            "past the cap any variable"
+        );
+        assert!(!outer.writes_any(&[]), "a constant reads nothing");
     }
 }

@@ -274,6 +274,15 @@ impl<'a> Emitter<'a> {
                 }
                 let cond = lower::cond(self.func, self.nodes, &c);
                 let n = c.first();
+                if merges.is_empty() {
+                    if let Some((then_, else_, cont)) = self.guard(t, e, ctx) {
+                        let mut s = Stmt::new(StmtKind::If { cond, then_, else_ });
+                        s.annotations = self.nodes[n].annotations.clone();
+                        s.loc = Some(self.nodes[n].loc);
+                        out.push(s);
+                        return (out, Some(cont));
+                    }
+                }
                 let then_ = self.jump(t, ctx, false);
                 let else_ = self.jump(e, ctx, false);
                 let mut s = Stmt::new(StmtKind::If { cond, then_, else_ });
@@ -293,6 +302,46 @@ impl<'a> Emitter<'a> {
             }
         }
         (out, None)
+    }
+
+    /// A branch with no join where one side only jumps away (`break`,
+    /// `continue`, `return`, `goto`) and the other is emitted in place: the
+    /// jump becomes a guard `if` with that side alone, and the other side
+    /// the continuation, emitted in sequence after it. A dyn loop's turns
+    /// (a state machine's copies of the body, each guarded by the loop's
+    /// condition) then come out flat instead of nesting one `if` per turn,
+    /// which every later pass would walk level by level.
+    fn guard(
+        &mut self,
+        t: BlockId,
+        e: BlockId,
+        ctx: &mut Vec<Ctx>,
+    ) -> Option<(Block, Block, BlockId)> {
+        let (t_here, e_here) = (
+            self.inline_target(t, ctx, false),
+            self.inline_target(e, ctx, false),
+        );
+        let (away, cont) = match (t_here, e_here) {
+            (true, false) => (e, t),
+            (false, true) => (t, e),
+            _ => return None,
+        };
+        let jump = self.jump(away, ctx, false);
+        let jumps = matches!(
+            jump.last().map(|s| &s.kind),
+            Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) | StmtKind::Goto(_))
+        );
+        if !jumps {
+            // Falling through to an enclosing join: not a guard. Nothing
+            // was emitted (the target is not in place), so the branch is
+            // emitted the usual way.
+            return None;
+        }
+        Some(if cont == t {
+            (Vec::new(), jump, cont)
+        } else {
+            (jump, Vec::new(), cont)
+        })
     }
 
     /// [`jump`](Emitter::jump) at the end of a sequence: a block emitted in

@@ -203,3 +203,52 @@ fn first_loc(cfg: &Cfg, nodes: &crate::ir::Arena<NodeId, Node>, b: usize) -> Opt
     })?;
     Some(nodes[n].loc)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{Stmt, StmtKind};
+    use crate::{Builder, Dyn, Static};
+
+    fn depth(b: &[Stmt]) -> usize {
+        b.iter()
+            .map(|s| match &s.kind {
+                StmtKind::If { then_, else_, .. } => 1 + depth(then_).max(depth(else_)),
+                StmtKind::While { body, .. } | StmtKind::For { body, .. } => 1 + depth(body),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A dyn loop over a `Static` state of 200 values: each copy of the
+    /// body sits behind the loop's condition, whose other side leaves the
+    /// loop. The structurer emits each test as a guard (`if (c) {} else
+    /// break;`) followed by the copy, so the nesting is the loop and one
+    /// `if`, not one `if` per copy (which made the passes after it walk
+    /// every level again: quadratic, and deep enough to overflow a stack).
+    #[test]
+    fn guarded_turns_do_not_nest() {
+        let n = 200u32;
+        let loc = crate::stage::dyn_val::caller();
+        let (trace, config) = Builder::new()
+            .trace(
+                "state_machine",
+                move |x: Dyn<i64>| {
+                    let acc = Dyn::new(0i64);
+                    let i = Dyn::new(0i64);
+                    let mut state = Static::new(0u32);
+                    while i.lt(x).is_true() {
+                        acc.set(acc + state.get() as i64);
+                        state.set((state.get() + 1) % n);
+                        i.set(i + 1);
+                    }
+                    acc
+                },
+                loc,
+            )
+            .unwrap();
+        let (func, gotos) = super::structure(trace, &config).unwrap();
+        assert_eq!(gotos, 0);
+        assert_eq!(depth(&func.body), 2, "{func}");
+    }
+}
