@@ -12,6 +12,10 @@ pub mod imp;
 pub mod programs;
 pub mod report;
 
+/// Counts heap bytes for `augur bench` (peak memory of an extraction).
+#[global_allocator]
+static HEAP: bench::heap::Counting = bench::heap::Counting;
+
 /// Errors of the command: a message for people (staging errors keep
 /// augur's own text, which names the user's line).
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;

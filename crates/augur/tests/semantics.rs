@@ -450,3 +450,32 @@ fn back_edges_count_the_final_loops() {
     assert!(ex.stats().loop_restarts <= 1, "{}", ex.stats());
     assert_eq!(ex.stats().back_edges, 2, "{}", ex.stats());
 }
+
+/// `Stats::operations` counts every staging operation of every run: one
+/// run of straight-line code performs each recorded operation once (the
+/// return included); an `if` adds a second run that replays the prefix.
+#[test]
+fn operations_count_the_first_stages_work() {
+    let straight = Builder::new()
+        .extract("straight", |x: Dyn<i64>| {
+            let y = Dyn::new(x);
+            for _ in 0..10 {
+                y.set(y + 1);
+            }
+            y
+        })
+        .unwrap();
+    let s = straight.stats();
+    assert_eq!((s.total_runs, s.operations), (1, s.nodes), "{s}");
+    let branchy = Builder::new()
+        .extract("branchy", |x: Dyn<i64>| {
+            let y = Dyn::new(x);
+            if x.lt(0).is_true() {
+                y.set(-x);
+            }
+            y
+        })
+        .unwrap();
+    let s = branchy.stats();
+    assert!(s.total_runs >= 2 && s.operations > s.nodes, "{s}");
+}

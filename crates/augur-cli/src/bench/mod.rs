@@ -12,6 +12,7 @@ pub mod einsum;
 pub mod first_stage;
 pub mod fusion;
 pub mod gpu;
+pub mod heap;
 pub mod paper;
 pub mod scaling;
 

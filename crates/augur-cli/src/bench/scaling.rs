@@ -31,6 +31,8 @@ struct Point {
     n: u64,
     stats: Stats,
     ms: f64,
+    /// Heap the extraction added at its peak (MB).
+    peak_mb: f64,
 }
 
 fn check(e: &Extracted<Fn1>, x: i64, want: i64, what: &str) -> Result<()> {
@@ -53,7 +55,10 @@ fn sweep(
     let mut out = Vec::new();
     for &n in sizes {
         bar.set_message(format!("n = {n}"));
+        super::heap::reset_peak();
+        let base = super::heap::live();
         let (min, _, e) = time(reps, || Ok(one(n)?))?;
+        let peak_mb = super::heap::peak_since(base) as f64 / 1e6;
         if e.stats().gotos != 0 {
             return Err(format!("{label} n = {n}: unstructured code").into());
         }
@@ -64,6 +69,7 @@ fn sweep(
             n,
             stats: e.stats().clone(),
             ms: ms(min),
+            peak_mb,
         });
         bar.inc(1);
     }
@@ -356,7 +362,7 @@ fn unrolled(ctx: &Ctx) -> Result<(Table, Plot)> {
 }
 
 fn machine(ctx: &Ctx) -> Result<(Table, Plot)> {
-    let ns = sizes(ctx, &[125, 250, 500, 1000, 2000], &[50, 100]);
+    let ns = sizes(ctx, &[125, 250, 500, 1000, 2000, 4000], &[50, 100]);
     let pts = sweep(
         ctx,
         "state machine",
@@ -373,8 +379,10 @@ fn machine(ctx: &Ctx) -> Result<(Table, Plot)> {
             "runs",
             "with check runs",
             "recorded operations",
+            "operations performed",
             "time (ms)",
             "µs per state",
+            "peak heap (MB)",
         ],
     );
     for p in &pts {
@@ -383,8 +391,10 @@ fn machine(ctx: &Ctx) -> Result<(Table, Plot)> {
             p.stats.runs.into(),
             p.stats.total_runs.into(),
             p.stats.nodes.into(),
+            p.stats.operations.into(),
             Cell::float(p.ms, 1),
             Cell::float(p.ms * 1000.0 / p.n as f64, 1),
+            Cell::float(p.peak_mb, 1),
         ]);
     }
     let plot = Plot::lines(

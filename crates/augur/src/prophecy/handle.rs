@@ -99,7 +99,7 @@ struct CellRef {
 impl CellRef {
     fn open<L: Lattice>(kind: CellKind, initial: L, name: Option<String>, loc: SrcLoc) -> CellRef {
         if !driver::in_extraction() {
-            driver::throw(crate::trace::engine::Ctl::Fail(outside(
+            driver::throw(crate::trace::engine::Ctl::fail(outside(
                 kind, "created", loc,
             )));
         }
@@ -128,7 +128,7 @@ impl CellRef {
                 location: Some(loc),
             },
         };
-        driver::throw(crate::trace::engine::Ctl::Fail(err))
+        driver::throw(crate::trace::engine::Ctl::fail(err))
     }
 
     fn get<L: Lattice>(&self, kind: CellKind, loc: SrcLoc) -> L {

@@ -299,7 +299,7 @@ fn load<T: CType + ?Sized>(place: impl FnOnce(&Engine, SrcLoc) -> Result<Place, 
     let loc = caller();
     with(|e| {
         if matches!(T::ty(), Type::Array { .. }) {
-            return Err(Ctl::Fail(Error::Misuse {
+            return Err(Ctl::fail(Error::Misuse {
                 message: "arrays of arrays are not supported: index a flat array".into(),
                 location: Some(loc),
             }));

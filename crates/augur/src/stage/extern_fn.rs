@@ -108,11 +108,11 @@ fn emit_call<R: CallRet>(decl: ExternDecl, args: Vec<Arg>) -> R::Out {
     let loc = caller();
     with(|e| {
         let id = e.extern_fn(&decl).map_err(|err| match err {
-            Error::Misuse { message, .. } => crate::trace::engine::Ctl::Fail(Error::Misuse {
+            Error::Misuse { message, .. } => crate::trace::engine::Ctl::fail(Error::Misuse {
                 message,
                 location: Some(loc),
             }),
-            other => crate::trace::engine::Ctl::Fail(other),
+            other => crate::trace::engine::Ctl::fail(other),
         })?;
         let ops = args
             .into_iter()
@@ -149,7 +149,7 @@ macro_rules! arity {
                 let ok = args.len() == fixed || (self.variadic && args.len() > fixed);
                 if !ok {
                     let loc = caller();
-                    crate::trace::driver::throw(crate::trace::engine::Ctl::Fail(Error::Misuse {
+                    crate::trace::driver::throw(crate::trace::engine::Ctl::fail(Error::Misuse {
                         message: format!(
                             "`{}` takes {fixed} argument(s), given {}",
                             self.name,

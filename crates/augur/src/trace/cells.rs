@@ -58,7 +58,7 @@ impl Engine {
         let (id, verdict) = self
             .cells
             .open((key, occurrence), kind, initial, name, loc, check)
-            .map_err(Ctl::Fail)?;
+            .map_err(Ctl::fail)?;
         self.on_verdict(verdict)?;
         Ok(id)
     }
@@ -80,7 +80,7 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(());
         }
-        let verdict = self.cells.require(id, v, loc).map_err(Ctl::Fail)?;
+        let verdict = self.cells.require(id, v, loc).map_err(Ctl::fail)?;
         self.on_verdict(verdict)
     }
 
@@ -89,7 +89,7 @@ impl Engine {
             Verdict::Satisfied | Verdict::Joined | Verdict::Deferred => Ok(()),
             Verdict::Restart => match self.prophecy_restart() {
                 Ok(()) => Err(Ctl::Restart),
-                Err(e) => Err(Ctl::Fail(e)),
+                Err(e) => Err(Ctl::fail(e)),
             },
         }
     }

@@ -38,7 +38,7 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
                 if std::thread::panicking() && e.detached.is_none() {
                     // Destructors of the user's values run while a panic
                     // unwinds: their operations are not part of any run.
-                    e.detached = Some(Ctl::Fail(Error::Misuse {
+                    e.detached = Some(Ctl::fail(Error::Misuse {
                         message: "staging operations ran while a panic unwound \
                                   (a caught panic inside the closure?)"
                             .into(),
@@ -51,9 +51,9 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
                 }
                 r
             }
-            None => Err(Ctl::Fail(outside(caller))),
+            None => Err(Ctl::fail(outside(caller))),
         },
-        Err(_) => Err(Ctl::Fail(Error::Internal {
+        Err(_) => Err(Ctl::fail(Error::Internal {
             message: "re-entrant use of the engine".into(),
         })),
     });
@@ -254,7 +254,7 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
                 let (message, location) = LAST_PANIC
                     .with(|l| l.borrow_mut().take())
                     .unwrap_or_else(|| (panic_message(&*p), None));
-                Ctl::Fail(Error::Panic { message, location })
+                Ctl::fail(Error::Panic { message, location })
             }
         };
         match ctl {
@@ -264,7 +264,7 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
                 e.start_attempt();
                 Ok::<(), Error>(())
             })?,
-            Ctl::Fail(err) => engine_mut(|e| e.retry_with_pending(err))?,
+            Ctl::Fail(err) => engine_mut(|e| e.retry_with_pending(*err))?,
         }
     }
 }

@@ -100,8 +100,16 @@ pub enum Ctl {
     EndRun,
     /// Start the attempt over (a loop candidate was a plain Rust loop).
     Restart,
-    /// Stop the extraction with this error.
-    Fail(Error),
+    /// Stop the extraction with this error (boxed: every staging
+    /// operation returns `Result<_, Ctl>`, which stays two words wide).
+    Fail(Box<Error>),
+}
+
+impl Ctl {
+    /// `Ctl::Fail` with `e`.
+    pub fn fail(e: Error) -> Ctl {
+        Ctl::Fail(Box::new(e))
+    }
 }
 
 /// The recorded result of an extraction, input of structuring.
@@ -332,6 +340,7 @@ impl Engine {
             self.stats.runs += 1;
         }
         self.stats.total_runs += 1;
+        self.stats.operations += self.run.ops;
         self.gen = gen;
         self.detached = None;
         self.run.reset(job, &self.tree);
@@ -340,6 +349,7 @@ impl Engine {
 
     /// Finishes the extraction.
     pub fn into_trace(mut self) -> Trace {
+        self.stats.operations += self.run.ops;
         self.stats.runs_per_attempt.push(self.stats.runs);
         self.stats.attempts = self.attempts as u64;
         self.stats.prophecies = self.cells.used() as u64;
@@ -481,6 +491,7 @@ impl Engine {
     /// The closure returned `value`.
     pub fn finish(&mut self, value: Option<Operand>, loc: SrcLoc) -> Result<(), Ctl> {
         let op = Op::Return(value);
+        self.run.ops += 1;
         match self.run.mode {
             Mode::Verify(_) => self.reject_loop(),
             Mode::CheckLink(_) => self.check_link_return(&op),
@@ -570,7 +581,7 @@ impl Engine {
 
     fn check_replay(&self, n: NodeId, op: &Op, loc: SrcLoc) -> Result<(), Ctl> {
         let node = &self.nodes[n];
-        if node.op != *op || node.loc != loc {
+        if node.loc != loc || node.op != *op {
             return Err(self.nondeterministic(Some(node.loc), loc, "a different operation"));
         }
         if node.annotations != self.run.pending_annotations {
@@ -580,7 +591,7 @@ impl Engine {
     }
 
     fn nondeterministic(&self, recorded: Option<SrcLoc>, replayed: SrcLoc, what: &str) -> Ctl {
-        Ctl::Fail(Error::NonDeterministic {
+        Ctl::fail(Error::NonDeterministic {
             message: format!("replaying the same oracle decisions produced {what}"),
             recorded,
             replayed: Some(replayed),
@@ -590,7 +601,7 @@ impl Engine {
     /// Updates the run's state for passing node `n` (catch-up).
     pub(super) fn pass(&mut self, n: NodeId) {
         let base = self.nodes[n].base;
-        if self.never_close.contains(&base) {
+        if !self.never_close.is_empty() && self.never_close.contains(&base) {
             self.bump_salt(base);
         }
         self.run.pending_annotations.clear();
@@ -731,7 +742,7 @@ const RETURN_TAG: Tag = Tag {
 };
 
 pub(super) fn internal(what: &str) -> Ctl {
-    Ctl::Fail(Error::Internal {
+    Ctl::fail(Error::Internal {
         message: what.to_string(),
     })
 }

@@ -133,14 +133,14 @@ impl Engine {
         *c += 1;
         if *c > self.config.max_site_visits {
             if let Some(&(loop_at, used, computed)) = self.carried.iter().find(|c| c.0 == loc) {
-                return Err(Ctl::Fail(Error::CarriedValue {
+                return Err(Ctl::fail(Error::CarriedValue {
                     loop_at,
                     used,
                     computed,
                     runs: self.stats.total_runs,
                 }));
             }
-            return Err(Ctl::Fail(Error::LoopNeverCloses {
+            return Err(Ctl::fail(Error::LoopNeverCloses {
                 location: loc,
                 iterations: *c,
                 plain_loops: self.plain_loops.clone(),
@@ -158,7 +158,7 @@ impl Engine {
         occ: u32,
     ) -> Result<NodeId, Ctl> {
         if self.nodes.len() >= self.config.max_nodes {
-            return Err(Ctl::Fail(Error::Limit {
+            return Err(Ctl::fail(Error::Limit {
                 what: format!(
                     "{} recorded operations (a first-stage loop that never ends?){}",
                     self.config.max_nodes,
@@ -167,7 +167,7 @@ impl Engine {
                 location: Some(loc),
             }));
         }
-        self.check_memory(Some(loc)).map_err(Ctl::Fail)?;
+        self.check_memory(Some(loc)).map_err(Ctl::fail)?;
         let def = match &op {
             Op::Let { ty, .. } => Some(self.new_var(ty.clone(), VarKind::Temp, None, loc)),
             Op::Decl { ty, hint, .. } => {

@@ -19,6 +19,10 @@ pub struct Stats {
     pub link_check_runs: u64,
     /// Executions of the closure over all attempts, check runs included.
     pub total_runs: u64,
+    /// Staging operations performed over all runs, replayed and recorded
+    /// alike (each run re-executes the closure from its start, so this is
+    /// the first stage's whole work).
+    pub operations: u64,
     /// Attempts started over because a loop candidate proved to be a plain
     /// Rust loop (its head is then never closed again).
     pub loop_restarts: u64,
@@ -89,7 +93,7 @@ impl fmt::Display for Stats {
         write!(
             f,
             "runs {} (check runs {}: loops {}, links {}; total {}, attempts {}, loop restarts {}, \
-             prophecy restarts {}), memo hits {}, \
+             prophecy restarts {}), operations {}, memo hits {}, \
              loops {}, audits {}, nodes {}, statements {}, tags {} ({}), \
              time trace {:?} structure {:?} passes {:?}",
             self.runs,
@@ -100,6 +104,7 @@ impl fmt::Display for Stats {
             self.attempts,
             self.loop_restarts,
             self.prophecy_restarts,
+            self.operations,
             self.memo_hits,
             self.back_edges,
             self.loop_audits,

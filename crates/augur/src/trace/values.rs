@@ -82,7 +82,7 @@ impl Engine {
             VarKind::Local | VarKind::Param(_) => Ok(Place::Var(v)),
             VarKind::Temp => match self.var_place.get(&v) {
                 Some(p) => Ok(p.clone()),
-                None => Err(Ctl::Fail(Error::Misuse {
+                None => Err(Ctl::fail(Error::Misuse {
                     message: "cannot assign to a computed value; declare a variable with \
                               Dyn::new and assign that"
                         .into(),
@@ -167,7 +167,7 @@ impl Engine {
 }
 
 fn stale(loc: SrcLoc) -> Ctl {
-    Ctl::Fail(Error::Misuse {
+    Ctl::fail(Error::Misuse {
         message: "a Dyn value was used outside the run that made it (from another \
                   extraction, or kept from an earlier run in state outside the closure)"
             .into(),
