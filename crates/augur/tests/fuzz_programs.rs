@@ -2169,3 +2169,37 @@ fn break_out_of_an_unrolled_plain_loop_is_a_break() {
     };
     check_ast(&p, Walk::Plain);
 }
+
+/// Found by this test (seeds 9700039431 and 9700068351): a plain loop whose
+/// turns both `continue` (skipping the rest of the turn) and `break`
+/// (skipping every later turn), with the program's long tail after it. The
+/// `continue`s became `break`s out of one-turn loops around each turn's
+/// rest, which then held the `break`s' gotos: 9 gotos. Those now set a flag
+/// and leave, each inner loop followed by `if (flag) break;`.
+#[test]
+fn continue_and_break_in_an_unrolled_plain_loop_are_breaks() {
+    let p = Program {
+        inits: vec![Init::Zero; VARS],
+        counters: 0,
+        body: Stmt::PlainLoop(
+            9,
+            Box::new(Stmt::Block(vec![
+                Stmt::If(
+                    Cond::Cmp(CmpOp::Lt, Expr::Const(0), Expr::Const(0)),
+                    Box::new(Stmt::If(
+                        Cond::Cmp(CmpOp::Eq, Expr::Const(0), Expr::Const(0)),
+                        Box::new(Stmt::Continue),
+                        Box::new(Stmt::Block(vec![])),
+                    )),
+                    Box::new(Stmt::Assign(2, Expr::Const(0))),
+                ),
+                Stmt::If(
+                    Cond::Cmp(CmpOp::Ne, Expr::Const(0), Expr::Const(0)),
+                    Box::new(Stmt::Break),
+                    Box::new(Stmt::Block(vec![])),
+                ),
+            ])),
+        ),
+    };
+    check_ast(&p, Walk::Plain);
+}

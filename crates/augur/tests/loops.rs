@@ -579,3 +579,63 @@ fn plain_loop_around_an_invariant_dyn_exit_is_unrolled() {
         &[(-3,), (0,), (4,), (5,), (7,), (100,)],
     );
 }
+
+/// The same operation from two call sites, alternating with a plain flag
+/// the loop flips: the turns emit the same code (the audit compares
+/// operations, not call paths), but the flag decides what follows the loop.
+/// Leaving after an odd number of turns must multiply by 10, so the shared
+/// loop cannot be compiled as if the flag stayed put: the loop's check run,
+/// which leaves after three turns, sees it. The outcome is exact code or a
+/// clear error (today: the loop's turns are kept apart, and the error names
+/// the loop and `#[augur::staged]`), never one loop for both parities (the
+/// check run used to leave after two turns, and the code lost the `* 10`).
+#[test]
+#[allow(clippy::if_same_then_else)] // the two calls are the point
+fn same_operation_from_alternating_call_sites() {
+    fn bump(acc: Dyn<i64>) {
+        acc.set(acc + 1);
+    }
+    let f = |n: Dyn<i64>| {
+        let acc = Dyn::new(0i64);
+        let i = Dyn::new(0i64);
+        let mut flip = false;
+        while i.lt(n).is_true() {
+            if flip {
+                bump(acc);
+            } else {
+                bump(acc);
+            }
+            flip = !flip;
+            i.set(i + 1);
+        }
+        if flip {
+            acc.set(acc * 10);
+        }
+        acc
+    };
+    let reference = |&mut (n,): &mut (i64,)| {
+        let turns = n.max(0);
+        if turns % 2 == 1 {
+            turns * 10
+        } else {
+            turns
+        }
+    };
+    match Builder::new().extract("alternating", f) {
+        Ok(_) => {
+            common::check(
+                "alternating",
+                f,
+                reference,
+                &[(0,), (1,), (2,), (3,), (8,), (9,)],
+            );
+        }
+        Err(e) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("loops.rs"),
+                "the error names the loop: {text}"
+            );
+        }
+    }
+}

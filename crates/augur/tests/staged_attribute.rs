@@ -343,3 +343,108 @@ fn plain_sum(xs: &[i32]) -> i32 {
 fn annotated_code_runs_outside_extraction() {
     assert_eq!(plain_sum(&[1, 2, 3]), 6);
 }
+
+/// A plain flag each turn of a dyn loop flips, read after the loop: under
+/// the attribute the flag is first-stage state tags see, so the loop closes
+/// over two turns and leaving after an odd number multiplies by 10 (without
+/// the attribute, `loops::same_operation_from_alternating_call_sites`).
+#[augur::staged]
+fn parity(n: Dyn<i64>) -> Dyn<i64> {
+    let acc = Dyn::new(0i64);
+    let i = Dyn::new(0i64);
+    let mut flip = false;
+    while i.lt(n).is_true() {
+        acc.set(acc + 1);
+        flip = !flip;
+        i.set(i + 1);
+    }
+    if flip {
+        acc.set(acc * 10);
+    }
+    acc
+}
+
+#[test]
+fn a_flag_flipped_each_turn_decides_what_follows_the_loop() {
+    let ex = check(
+        "parity",
+        parity,
+        |&mut (n,): &mut (i64,)| {
+            let turns = n.max(0);
+            if turns % 2 == 1 {
+                turns * 10
+            } else {
+                turns
+            }
+        },
+        &[(0,), (1,), (2,), (3,), (8,), (9,)],
+    );
+    assert_eq!(ex.stats().back_edges, 1, "{}", ex.c_code());
+}
+
+/// A plain loop whose turns both `continue` and `break`, with a tail after
+/// the loop too long to copy: each `continue` skips the rest of its turn
+/// (a one-turn loop around it), and each `break` leaves every turn at once
+/// (a one-turn loop around all of them, the inner ones left through a flag).
+/// No `goto` (fuzz seeds 9700039431 and 9700068351 found two gotos here).
+#[augur::staged]
+fn continue_and_break(a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i32> {
+    let v = Dyn::new(0);
+    for k in 0..3 {
+        if a.lt(b).is_true() {
+            if a.eq(b + k).is_true() {
+                continue;
+            }
+        } else {
+            v.set(v + 1);
+        }
+        if a.ne(k).is_true() {
+            break;
+        }
+    }
+    let mut r = v * 3 + a;
+    for k in 0..12 {
+        r = r * 5 - b + k;
+    }
+    r
+}
+
+#[test]
+fn a_plain_loop_that_continues_and_breaks_needs_no_goto() {
+    let reference = |&mut (a, b): &mut (i32, i32)| {
+        let mut v = 0i32;
+        for k in 0..3 {
+            if a < b {
+                if a == b.wrapping_add(k) {
+                    continue;
+                }
+            } else {
+                v += 1;
+            }
+            if a != k {
+                break;
+            }
+        }
+        let mut r = v.wrapping_mul(3).wrapping_add(a);
+        for k in 0..12 {
+            r = r.wrapping_mul(5).wrapping_sub(b).wrapping_add(k);
+        }
+        r
+    };
+    let ex = check(
+        "continue_and_break",
+        continue_and_break,
+        reference,
+        &[
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            (2, 1),
+            (-1, -1),
+            (2, 2),
+            (-3, 5),
+        ],
+    );
+    assert_eq!(ex.stats().gotos, 0, "{}", ex.c_code());
+}

@@ -305,7 +305,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// A branch with no join where one side only jumps away (`break`,
-    /// `continue`, `return`, `goto`) and the other is emitted in place: the
+    /// `continue`, a copied `return`) and the other is emitted in place: the
     /// jump becomes a guard `if` with that side alone, and the other side
     /// the continuation, emitted in sequence after it. A dyn loop's turns
     /// (a state machine's copies of the body, each guarded by the loop's
@@ -326,22 +326,42 @@ impl<'a> Emitter<'a> {
             (false, true) => (t, e),
             _ => return None,
         };
-        let jump = self.jump(away, ctx, false);
-        let jumps = matches!(
-            jump.last().map(|s| &s.kind),
-            Some(StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) | StmtKind::Goto(_))
-        );
-        if !jumps {
-            // Falling through to an enclosing join: not a guard. Nothing
-            // was emitted (the target is not in place), so the branch is
-            // emitted the usual way.
+        if !self.structured_jump(away, ctx) {
             return None;
         }
+        let jump = self.jump(away, ctx, false);
         Some(if cont == t {
             (Vec::new(), jump, cont)
         } else {
             (jump, Vec::new(), cont)
         })
+    }
+
+    /// True if [`jump`](Emitter::jump) to `target` (not emitted in place)
+    /// gives a `break`, a `continue` or a copied `return`: neither a fall
+    /// through to an enclosing join nor a `goto` (which node splitting and
+    /// forward breaks remove better from the nested form). Mirrors `jump`'s
+    /// walk of the context, without its effects.
+    fn structured_jump(&self, target: BlockId, ctx: &[Ctx]) -> bool {
+        let mut crossed = false;
+        let mut crossed_loop = false;
+        for c in ctx.iter().rev() {
+            match *c {
+                Ctx::IfFollow(m) if m == target => {
+                    let falls_through = !(crossed || self.emitted[target]);
+                    return !falls_through && self.copyable_return(target);
+                }
+                Ctx::IfFollow(_) => crossed = true,
+                Ctx::Loop { header, follow } if header == target || follow == Some(target) => {
+                    return !crossed_loop || self.copyable_return(target);
+                }
+                Ctx::Loop { .. } => {
+                    crossed = true;
+                    crossed_loop = true;
+                }
+            }
+        }
+        self.copyable_return(target)
     }
 
     /// [`jump`](Emitter::jump) at the end of a sequence: a block emitted in

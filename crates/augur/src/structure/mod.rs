@@ -46,19 +46,16 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
             None => break,
         }
     }
-    let mut func = emitted.func;
-    let mut gotos = emitted.gotos;
-    if gotos > 0 {
-        let truth = func.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));
-        gotos -= breaks::forward_breaks(&mut func.body, truth);
-    }
-    Ok((func, gotos))
+    Ok((emitted.func, emitted.gotos))
 }
 
-/// A CFG emitted as a statement tree.
+/// A CFG emitted as a statement tree, its forward gotos made `break`s.
 struct Emission {
     cfg: Cfg,
     func: Function,
+    /// Gotos left after forward breaks: what splitting must lower (copies
+    /// can add gotos that forward breaks all remove, as each turn of an
+    /// unrolled plain loop that `break`s out of it does).
     gotos: u64,
     /// Blocks gotos jump to.
     targets: Vec<bool>,
@@ -68,8 +65,12 @@ struct Emission {
 
 impl Emission {
     fn new(cfg: Cfg, nodes: &Arena<NodeId, Node>, mut func: Function) -> Emission {
-        let (body, gotos, targets, joins) = emit::Emitter::new(&cfg, nodes, &mut func).run();
+        let (body, mut gotos, targets, joins) = emit::Emitter::new(&cfg, nodes, &mut func).run();
         func.body = body;
+        if gotos > 0 {
+            let truth = func.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));
+            gotos -= breaks::forward_breaks(&mut func, truth);
+        }
         Emission {
             cfg,
             func,

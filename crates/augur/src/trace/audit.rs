@@ -25,24 +25,32 @@ impl Engine {
         head
     }
 
-    pub(super) fn verify_step(
-        &mut self,
-        op: Op,
-        loc: SrcLoc,
-        (_, key): (Tag, Tag),
-    ) -> Result<NodeId, Ctl> {
-        let Mode::Verify(v) = &mut self.run.mode else {
+    /// One operation of a loop candidate's next turn, compared with the
+    /// cycle's node at the same place without a call path, as a link check
+    /// compares (see `check_link_step`): operation, line, annotations and
+    /// `Static` state. Turns that emit the same operations emit the same
+    /// code whatever Rust code they come from; what else a call path would
+    /// tell apart can only matter on other sides, which the loop's check run
+    /// compares. (Taking a call path per operation of every audited turn was
+    /// most of the first stage's time in DSLs with deep call stacks.)
+    pub(super) fn verify_step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+        let Mode::Verify(v) = &self.run.mode else {
             unreachable!("verify_step outside verify mode")
         };
-        let (expected, decision) = v.cycle[v.pos];
+        let (expected, _) = v.cycle[v.pos];
+        let state = self.state_at(expected);
         let same = repeats(
             &self.nodes[expected],
             &op,
             loc,
-            key,
+            state,
             &self.run.pending_annotations,
         );
         self.run.pending_annotations.clear();
+        let Mode::Verify(v) = &mut self.run.mode else {
+            unreachable!("still in verify mode")
+        };
+        let decision = v.cycle[v.pos].1;
         if !same {
             self.note_carried(expected, &op, loc);
             return self.reject_loop().map(|_| expected);
@@ -207,12 +215,7 @@ impl Engine {
         let Some(expected) = c.expected else {
             return Err(super::engine::internal("link check past its end"));
         };
-        let base = self.nodes[expected].base;
-        if self.never_close.contains(&base) {
-            self.bump_salt(base);
-        }
-        let state = self.statics_hash();
-        let state = self.salted(Tag { path: 0, state }).state;
+        let state = self.state_at(expected);
         let node = &self.nodes[expected];
         let same = node.key.state == state
             && node.op == op
@@ -239,6 +242,18 @@ impl Engine {
             return Err(self.reject_link());
         }
         Ok(expected)
+    }
+
+    /// The `Static` state (with plain-loop salt) of the operation being
+    /// compared with recorded node `expected`: the state half of its key,
+    /// taken without a call path.
+    fn state_at(&mut self, expected: NodeId) -> u64 {
+        let base = self.nodes[expected].base;
+        if self.never_close.contains(&base) {
+            self.bump_salt(base);
+        }
+        let state = self.statics_hash();
+        self.salted(Tag { path: 0, state }).state
     }
 
     /// The closure returned while a link was checked.
@@ -282,10 +297,11 @@ impl Engine {
 
     /// The loop's exits and other sides were explored from its first turn
     /// only: a plain Rust value changed by the turn (`last = i * 3`, a flag
-    /// set on one side) would make a later turn differ. One check run
-    /// replays the first turn, then runs the second taking the other side
-    /// of each of the turn's decisions, leaves the loop at its next visit of
-    /// the head, and compares everything to the end of the closure.
+    /// set on one side, a flag each turn flips) would make a later turn or
+    /// a later exit differ. One check run replays the first turn, then runs
+    /// two more taking the other side of each of the turn's decisions,
+    /// leaves the loop (after three turns: see `LOOP_CHECK_TURNS`), and
+    /// compares everything to the end of the closure.
     fn schedule_loop_check(&mut self, head: NodeId, turn: &[(NodeId, Option<bool>)]) {
         let base = self.nodes[head].base;
         let taken: std::rc::Rc<[(NodeId, bool)]> = turn
@@ -322,15 +338,17 @@ impl Engine {
         };
         let v = c.visits.entry(n).or_insert(0);
         *v += 1;
-        let first_visit = *v == 1;
+        let visits = *v;
+        let first_visit = visits == 1;
         let (t, e) = match self.nodes[n].succ {
             Succ::Branch(t, e) => (t, e),
             _ => return None,
         };
         let want = match &c.check {
             Check::Loop(_, taken) => match taken.iter().position(|&(m, _)| m == n) {
-                // The loop's own decision: one more turn, then leave.
-                Some(0) => taken[0].1 == first_visit,
+                // The loop's own decision: stay until the run has made
+                // `LOOP_CHECK_TURNS` turns in all, then leave.
+                Some(0) => taken[0].1 == (visits < LOOP_CHECK_TURNS),
                 // The turn's other decisions: the side the turn did not take.
                 Some(i) => !taken[i].1,
                 // Outside the turn: the first recorded side, then the other.
@@ -386,6 +404,12 @@ impl Engine {
     }
 }
 
+/// Turns a loop's check run makes before it leaves the loop: the first
+/// (replayed) and two with the other sides. The recorded exit is the one
+/// after no turn; leaving after an odd number of turns also shows plain
+/// state that a turn flips (a parity flag) as well as state that grows.
+const LOOP_CHECK_TURNS: u32 = 3;
+
 /// The node after `n` along recorded code, and the decision taken there.
 /// A branch takes its first recorded side on its first visit and the other
 /// side (where recorded) on later ones, so the path leaves every loop it
@@ -412,7 +436,7 @@ fn follow(
 }
 
 /// True if the operation just performed is the recorded `node` again: same
-/// program point, operation, line and annotations.
-fn repeats(node: &super::graph::Node, op: &Op, loc: SrcLoc, key: Tag, notes: &[String]) -> bool {
-    node.key == key && node.op == *op && node.loc == loc && node.annotations == notes
+/// `Static` state, operation, line and annotations.
+fn repeats(node: &super::graph::Node, op: &Op, loc: SrcLoc, state: u64, notes: &[String]) -> bool {
+    node.key.state == state && node.op == *op && node.loc == loc && node.annotations == notes
 }

@@ -526,8 +526,9 @@ impl Engine {
     }
 
     fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
-        // Tags are taken here, at one call depth for every mode, so that the
-        // engine's own frames hash alike in record and verify mode.
+        // Tags are taken here, at one call depth, so that the engine's own
+        // frames hash alike for every operation. Only recording takes them:
+        // the other modes compare with recorded nodes (see `verify_step`).
         let mut tags = None;
         self.run.ops += 1;
         loop {
@@ -547,9 +548,9 @@ impl Engine {
                 // Comparing with linked code needs no call path (see
                 // `check_link_step`), which keeps long comparisons cheap.
                 Mode::CheckLink(_) => return self.check_link_step(op, loc),
-                Mode::Record | Mode::Verify(_) if tags.is_none() => tags = Some(self.tag_now()),
+                Mode::Verify(_) => return self.verify_step(op, loc),
+                Mode::Record if tags.is_none() => tags = Some(self.tag_now()),
                 Mode::Record => return self.record(op, loc, tags.expect("tagged")),
-                Mode::Verify(_) => return self.verify_step(op, loc, tags.expect("tagged")),
             }
         }
     }
