@@ -12,7 +12,8 @@ pub struct Stats {
     /// Check runs in the final attempt: replays of later loop turns and of
     /// other sides after memoization links, comparing with recorded code.
     pub check_runs: u64,
-    /// Of `check_runs`: those that replayed a closed loop's second turn.
+    /// Of `check_runs`: those that ran a closed loop's later turns (with
+    /// the other sides) and left it.
     pub loop_check_runs: u64,
     /// Of `check_runs`: those that took the other sides after a
     /// memoization link.
