@@ -4,11 +4,13 @@
 use crate::ir::{Expr, ExprId, Function, Stmt, StmtKind, VarId};
 
 /// Effects of a statement (including nested blocks).
-#[derive(Default, Clone, Debug)]
+#[derive(Clone, Debug)]
 pub struct Effects {
-    /// Variables assigned or declared (at most [`WRITES_KEPT`]; see
-    /// `many_writes`).
-    pub writes: Vec<VarId>,
+    /// Variables assigned or declared: the first `written` entries (at
+    /// most [`WRITES_KEPT`], kept inline: copy elimination sums one per
+    /// statement; see `many_writes`).
+    writes: [VarId; WRITES_KEPT],
+    written: u8,
     /// Writes more variables than `writes` lists: assume it writes any.
     pub many_writes: bool,
     /// Stores through pointers or into arrays.
@@ -23,12 +25,29 @@ pub struct Effects {
 /// sets `many_writes`. Keeps the summaries of compound statements small, so
 /// that summing them up level by level stays linear in deep nests (a state
 /// machine's copies of a loop body nest one `if` per copy).
-pub const WRITES_KEPT: usize = 32;
+pub const WRITES_KEPT: usize = 16;
+
+impl Default for Effects {
+    fn default() -> Effects {
+        Effects {
+            writes: [VarId(0); WRITES_KEPT],
+            written: 0,
+            many_writes: false,
+            writes_memory: false,
+            calls: false,
+            jumps: false,
+        }
+    }
+}
 
 impl Effects {
     /// True if this writes any of `vars`.
     pub fn writes_any(&self, vars: &[VarId]) -> bool {
-        !vars.is_empty() && (self.many_writes || self.writes.iter().any(|w| vars.contains(w)))
+        !vars.is_empty() && (self.many_writes || self.written().iter().any(|w| vars.contains(w)))
+    }
+
+    fn written(&self) -> &[VarId] {
+        &self.writes[..self.written as usize]
     }
 
     /// Adds what `other` does.
@@ -37,20 +56,21 @@ impl Effects {
         self.calls |= other.calls;
         self.jumps |= other.jumps;
         self.many_writes |= other.many_writes;
-        for &w in &other.writes {
+        for &w in other.written() {
             self.write(w);
         }
     }
 
     fn write(&mut self, v: VarId) {
-        if self.many_writes || self.writes.contains(&v) {
+        if self.many_writes || self.written().contains(&v) {
             return;
         }
-        if self.writes.len() == WRITES_KEPT {
+        if self.written as usize == WRITES_KEPT {
             self.many_writes = true;
-            self.writes.clear();
+            self.written = 0;
         } else {
-            self.writes.push(v);
+            self.writes[self.written as usize] = v;
+            self.written += 1;
         }
     }
 }
