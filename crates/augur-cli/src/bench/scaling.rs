@@ -19,7 +19,7 @@ use augur::{Extracted, ProphecyMode, Stats, Value};
 const BUILDIT_STRAIGHT_MS: [(usize, f64); 2] = [(256, 9.7), (2048, 129.0)];
 /// BuildIt's sequential-ifs times (n, ms), 20 statements between ifs,
 /// measured the same way.
-const BUILDIT_IFS_MS: [(i64, f64); 2] = [(32, 154.0), (64, 391.0)];
+const BUILDIT_IFS_MS: [(u64, f64); 2] = [(32, 154.0), (64, 391.0)];
 /// BuildIt's sample18 (128 unrolled ifs): runs, and ms for the whole
 /// process, measured on this kind of machine.
 const BUILDIT_SAMPLE18: (u64, u64, f64) = (128, 257, 52.0);
@@ -137,20 +137,38 @@ fn ifs(ctx: &Ctx) -> Result<(Table, Plot)> {
         |n| programs::sequential_ifs(n as i64, false),
         |n, x| programs::sequential_ifs_ref(n as i64, x),
     )?;
-    let mut t = Table::new(
-        "sequential-ifs",
+    Ok(ifs_table(
+        ("sequential-ifs", "n sequential ifs"),
         "n sequential dyn ifs, 20 statements between",
+        "BuildIt (ms)",
+        &pts,
+        &BUILDIT_IFS_MS,
+    ))
+}
+
+/// The table and plot of `n` ifs, with BuildIt's `2n + 1` runs and its
+/// times (`buildit`: (n, ms)) beside.
+fn ifs_table(
+    (name, plot_title): (&str, &str),
+    title: &str,
+    buildit_header: &str,
+    pts: &[Point],
+    buildit: &[(u64, f64)],
+) -> (Table, Plot) {
+    let mut t = Table::new(
+        name,
+        title,
         &[
             "n",
             "runs",
             "with check runs",
             "BuildIt runs (2n + 1)",
             "time (ms)",
-            "BuildIt (ms)",
+            buildit_header,
         ],
     );
-    for p in &pts {
-        let b = BUILDIT_IFS_MS.iter().find(|b| b.0 as u64 == p.n);
+    for p in pts {
+        let b = buildit.iter().find(|b| b.0 == p.n);
         t.push(vec![
             p.n.into(),
             p.stats.runs.into(),
@@ -160,16 +178,8 @@ fn ifs(ctx: &Ctx) -> Result<(Table, Plot)> {
             b.map(|b| Cell::float(b.1, 0)).unwrap_or(Cell::Missing),
         ]);
     }
-    Ok((
-        t,
-        runs_plot(
-            "sequential-ifs",
-            "n sequential ifs",
-            "ifs",
-            &pts,
-            ("2n + 1", |n| 2 * n + 1),
-        ),
-    ))
+    let plot = runs_plot(name, plot_title, "ifs", pts, ("2n + 1", |n| 2 * n + 1));
+    (t, plot)
 }
 
 fn nested(ctx: &Ctx) -> Result<(Table, Plot)> {
@@ -322,42 +332,13 @@ fn unrolled(ctx: &Ctx) -> Result<(Table, Plot)> {
         |n| programs::unrolled_ifs(n as i64),
         |n, x| programs::unrolled_ifs_ref(n as i64, x),
     )?;
-    let mut t = Table::new(
-        "unrolled-ifs",
+    let (n, _, ms) = BUILDIT_SAMPLE18;
+    Ok(ifs_table(
+        ("unrolled-ifs", "Unrolled ifs"),
         "n dyn ifs with nothing between (BuildIt's sample18 at n = 128)",
-        &[
-            "n",
-            "runs",
-            "with check runs",
-            "BuildIt runs (2n + 1)",
-            "time (ms)",
-            "BuildIt (ms, whole process)",
-        ],
-    );
-    for p in &pts {
-        let (bn, _, bms) = BUILDIT_SAMPLE18;
-        t.push(vec![
-            p.n.into(),
-            p.stats.runs.into(),
-            p.stats.total_runs.into(),
-            (2 * p.n + 1).into(),
-            Cell::float(p.ms, 3),
-            if p.n == bn {
-                Cell::float(bms, 0)
-            } else {
-                Cell::Missing
-            },
-        ]);
-    }
-    Ok((
-        t,
-        runs_plot(
-            "unrolled-ifs",
-            "Unrolled ifs",
-            "ifs",
-            &pts,
-            ("2n + 1", |n| 2 * n + 1),
-        ),
+        "BuildIt (ms, whole process)",
+        &pts,
+        &[(n, ms)],
     ))
 }
 

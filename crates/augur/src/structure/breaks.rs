@@ -78,15 +78,12 @@ fn rewrite(body: &mut Block, func: &mut Function, truth: ExprId, flags: &mut Vec
                 if body[i..j].iter().all(|s| !frees_loop_exits(s)) {
                     let flagged = !body[i..j].iter().all(|s| loops_hold_no_jump(s, l));
                     let mut region: Block = body.drain(i..j).collect();
-                    let mut flag = None;
-                    if flagged {
-                        let f = new_flag(func);
-                        flags.push(f);
-                        flag = Some(f);
-                        removed += to_flagged_breaks(&mut region, l, f, func, false);
-                    } else {
-                        removed += to_breaks(&mut region, l);
-                    }
+                    let flag = flagged.then(|| new_flag(func));
+                    removed += match flag {
+                        Some(f) => to_flagged_breaks(&mut region, l, f, func, false),
+                        None => to_breaks(&mut region, l),
+                    };
+                    flags.extend(flag);
                     region.push(Stmt::new(StmtKind::Break));
                     body.insert(
                         i,
@@ -99,9 +96,7 @@ fn rewrite(body: &mut Block, func: &mut Function, truth: ExprId, flags: &mut Vec
                     if let Some(f) = flag {
                         // The flag is down again wherever the region is
                         // left: a later `goto` into it finds it down.
-                        let place = func.expr(Expr::Var(f), bool_ty());
-                        let value = func.expr(Expr::Const(Const::Bool(false)), bool_ty());
-                        body.insert(j, Stmt::new(StmtKind::Assign { place, value }));
+                        body.insert(j, set_flag(func, f, false));
                         j += 1;
                     }
                 }
@@ -153,6 +148,13 @@ fn new_flag(func: &mut Function) -> VarId {
     })
 }
 
+/// `flag = on;`
+fn set_flag(func: &mut Function, flag: VarId, on: bool) -> Stmt {
+    let place = func.expr(Expr::Var(flag), bool_ty());
+    let value = func.expr(Expr::Const(Const::Bool(on)), bool_ty());
+    Stmt::new(StmtKind::Assign { place, value })
+}
+
 /// Replaces each `goto l` in `b` with a `break` out of the region's
 /// one-turn loop: `break` where no loop of the region encloses it (`in_loop`
 /// false), else `flag = true; break;`, with `if (flag) break;` after every
@@ -169,9 +171,7 @@ fn to_flagged_breaks(
     for mut s in std::mem::take(b) {
         if matches!(s.kind, StmtKind::Goto(m) if m == l) {
             if in_loop {
-                let place = func.expr(Expr::Var(flag), bool_ty());
-                let value = func.expr(Expr::Const(Const::Bool(true)), bool_ty());
-                out.push(Stmt::new(StmtKind::Assign { place, value }));
+                out.push(set_flag(func, flag, true));
             }
             out.push(Stmt::new(StmtKind::Break));
             n += 1;

@@ -274,21 +274,22 @@ impl<'a> Emitter<'a> {
                 }
                 let cond = lower::cond(self.func, self.nodes, &c);
                 let n = c.first();
-                if merges.is_empty() {
-                    if let Some((then_, else_, cont)) = self.guard(t, e, ctx) {
-                        let mut s = Stmt::new(StmtKind::If { cond, then_, else_ });
-                        s.annotations = self.nodes[n].annotations.clone();
-                        s.loc = Some(self.nodes[n].loc);
-                        out.push(s);
-                        return (out, Some(cont));
-                    }
-                }
-                let then_ = self.jump(t, ctx, false);
-                let else_ = self.jump(e, ctx, false);
+                let guard = if merges.is_empty() {
+                    self.guard(t, e, ctx)
+                } else {
+                    None
+                };
+                let (then_, else_, cont) = match guard {
+                    Some((then_, else_, cont)) => (then_, else_, Some(cont)),
+                    None => (self.jump(t, ctx, false), self.jump(e, ctx, false), None),
+                };
                 let mut s = Stmt::new(StmtKind::If { cond, then_, else_ });
                 s.annotations = self.nodes[n].annotations.clone();
                 s.loc = Some(self.nodes[n].loc);
                 out.push(s);
+                if cont.is_some() {
+                    return (out, cont);
+                }
                 for (i, &m) in merges.iter().enumerate() {
                     ctx.pop();
                     if self.emitted[m] {

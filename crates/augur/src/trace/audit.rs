@@ -129,22 +129,19 @@ impl Engine {
         }
         for &(n, _) in turn {
             let node = &self.nodes[n];
-            let (Some(def), Op::Let { expr, .. } | Op::Eval(expr)) = (node.def, &node.op) else {
-                if let (Some(def), Op::Decl { init, .. }) = (node.def, &node.op) {
-                    let reads = init.iter().filter_map(|o| match o {
-                        Operand::Var(v) => Some(*v),
-                        _ => None,
-                    });
-                    if reads.into_iter().any(|v| variant.contains(&v)) {
-                        variant.insert(def);
-                    }
-                }
-                continue;
-            };
-            let changes = matches!(expr, OpExpr::Load(_) | OpExpr::Call(..))
-                || super::graph::vars_of(&node.op)
+            let Some(def) = node.def else { continue };
+            let reads_variant = || {
+                super::graph::vars_of(&node.op)
                     .iter()
-                    .any(|v| variant.contains(v));
+                    .any(|v| variant.contains(v))
+            };
+            let changes = match &node.op {
+                Op::Let { expr, .. } | Op::Eval(expr) => {
+                    matches!(expr, OpExpr::Load(_) | OpExpr::Call(..)) || reads_variant()
+                }
+                Op::Decl { .. } => reads_variant(),
+                _ => false,
+            };
             if changes {
                 variant.insert(def);
             }
