@@ -146,28 +146,33 @@ fn check<'a, E: Elem>(
     rhs: Term<E>,
     loc: &'static Location<'static>,
 ) -> Result<Plan<'a, E>, String> {
-    let mut ranges: Vec<(Index, usize, String)> = Vec::new();
+    // Where each index got its range (dimension, tensor name), described
+    // only for an error: a statement is checked on every run.
+    let mut ranges: Vec<(Index, usize, (usize, &str))> = Vec::new();
     let accesses = std::iter::once(lhs).chain(rhs.accesses());
+    let describe = |(d, name): (usize, &str)| format!("dimension {d} of `{name}`");
     for a in accesses {
         for (d, (&i, &n)) in a.indices.iter().zip(a.tensor.shape()).enumerate() {
-            let here = format!("dimension {d} of `{}`", a.tensor.name());
             match ranges.iter().find(|(j, _, _)| *j == i) {
-                Some((_, m, there)) if *m != n => {
+                Some(&(_, m, there)) if m != n => {
                     return Err(format!(
-                        "index `{}` is bound to {m} by {there} and to {n} by {here}",
-                        i.name
+                        "index `{}` is bound to {m} by {} and to {n} by {}",
+                        i.name,
+                        describe(there),
+                        describe((d, a.tensor.name()))
                     ))
                 }
                 Some(_) => {}
-                None => ranges.push((i, n, here)),
+                None => ranges.push((i, n, (d, a.tensor.name()))),
             }
         }
     }
+    let ranges: Vec<(Index, usize)> = ranges.into_iter().map(|(i, n, _)| (i, n)).collect();
     let lhs_indices = dedup(lhs.indices.iter().copied());
     let rhs_indices = rhs.indices();
     if let Some(i) = rhs_indices
         .iter()
-        .find(|i| !ranges.iter().any(|(j, _, _)| j == *i))
+        .find(|i| !ranges.iter().any(|(j, _)| j == *i))
     {
         return Err(format!(
             "index `{}` has no range: it indexes no tensor of the statement",
@@ -196,7 +201,7 @@ fn check<'a, E: Elem>(
         rhs,
         lhs_indices,
         reduced,
-        ranges: ranges.into_iter().map(|(i, n, _)| (i, n)).collect(),
+        ranges,
         loc,
     })
 }

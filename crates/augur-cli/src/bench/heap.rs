@@ -79,11 +79,12 @@ mod tests {
 
     #[test]
     fn peak_counts_what_a_measurement_adds() {
-        // Other tests allocate on other threads: only bounds hold exactly.
+        // Other tests allocate and free on other threads meanwhile: a
+        // block far larger than theirs keeps the bound clear of them.
         reset_peak();
         let base = live();
-        let v = vec![0u8; 8 << 20];
+        let v = vec![0u8; 64 << 20];
         drop(v);
-        assert!(peak_since(base) >= 8 << 20);
+        assert!(peak_since(base) >= 48 << 20, "{}", peak_since(base));
     }
 }

@@ -1,12 +1,16 @@
 //! Second-stage types.
 //!
-//! A [`Type`] is a small tree: scalars, pointers and arrays of them. Types are
-//! compared structurally; there is no interning because the trees are tiny and
-//! the engine copies them only when it creates a variable.
+//! A [`Type`] is a small tree: scalars, pointers and arrays of them. It is
+//! `Copy`: a pointer's or array's element type is interned (see
+//! [`Type::interned`]), so the first stage builds, compares and drops the
+//! types of its operations without allocating. Types still compare
+//! structurally.
 
 use std::fmt;
 
 /// The scalar types of the second stage. Each maps to one C type.
+///
+/// The order is [`Scalar::ALL`]'s: the interner's tables are indexed by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scalar {
     /// C `bool` (`<stdbool.h>`), Rust `bool`.
@@ -36,6 +40,22 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// Every scalar, in declaration order (`ALL[s as usize] == s`).
+    pub const ALL: [Scalar; 12] = [
+        Scalar::Bool,
+        Scalar::Char,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
     /// Size in bytes.
     pub fn size(self) -> u64 {
         match self {
@@ -102,7 +122,7 @@ impl Scalar {
 }
 
 /// A second-stage type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub enum Type {
     /// No value: the return type of procedures and of `void` externs.
     Void,
@@ -110,16 +130,16 @@ pub enum Type {
     Scalar(Scalar),
     /// A raw pointer. `mutable: false` prints as `const T *`.
     Ptr {
-        /// The pointee.
-        to: Box<Type>,
+        /// The pointee (interned: build with [`Type::ptr`] or [`Type::cptr`]).
+        to: &'static Type,
         /// False for `*const`.
         mutable: bool,
     },
     /// An array of `len` elements; `None` is an array of unknown length
     /// (a variable-length local takes its length from its declaration).
     Array {
-        /// The element type.
-        of: Box<Type>,
+        /// The element type (interned: build with [`Type::array`]).
+        of: &'static Type,
         /// The length, if fixed.
         len: Option<u64>,
     },
@@ -134,8 +154,45 @@ impl Type {
     /// A mutable pointer to `to`.
     pub fn ptr(to: Type) -> Type {
         Type::Ptr {
-            to: Box::new(to),
+            to: Type::interned(to),
             mutable: true,
+        }
+    }
+
+    /// A `*const` pointer to `to`.
+    pub fn cptr(to: Type) -> Type {
+        Type::Ptr {
+            to: Type::interned(to),
+            mutable: false,
+        }
+    }
+
+    /// An array of `len` elements of `of` (`None`: of unknown length).
+    pub fn array(of: Type, len: Option<u64>) -> Type {
+        Type::Array {
+            of: Type::interned(of),
+            len,
+        }
+    }
+
+    /// The one `'static` copy of `t`. Scalars and pointers to scalars come
+    /// from fixed tables; other types are kept, once each, for the rest of
+    /// the process (a program uses a handful).
+    ///
+    /// ```
+    /// use augur::ir::{Scalar, Type};
+    /// let p = Type::ptr(Type::Scalar(Scalar::F32));
+    /// assert!(std::ptr::eq(Type::interned(p), Type::interned(p)));
+    /// ```
+    pub fn interned(t: Type) -> &'static Type {
+        match t {
+            Type::Void => &VOID,
+            Type::Scalar(s) => &SCALARS[s as usize],
+            Type::Ptr {
+                to: Type::Scalar(s),
+                mutable,
+            } => &PTRS[usize::from(mutable)][*s as usize],
+            _ => intern_slow(t),
         }
     }
 
@@ -172,6 +229,90 @@ impl Type {
     }
 }
 
+/// Structural, as derived, but inlined and short-cut on the interned
+/// element: the first stage compares the type of every operation it replays.
+impl PartialEq for Type {
+    #[inline]
+    fn eq(&self, other: &Type) -> bool {
+        let same = |a: &'static Type, b: &'static Type| std::ptr::eq(a, b) || a == b;
+        match (self, other) {
+            (Type::Void, Type::Void) => true,
+            (Type::Scalar(a), Type::Scalar(b)) => a == b,
+            (Type::Ptr { to: a, mutable: m }, Type::Ptr { to: b, mutable: n }) => {
+                m == n && same(a, b)
+            }
+            (Type::Array { of: a, len: l }, Type::Array { of: b, len: k }) => l == k && same(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// Structural, agreeing with `eq`.
+impl std::hash::Hash for Type {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(self).hash(h);
+        match self {
+            Type::Void => {}
+            Type::Scalar(s) => s.hash(h),
+            Type::Ptr { to, mutable } => {
+                to.hash(h);
+                mutable.hash(h);
+            }
+            Type::Array { of, len } => {
+                of.hash(h);
+                len.hash(h);
+            }
+        }
+    }
+}
+
+static VOID: Type = Type::Void;
+
+static SCALARS: [Type; 12] = {
+    let mut out = [Type::Void; 12];
+    let mut i = 0;
+    while i < 12 {
+        out[i] = Type::Scalar(Scalar::ALL[i]);
+        i += 1;
+    }
+    out
+};
+
+/// `*const s` and `*mut s` for every scalar `s`, by `[mutable][s]`.
+static PTRS: [[Type; 12]; 2] = {
+    let mut out = [[Type::Void; 12]; 2];
+    let mut i = 0;
+    while i < 12 {
+        out[0][i] = Type::Ptr {
+            to: &SCALARS[i],
+            mutable: false,
+        };
+        out[1][i] = Type::Ptr {
+            to: &SCALARS[i],
+            mutable: true,
+        };
+        i += 1;
+    }
+    out
+};
+
+/// Interns a type the tables do not hold.
+fn intern_slow(t: Type) -> &'static Type {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static TABLE: OnceLock<Mutex<HashSet<&'static Type>>> = OnceLock::new();
+    let table = TABLE.get_or_init(Default::default);
+    // A panic elsewhere while the lock was held cannot leave the set
+    // inconsistent (insertion is its only write): keep using it.
+    let mut set = table.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = set.get(&t) {
+        return known;
+    }
+    let leaked: &'static Type = Box::leak(Box::new(t));
+    set.insert(leaked);
+    leaked
+}
+
 impl fmt::Display for Type {
     /// Rust-like text: `i32`, `*mut f32`, `[i32; 4]`, `[f32]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -184,5 +325,39 @@ impl fmt::Display for Type {
             Type::Array { of, len: Some(n) } => write!(f, "[{of}; {n}]"),
             Type::Array { of, len: None } => write!(f, "[{of}]"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scalar_table_follows_declaration_order() {
+        for (i, s) in Scalar::ALL.into_iter().enumerate() {
+            assert_eq!(s as usize, i);
+            assert_eq!(SCALARS[i], Type::Scalar(s));
+            assert_eq!(*PTRS[0][i].element().unwrap(), Type::Scalar(s));
+            assert_eq!(PTRS[1][i], Type::ptr(Type::Scalar(s)));
+        }
+    }
+
+    #[test]
+    fn interning_gives_one_copy_per_type() {
+        let f32 = Type::Scalar(Scalar::F32);
+        let nested = Type::ptr(Type::array(Type::cptr(f32), Some(3)));
+        for t in [
+            Type::Void,
+            f32,
+            Type::cptr(f32),
+            Type::array(f32, None),
+            nested,
+        ] {
+            assert!(std::ptr::eq(Type::interned(t), Type::interned(t)), "{t}");
+            assert_eq!(*Type::interned(t), t);
+        }
+        assert_ne!(Type::array(f32, Some(3)), Type::array(f32, Some(4)));
+        assert_ne!(Type::ptr(f32), Type::cptr(f32));
+        assert_eq!(nested.to_string(), "*mut [*const f32; 3]");
     }
 }

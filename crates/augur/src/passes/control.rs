@@ -113,7 +113,7 @@ pub fn negate(f: &mut Function, c: ExprId) -> ExprId {
             c
         }
         _ => {
-            let ty = f.ty(c).clone();
+            let ty = *f.ty(c);
             f.expr(Expr::Unary(UnOp::Not, c), ty)
         }
     }

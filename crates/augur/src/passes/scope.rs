@@ -37,7 +37,7 @@ fn zero(f: &mut Function, ty: &Type) -> Option<crate::ir::ExprId> {
         Type::Ptr { .. } => Const::Null,
         _ => return None,
     };
-    Some(f.expr(Expr::Const(c), ty.clone()))
+    Some(f.expr(Expr::Const(c), *ty))
 }
 
 fn find(f: &Function, b: &[Stmt], scopes: &mut Vec<HashSet<VarId>>, bad: &mut HashSet<VarId>) {
@@ -109,7 +109,7 @@ fn demote(f: &mut Function, b: &mut Block, vars: &HashSet<VarId>) {
         match &mut s.kind {
             StmtKind::Decl { var, init } if vars.contains(var) => {
                 if let Some(i) = *init {
-                    let ty = f.vars[*var].ty.clone();
+                    let ty = f.vars[*var].ty;
                     let place = f.expr(Expr::Var(*var), ty);
                     s.kind = StmtKind::Assign { place, value: i };
                 } else {

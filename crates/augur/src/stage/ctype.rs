@@ -69,19 +69,13 @@ scalar! {
 
 impl<T: CType + ?Sized> CType for *mut T {
     fn ty() -> Type {
-        Type::Ptr {
-            to: Box::new(T::ty()),
-            mutable: true,
-        }
+        Type::ptr(T::ty())
     }
 }
 
 impl<T: CType + ?Sized> CType for *const T {
     fn ty() -> Type {
-        Type::Ptr {
-            to: Box::new(T::ty()),
-            mutable: false,
-        }
+        Type::cptr(T::ty())
     }
 }
 
@@ -95,19 +89,13 @@ impl<T: CType> Native for *const T {
 
 impl<T: CType, const N: usize> CType for [T; N] {
     fn ty() -> Type {
-        Type::Array {
-            of: Box::new(T::ty()),
-            len: Some(N as u64),
-        }
+        Type::array(T::ty(), Some(N as u64))
     }
 }
 
 impl<T: CType> CType for [T] {
     fn ty() -> Type {
-        Type::Array {
-            of: Box::new(T::ty()),
-            len: None,
-        }
+        Type::array(T::ty(), None)
     }
 }
 

@@ -8,10 +8,10 @@ use crate::trace::graph::{Node, NodeId, Op, OpExpr, Operand, Place};
 pub fn operand(f: &mut Function, o: &Operand) -> ExprId {
     match o {
         Operand::Var(v) => {
-            let ty = f.vars[*v].ty.clone();
+            let ty = f.vars[*v].ty;
             f.expr(Expr::Var(*v), ty)
         }
-        Operand::Const(c, ty) => f.expr(Expr::Const(c.clone()), ty.clone()),
+        Operand::Const(c, ty) => f.expr(Expr::Const(c.clone()), *ty),
     }
 }
 
@@ -56,7 +56,7 @@ pub fn op_expr(f: &mut Function, e: &OpExpr, ty: &Type) -> ExprId {
             Expr::Select(c, a, operand(f, b))
         }
     };
-    f.expr(kind, ty.clone())
+    f.expr(kind, *ty)
 }
 
 /// The statement for a straight-line node.

@@ -192,7 +192,7 @@ impl Engine {
         let config_mode = config.prophecy_mode;
         let mut e = Engine {
             config,
-            func: crate::ir::Function::new(name, ret.clone()),
+            func: crate::ir::Function::new(name, ret),
             nodes: Arena::new(),
             entry: None,
             memo: FastMap::default(),
@@ -233,10 +233,10 @@ impl Engine {
         self.attempts += 1;
         self.cells.start_attempt(self.attempts);
         self.adaptive = Default::default();
-        self.func = crate::ir::Function::new(self.name.clone(), self.ret.clone());
+        self.func = crate::ir::Function::new(self.name.clone(), self.ret);
         for (i, ty) in self.param_types.iter().enumerate() {
             let v = self.func.vars.push(VarData {
-                ty: ty.clone(),
+                ty: *ty,
                 kind: VarKind::Param(i as u32),
                 hint: None,
                 name: None,

@@ -145,11 +145,11 @@ pub fn map_vars(op: &Op, f: &mut impl FnMut(VarId) -> VarId) -> Op {
     }
     match op {
         Op::Let { ty, expr: e } => Op::Let {
-            ty: ty.clone(),
+            ty: *ty,
             expr: expr(e, f),
         },
         Op::Decl { ty, init, hint } => Op::Decl {
-            ty: ty.clone(),
+            ty: *ty,
             init: init.as_ref().map(|o| operand(o, f)),
             hint: hint.clone(),
         },

@@ -169,10 +169,8 @@ impl Engine {
         }
         self.check_memory(Some(loc)).map_err(Ctl::fail)?;
         let def = match &op {
-            Op::Let { ty, .. } => Some(self.new_var(ty.clone(), VarKind::Temp, None, loc)),
-            Op::Decl { ty, hint, .. } => {
-                Some(self.new_var(ty.clone(), VarKind::Local, hint.clone(), loc))
-            }
+            Op::Let { ty, .. } => Some(self.new_var(*ty, VarKind::Temp, None, loc)),
+            Op::Decl { ty, hint, .. } => Some(self.new_var(*ty, VarKind::Local, hint.clone(), loc)),
             _ => None,
         };
         let annotations = std::mem::take(&mut self.run.pending_annotations);

@@ -135,7 +135,7 @@ impl Engine {
         if gen != self.gen {
             return Err(stale(loc));
         }
-        let Some(ty) = self.func.vars.get(v).map(|d| d.ty.clone()) else {
+        let Some(ty) = self.func.vars.get(v).map(|d| d.ty) else {
             return Ok(None);
         };
         let fresh = self.let_(ty, OpExpr::Load(p.clone()), loc)?;
@@ -161,7 +161,7 @@ impl Engine {
         if !mutable || matches!(d.ty, Type::Array { .. }) {
             return Ok(o);
         }
-        let ty = d.ty.clone();
+        let ty = d.ty;
         Ok(Operand::Var(self.let_(ty, OpExpr::Use(o), loc)?))
     }
 }

@@ -41,10 +41,7 @@ pub(crate) mod testkit {
 
     /// A `*const T`.
     pub fn cptr(to: Type) -> Type {
-        Type::Ptr {
-            to: Box::new(to),
-            mutable: false,
-        }
+        Type::cptr(to)
     }
 
     /// The C string type.
@@ -90,7 +87,7 @@ pub(crate) mod testkit {
         }
 
         pub fn var(&mut self, v: VarId) -> ExprId {
-            let ty = self.f.vars[v].ty.clone();
+            let ty = self.f.vars[v].ty;
             self.f.expr(Expr::Var(v), ty)
         }
 
@@ -110,13 +107,13 @@ pub(crate) mod testkit {
             let ty = if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {
                 BOOL
             } else {
-                self.f.ty(a).clone()
+                *self.f.ty(a)
             };
             self.f.expr(Expr::Binary(op, a, b), ty)
         }
 
         pub fn un(&mut self, op: UnOp, a: ExprId) -> ExprId {
-            let ty = self.f.ty(a).clone();
+            let ty = *self.f.ty(a);
             self.f.expr(Expr::Unary(op, a), ty)
         }
 
@@ -125,12 +122,12 @@ pub(crate) mod testkit {
         }
 
         pub fn index(&mut self, base: ExprId, i: ExprId) -> ExprId {
-            let ty = self.f.ty(base).element().expect("indexable").clone();
+            let ty = *self.f.ty(base).element().expect("indexable");
             self.f.expr(Expr::Index(base, i), ty)
         }
 
         pub fn deref(&mut self, p: ExprId) -> ExprId {
-            let ty = self.f.ty(p).element().expect("a pointer").clone();
+            let ty = *self.f.ty(p).element().expect("a pointer");
             self.f.expr(Expr::Deref(p), ty)
         }
 
@@ -138,17 +135,17 @@ pub(crate) mod testkit {
             if let Expr::Var(v) = self.f.exprs[place].kind {
                 self.f.vars[v].addr_taken = true;
             }
-            let ty = Type::ptr(self.f.ty(place).clone());
+            let ty = Type::ptr(*self.f.ty(place));
             self.f.expr(Expr::AddrOf(place), ty)
         }
 
         pub fn call(&mut self, func: FuncId, args: Vec<ExprId>) -> ExprId {
-            let ty = self.f.externs[func].ret.clone();
+            let ty = self.f.externs[func].ret;
             self.f.expr(Expr::Call(func, args), ty)
         }
 
         pub fn select(&mut self, c: ExprId, a: ExprId, b: ExprId) -> ExprId {
-            let ty = self.f.ty(a).clone();
+            let ty = *self.f.ty(a);
             self.f.expr(Expr::Select(c, a, b), ty)
         }
 
@@ -393,12 +390,9 @@ mod tests {
     fn array_local_address_of_and_deref() {
         let mut b = B::new("arrays", I32);
         let k = b.param("k", I32);
-        let arr = Type::Array {
-            of: Box::new(I32),
-            len: Some(4),
-        };
+        let arr = Type::array(I32, Some(4));
         let (a, p, pa) = (
-            b.local("a", arr.clone()),
+            b.local("a", arr),
             b.local("p", Type::ptr(I32)),
             b.local("pa", Type::ptr(arr)),
         );
@@ -500,10 +494,7 @@ mod tests {
         let count = b.f;
 
         let mut b = B::new("second", Type::ptr(F32));
-        let unsized_ = Type::Array {
-            of: Box::new(F32),
-            len: None,
-        };
+        let unsized_ = Type::array(F32, None);
         let a = b.param("a", unsized_);
         let (ea, one) = (b.var(a), b.int(1, I32));
         let elem = b.index(ea, one);

@@ -407,7 +407,7 @@ void g(void) {
     #[test]
     fn math_h_only_for_nan_and_infinity() {
         let with = |c: Const, ty: Type| {
-            let mut b = B::new("k", ty.clone());
+            let mut b = B::new("k", ty);
             let e = b.k(c, ty);
             b.push(ret(Some(e)));
             write_function(&b.f)
@@ -469,8 +469,8 @@ void g(void) {
 
     /// One function per integer constant; each returns `x op constant`.
     fn int_const_fn(name: &str, ty: Type, op: BinOp, k: i64) -> crate::ir::Function {
-        let mut b = B::new(name, ty.clone());
-        let x = b.param("x", ty.clone());
+        let mut b = B::new(name, ty);
+        let x = b.param("x", ty);
         let (ex, ek) = (b.var(x), b.int(k, ty));
         let e = b.bin(op, ex, ek);
         b.push(ret(Some(e)));

@@ -372,11 +372,7 @@ fn runs_on_device(d: &ExternDecl) -> bool {
 
 /// The host statement that replaces a launch: `kernel_launch(captured...)`.
 fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
-    let params: Vec<Type> = k
-        .captured
-        .iter()
-        .map(|&v| host.vars[v].ty.clone())
-        .collect();
+    let params: Vec<Type> = k.captured.iter().map(|&v| host.vars[v].ty).collect();
     let fid: FuncId = host.externs.push(ExternDecl {
         name: k.launcher(),
         params,
@@ -388,7 +384,7 @@ fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
         .captured
         .iter()
         .map(|&v| {
-            let ty = host.vars[v].ty.clone();
+            let ty = host.vars[v].ty;
             host.expr(Expr::Var(v), ty)
         })
         .collect();

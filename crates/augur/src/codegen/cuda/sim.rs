@@ -303,8 +303,8 @@ fn counted(f: &mut Function, like: &Stmt, var: VarId, body: Block) -> Stmt {
         unreachable!("nest() checked the launch loops")
     };
     let (cond, step) = (*cond, step.clone());
-    let ty = f.vars[var].ty.clone();
-    let place = f.expr(Expr::Var(var), ty.clone());
+    let ty = f.vars[var].ty;
+    let place = f.expr(Expr::Var(var), ty);
     let zero = f.expr(Expr::Const(Const::Int(0)), ty);
     let init = Stmt::new(StmtKind::Assign { place, value: zero });
     let cond = f.deep_copy(cond);

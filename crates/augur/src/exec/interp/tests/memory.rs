@@ -235,23 +235,13 @@ fn memcpy_memset_calloc() {
     );
     let vp = ptr(Type::Void);
     let (d, one, four) = (b.v(dst), b.i32(1), b.int(U64, 4));
-    let d = b.cast(d, vp.clone());
-    let ms = b.call(
-        "memset",
-        &[vp.clone(), I32, U64],
-        vp.clone(),
-        &[d, one, four],
-    );
+    let d = b.cast(d, vp);
+    let ms = b.call("memset", &[vp, I32, U64], vp, &[d, one, four]);
     let (d, sr, two) = (b.v(dst), b.v(src), b.int(U64, 2));
-    let (d, sr) = (b.cast(d, vp.clone()), b.cast(sr, vp.clone()));
-    let mc = b.call(
-        "memcpy",
-        &[vp.clone(), vp.clone(), U64],
-        vp.clone(),
-        &[d, sr, two],
-    );
+    let (d, sr) = (b.cast(d, vp), b.cast(sr, vp));
+    let mc = b.call("memcpy", &[vp, vp, U64], vp, &[d, sr, two]);
     let (n, each) = (b.int(U64, 3), b.int(U64, 4));
-    let c = b.call("calloc", &[U64, U64], vp.clone(), &[n, each]);
+    let c = b.call("calloc", &[U64, U64], vp, &[n, each]);
     let c = b.cast(c, ptr(I32));
     let two = b.i32(2);
     let elem = b.index(c, two);
@@ -278,7 +268,7 @@ fn memcpy_rejects_overlap() {
     let d1 = b.cast(d1, ptr(Type::Void));
     let (sr, n) = (b.v(p), b.int(U64, 4));
     let vp = ptr(Type::Void);
-    let mc = b.call("memcpy", &[vp.clone(), vp.clone(), U64], vp, &[d1, sr, n]);
+    let mc = b.call("memcpy", &[vp, vp, U64], vp, &[d1, sr, n]);
     let f = b.build(vec![eval(mc)]);
     let mut it = Interpreter::new();
     let buf = it.memory_mut().alloc(8);

@@ -26,10 +26,7 @@ fn ptr(to: Type) -> Type {
 }
 
 fn array(of: Type, len: Option<u64>) -> Type {
-    Type::Array {
-        of: Box::new(of),
-        len,
-    }
+    Type::array(of, len)
 }
 
 /// Builds a [`Function`] tersely: variables, then expressions, then the body.
@@ -71,7 +68,7 @@ impl B {
     }
 
     fn v(&mut self, v: VarId) -> ExprId {
-        let ty = self.f.vars[v].ty.clone();
+        let ty = self.f.vars[v].ty;
         self.f.expr(Expr::Var(v), ty)
     }
 
@@ -96,13 +93,13 @@ impl B {
         let ty = if op.is_comparison() {
             BOOL
         } else {
-            self.f.ty(a).clone()
+            *self.f.ty(a)
         };
         self.f.expr(Expr::Binary(op, a, b), ty)
     }
 
     fn un(&mut self, op: UnOp, a: ExprId) -> ExprId {
-        let ty = self.f.ty(a).clone();
+        let ty = *self.f.ty(a);
         self.f.expr(Expr::Unary(op, a), ty)
     }
 
@@ -111,22 +108,22 @@ impl B {
     }
 
     fn index(&mut self, base: ExprId, i: ExprId) -> ExprId {
-        let ty = self.f.ty(base).element().expect("indexable").clone();
+        let ty = *self.f.ty(base).element().expect("indexable");
         self.f.expr(Expr::Index(base, i), ty)
     }
 
     fn deref(&mut self, p: ExprId) -> ExprId {
-        let ty = self.f.ty(p).element().expect("a pointer").clone();
+        let ty = *self.f.ty(p).element().expect("a pointer");
         self.f.expr(Expr::Deref(p), ty)
     }
 
     fn addr(&mut self, place: ExprId) -> ExprId {
-        let ty = ptr(self.f.ty(place).clone());
+        let ty = ptr(*self.f.ty(place));
         self.f.expr(Expr::AddrOf(place), ty)
     }
 
     fn select(&mut self, c: ExprId, a: ExprId, b: ExprId) -> ExprId {
-        let ty = self.f.ty(a).clone();
+        let ty = *self.f.ty(a);
         self.f.expr(Expr::Select(c, a, b), ty)
     }
 
@@ -142,7 +139,7 @@ impl B {
             self.f.externs.push(ExternDecl {
                 name: name.into(),
                 params: params.to_vec(),
-                ret: ret.clone(),
+                ret,
                 variadic: name == "printf",
                 header: None,
             })
@@ -234,14 +231,14 @@ fn binop(op: BinOp, x: Value, y: Value) -> crate::Result<Value> {
     let (pa, pb) = (b.param("a", x.ty()), b.param("b", y.ty()));
     let (ea, eb) = (b.v(pa), b.v(pb));
     let e = b.bin(op, ea, eb);
-    b.f.ret = b.f.ty(e).clone();
+    b.f.ret = *b.f.ty(e);
     let f = b.build(vec![ret(e)]);
     run(&f, &[x, y])
 }
 
 /// `fn(a) -> to { return (to) a; }` applied to `x`.
 fn cast(x: Value, to: Type) -> crate::Result<Value> {
-    let mut b = B::new(to.clone());
+    let mut b = B::new(to);
     let pa = b.param("a", x.ty());
     let ea = b.v(pa);
     let e = b.cast(ea, to);
