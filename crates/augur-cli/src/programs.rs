@@ -77,7 +77,10 @@ pub fn unrolled_ifs_ref(n: i64, x: i64) -> i64 {
 /// state cycles through `n` values, so the generated loop holds one copy
 /// of the body per state (`acc += state`) before it closes.
 pub fn state_machine(n: u32) -> Result<Extracted<Fn1>> {
-    Builder::new().extract("state_machine", move |x: Dyn<i64>| {
+    // A run passes the loop's sites once per state before it closes.
+    let visits = u64::from(n) + 1;
+    let builder = Builder::new().max_loop_iterations(visits.max(10_000));
+    builder.extract("state_machine", move |x: Dyn<i64>| {
         let acc = Dyn::new(0i64);
         let i = Dyn::new(0i64);
         let mut state = Static::new(0u32);

@@ -60,6 +60,16 @@ pub enum Error {
         /// often than `Builder::max_loop_iterations`).
         runs: u64,
     },
+    /// The first stage did something else than the generated code on a
+    /// path through several dyn loops, though each loop's own check agreed:
+    /// plain Rust state that one loop's turns change decides code that
+    /// only another loop's later turns reach.
+    CheckFailed {
+        /// The first operation that differed.
+        location: SrcLoc,
+        /// The loops the path went through (their decisions).
+        loops: Vec<SrcLoc>,
+    },
     /// A generated loop with no way out: almost always a plain Rust loop
     /// around a dyn branch that the engine took for a dyn loop.
     LoopNeverExits {
@@ -199,6 +209,18 @@ impl fmt::Display for Error {
                  the loop (Dyn::new) and set it each turn (a DSL value such as a tensor: copy \
                  into memory allocated before the loop); if the loop is a plain Rust loop, put \
                  #[augur::staged] on the function or iterate with augur::range"
+            ),
+            Error::CheckFailed { location, loops } => write!(
+                f,
+                "the generated code would differ from the first stage at {location} on a \
+                 path that turns the dyn loops at {} more than once: plain Rust state that \
+                 their turns change decides later code; keep such state in a Static or a \
+                 Dyn variable",
+                loops
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Error::LoopNeverExits { location } => write!(
                 f,

@@ -334,6 +334,47 @@ fn sequential_loops() {
         &[(0,), (1,), (5,), (-5,), (77,)],
     );
     assert_eq!(ex.stats().back_edges, 2);
+    // One batched check run covers both loops.
+    assert_eq!(ex.stats().loop_check_runs, 1, "{:?}", ex.stats());
+}
+
+/// Plain state that the first loop's turns change (`count`) decides code
+/// only the second loop's second turn reaches. Each loop's own check run
+/// agrees (the first leaves the second loop after one turn; the second
+/// starts after the first loop made none), so this used to give a `while`
+/// without the `+ 100`; the batched check run turns both loops and sees
+/// the difference: a clear error naming both loops.
+#[test]
+fn state_from_one_loop_read_in_a_later_loops_second_turn() {
+    let r = Builder::new().extract("carried_across_loops", |n: Dyn<i32>| {
+        let s = Dyn::new(0);
+        let i = Dyn::new(0);
+        let mut count = 0;
+        while i.lt(n).is_true() {
+            i.set(i + 1);
+            count += 1;
+        }
+        let j = Dyn::new(0);
+        let mut turn = 0;
+        while j.lt(n).is_true() {
+            j.set(j + 1);
+            if turn == 1 && count >= 2 {
+                s.set(s + 100);
+            }
+            turn += 1;
+        }
+        s
+    });
+    let Err(e) = r else {
+        panic!("an error, not code without the + 100")
+    };
+    assert!(
+        matches!(e, augur::Error::CheckFailed { ref loops, .. } if loops.len() == 2),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(text.contains("loops.rs"), "{text}");
+    assert!(text.contains("Static"), "{text}");
 }
 
 /// `i < n && p[i] != 0` as a loop condition: the load is guarded, so the

@@ -82,6 +82,44 @@ pub struct VarData {
     pub loc: Option<SrcLoc>,
 }
 
+/// An extern's signature as a call site has it, borrowed: compared with
+/// the declaration on every call, turned into one on the first.
+#[derive(Clone, Copy, Debug)]
+pub struct ExternSig<'a> {
+    /// Its C name.
+    pub name: &'a str,
+    /// Parameter types (the fixed ones, for variadic functions).
+    pub params: &'a [Type],
+    /// Return type (`Void` for none).
+    pub ret: Type,
+    /// True for `printf`-like functions.
+    pub variadic: bool,
+    /// The header that declares it, if any.
+    pub header: Option<&'a str>,
+}
+
+impl ExternSig<'_> {
+    /// True if `d` is this signature's declaration.
+    pub fn declares(&self, d: &ExternDecl) -> bool {
+        d.name == self.name
+            && d.params == self.params
+            && d.ret == self.ret
+            && d.variadic == self.variadic
+            && d.header.as_deref() == self.header
+    }
+
+    /// The declaration, owned.
+    pub fn to_decl(&self) -> ExternDecl {
+        ExternDecl {
+            name: self.name.to_string(),
+            params: self.params.to_vec(),
+            ret: self.ret,
+            variadic: self.variadic,
+            header: self.header.map(str::to_string),
+        }
+    }
+}
+
 /// An extern C function the body calls.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ExternDecl {

@@ -2,7 +2,7 @@
 
 use super::ctype::CType;
 use super::dyn_val::{caller, AnyArg, Arg, Dyn, IntoArg};
-use crate::ir::{ExternDecl, Type};
+use crate::ir::{ExternSig, Type};
 use crate::trace::driver::with;
 use crate::trace::graph::{Op, OpExpr};
 use crate::Error;
@@ -64,13 +64,13 @@ impl<F> ExternFn<F> {
         self.name
     }
 
-    fn decl(&self, params: Vec<Type>, ret: Type) -> ExternDecl {
-        ExternDecl {
-            name: self.name.to_string(),
+    fn sig<'a>(&self, params: &'a [Type], ret: Type) -> ExternSig<'a> {
+        ExternSig {
+            name: self.name,
             params,
             ret,
             variadic: self.variadic,
-            header: self.header.map(str::to_string),
+            header: self.header,
         }
     }
 }
@@ -104,10 +104,10 @@ impl<T: CType> CallRet for T {
 }
 
 #[track_caller]
-fn emit_call<R: CallRet>(decl: ExternDecl, args: Vec<Arg>) -> R::Out {
+fn emit_call<R: CallRet>(sig: ExternSig<'_>, args: impl IntoIterator<Item = Arg>) -> R::Out {
     let loc = caller();
     with(|e| {
-        let id = e.extern_fn(&decl).map_err(|err| match err {
+        let id = e.extern_fn(&sig).map_err(|err| match err {
             Error::Misuse { message, .. } => crate::trace::engine::Ctl::fail(Error::Misuse {
                 message,
                 location: Some(loc),
@@ -137,8 +137,8 @@ macro_rules! arity {
             #[track_caller]
             #[allow(clippy::too_many_arguments)]
             pub fn call(&self, $($x: impl IntoArg<$a>),*) -> R::Out {
-                let d = self.decl(vec![$($a::ty()),*], R::ty());
-                emit_call::<R>(d, vec![$($x.into_arg()),*])
+                let params = [$($a::ty()),*];
+                emit_call::<R>(self.sig(&params, R::ty()), [$($x.into_arg()),*])
             }
 
             /// Calls with any arguments: the fixed ones must match in number;
@@ -158,8 +158,8 @@ macro_rules! arity {
                         location: Some(loc),
                     }));
                 }
-                let d = self.decl(vec![$($a::ty()),*], R::ty());
-                emit_call::<R>(d, args.iter().map(|a| a.0.clone()).collect())
+                let params = [$($a::ty()),*];
+                emit_call::<R>(self.sig(&params, R::ty()), args.iter().map(|a| a.0.clone()))
             }
         }
     };

@@ -351,8 +351,9 @@ impl Engine {
                 // Outside the turn: the first recorded side, then the other.
                 None => first_visit == t.is_some(),
             },
+            Check::Batch(b) => Self::batch_choice(b, n, visits, t.is_some()),
             // The linking run took first sides: take the others.
-            _ => e.is_none(),
+            Check::Link(..) => e.is_none(),
         };
         let side = if want { t } else { e };
         side.map(|_| want)
@@ -365,7 +366,7 @@ impl Engine {
             return Err(Ctl::EndRun);
         };
         if self.nodes[n].op != op || self.nodes[n].loc != loc {
-            return Err(self.check_failed());
+            return Err(self.check_failed(loc));
         }
         self.pass(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
@@ -383,7 +384,7 @@ impl Engine {
 
     /// A check run saw the first stage do something else than the shared
     /// code: never share it that way again, and start over.
-    pub(super) fn check_failed(&mut self) -> Ctl {
+    pub(super) fn check_failed(&mut self, at: SrcLoc) -> Ctl {
         let Mode::Check(c) = &self.run.mode else {
             return super::engine::internal("a check failed outside a check run");
         };
@@ -397,6 +398,10 @@ impl Engine {
                 self.stats.link_audit_failures += 1;
                 Ctl::Restart
             }
+            Check::Batch(_) => {
+                self.batch_failed(at);
+                Ctl::EndRun
+            }
         }
     }
 }
@@ -405,7 +410,7 @@ impl Engine {
 /// (replayed) and two with the other sides. The recorded exit is the one
 /// after no turn; leaving after an odd number of turns also shows plain
 /// state that a turn flips (a parity flag) as well as state that grows.
-const LOOP_CHECK_TURNS: u32 = 3;
+pub(super) const LOOP_CHECK_TURNS: u32 = 3;
 
 /// The node after `n` along recorded code, and the decision taken there.
 /// A branch takes its first recorded side on its first visit and the other

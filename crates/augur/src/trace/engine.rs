@@ -28,7 +28,7 @@ use super::run::{Check, Cursor, Job, Mode, Run, Seen};
 use super::stats::Stats;
 use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
 use crate::error::Error;
-use crate::ir::{Arena, ExternDecl, FuncId, SrcLoc, Type, VarData, VarId, VarKind};
+use crate::ir::{Arena, ExternSig, FuncId, SrcLoc, Type, VarData, VarId, VarKind};
 use crate::prophecy::store::Store;
 use crate::prophecy::{Explanation, ProphecyMode};
 
@@ -140,6 +140,12 @@ pub struct Engine {
     pub(super) no_link: FastSet<(Tag, u32)>,
     /// Check runs, run when exploration is done.
     pub(super) checks: Vec<Job>,
+    /// This attempt's loop checks were batched once (see `batch.rs`).
+    pub(super) batch_tried: bool,
+    /// The batched check run in progress.
+    pub(super) batch_run: Option<std::rc::Rc<super::batch::Batch>>,
+    /// A difference the batched run saw, until a loop's own check explains it.
+    pub(super) batch_mismatch: Option<super::batch::Mismatch>,
     pub(super) never_close: FastSet<Tag>,
     /// Where the plain Rust loops behind `never_close` are, in the order
     /// they were found (for errors).
@@ -199,6 +205,9 @@ impl Engine {
             memo_next: FastMap::default(),
             no_link: FastSet::default(),
             checks: Vec::new(),
+            batch_tried: false,
+            batch_run: None,
+            batch_mismatch: None,
             never_close: FastSet::default(),
             plain_loops: Vec::new(),
             carried: Vec::new(),
@@ -250,6 +259,9 @@ impl Engine {
         self.memo.clear();
         self.memo_next.clear();
         self.checks.clear();
+        self.batch_tried = false;
+        self.batch_run = None;
+        self.batch_mismatch = None;
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
@@ -280,6 +292,7 @@ impl Engine {
 
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
+        self.settle_batch();
         let job = loop {
             if self.attempt_done() {
                 self.worklist.clear();
@@ -290,12 +303,13 @@ impl Engine {
             // Check runs audit this attempt's code; with joins pending the
             // code is discarded anyway (the final attempt runs its own).
             if !self.cells.has_pending() {
-                if let Some(job) = self.checks.pop() {
+                if let Some(job) = self.next_check() {
                     break job;
                 }
             }
             // The sweep is done: joins it deferred start the next attempt.
             if !self.cells.settle() {
+                self.batch_verdict()?;
                 return Ok(false);
             }
             self.prophecy_restart()?;
@@ -334,6 +348,10 @@ impl Engine {
             self.stats.check_runs += 1;
             match check {
                 Check::Loop(..) => self.stats.loop_check_runs += 1,
+                Check::Batch(b) => {
+                    self.stats.loop_check_runs += 1;
+                    self.batch_run = Some(b.clone());
+                }
                 Check::Link(..) => self.stats.link_check_runs += 1,
             }
         } else {
@@ -413,25 +431,26 @@ impl Engine {
         self.run.pending_annotations.push(text);
     }
 
-    /// The id of an extern, declaring it on first use.
-    pub fn extern_fn(&mut self, decl: &ExternDecl) -> Result<FuncId, Error> {
+    /// The id of an extern, declaring it on first use. `sig` is borrowed:
+    /// calls to a declared extern (most of them) allocate nothing.
+    pub fn extern_fn(&mut self, sig: &ExternSig<'_>) -> Result<FuncId, Error> {
         if self.detached.is_some() {
             return Ok(FuncId(0));
         }
-        if let Some(&id) = self.extern_ids.get(&decl.name) {
-            if self.func.externs[id] != *decl {
+        if let Some(&id) = self.extern_ids.get(sig.name) {
+            if !sig.declares(&self.func.externs[id]) {
                 return Err(Error::Misuse {
                     message: format!(
                         "extern function `{}` is used with two different signatures",
-                        decl.name
+                        sig.name
                     ),
                     location: None,
                 });
             }
             return Ok(id);
         }
-        let id = self.func.externs.push(decl.clone());
-        self.extern_ids.insert(decl.name.clone(), id);
+        let id = self.func.externs.push(sig.to_decl());
+        self.extern_ids.insert(sig.name.to_string(), id);
         Ok(id)
     }
 
@@ -497,7 +516,7 @@ impl Engine {
             Mode::CheckLink(_) => self.check_link_return(&op),
             Mode::Check(_) => match self.recorded_successor()? {
                 Some(n) if self.nodes[n].op == op => Ok(()),
-                Some(_) => Err(self.check_failed()),
+                Some(_) => Err(self.check_failed(loc)),
                 None => Ok(()),
             },
             Mode::CatchUp => {

@@ -7,6 +7,7 @@
 //! [`tag_cost`] (for benchmarks) are visible.
 
 mod audit;
+mod batch;
 mod cells;
 mod decisions;
 pub(crate) mod driver;

@@ -7,6 +7,7 @@ use super::tag::{FastMap, Tag};
 use crate::ir::SrcLoc;
 
 /// A scheduled run: the decisions that lead to its unexplored side.
+#[derive(Clone, Debug)]
 pub(super) struct Job {
     pub(super) decisions: PathId,
     /// Memoization stays off until the run has performed this many
@@ -39,6 +40,8 @@ pub(super) enum Check {
     Loop(Tag, std::rc::Rc<[(NodeId, bool)]>),
     /// A run linked to recorded code under this memo key.
     Link(Tag, u32),
+    /// Several loops' checks in one run from the top (see `batch.rs`).
+    Batch(std::rc::Rc<super::batch::Batch>),
 }
 
 /// Where the next node attaches.
