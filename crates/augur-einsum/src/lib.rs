@@ -83,11 +83,11 @@
 //! | matvec `z = x y` | 16,809,984 | 0 | 4,202,496 |
 //!
 //! **First stage** (`cargo run --release -p augur-cli -- bench first-stage`,
-//! 2-core x86-64; runs include check runs): matmul with prophecies 52 runs
-//! in 4 attempts, 1.8 ms (BuildIt: 113 + 7 runs, ~40 ms); in the paper's
-//! restart-at-once mode 68 runs in 7 attempts, 2.3 ms; copy-all 36 runs,
-//! 1.2 ms (BuildIt: 25 runs, ~8 ms); matvec with prophecies 40 runs,
-//! 1.4 ms (BuildIt: 89 + 7, ~27 ms).
+//! 2-core x86-64; runs include check runs): matmul with prophecies 32 runs
+//! in 4 attempts, 1.4 ms (BuildIt: 113 + 7 runs, 38 ms); in the paper's
+//! restart-at-once mode 48 runs in 7 attempts, 1.9 ms; copy-all 15 runs,
+//! 0.84 ms (BuildIt: 25 runs, 9.2 ms); matvec with prophecies 25 runs,
+//! 1.1 ms (BuildIt: 89 + 7, 27 ms).
 //!
 //! **On a GPU** (H100 80GB HBM3, driver 580; µs, minimum of 10 turns; timed
 //! region as in the paper's listing: copies in, kernel, copies out, and the

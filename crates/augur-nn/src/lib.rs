@@ -80,10 +80,10 @@
 //!
 //! **First stage** of the listing's whole benchmark (two loops of 10 turns,
 //! the first with a flag-dependent threshold;
-//! `cargo run --release -p augur-cli -- bench first-stage`): 44 runs (16
-//! of them check runs) in 3 attempts, 1.6 ms; in the paper's
-//! restart-at-once mode 42 runs in 4 attempts, 1.5 ms. BuildIt: 64 runs +
-//! 4 prophecy runs, ~6 ms.
+//! `cargo run --release -p augur-cli -- bench first-stage`): 32 runs (4
+//! of them check runs) in 3 attempts, 1.4 ms; in the paper's
+//! restart-at-once mode 30 runs in 4 attempts, 1.3 ms. BuildIt (the
+//! paper's table): 72 runs + 4 prophecy runs, 14.7 ms.
 //!
 //! **Size** (lines without blanks and comments): 410, of which the fusion
 //! protocol (`net.rs`) is 112 and 27 more in the layers call it: about 64
