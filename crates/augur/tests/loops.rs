@@ -680,3 +680,51 @@ fn same_operation_from_alternating_call_sites() {
         }
     }
 }
+
+/// A batched check run that sees a difference cannot tell which loop
+/// carries the state: each loop then gets its own check run, and the one
+/// whose turns flip a flag read after it is blamed by name, as when it is
+/// the only loop (`same_operation_from_alternating_call_sites`), not the
+/// innocent loop before it.
+#[test]
+#[allow(clippy::if_same_then_else)] // the two calls are the point
+fn a_batched_check_that_fails_blames_the_loop_that_carries_state() {
+    fn bump(acc: Dyn<i64>) {
+        acc.set(acc + 1);
+    }
+    let top = line!();
+    let r = Builder::new().extract("blame", |n: Dyn<i64>| {
+        let acc = Dyn::new(0i64);
+        let j = Dyn::new(0i64);
+        while j.lt(n).is_true() {
+            acc.set(acc + 2);
+            j.set(j + 1);
+        }
+        let i = Dyn::new(0i64);
+        let mut flip = false;
+        while i.lt(n).is_true() {
+            if flip {
+                bump(acc);
+            } else {
+                bump(acc);
+            }
+            flip = !flip;
+            i.set(i + 1);
+        }
+        if flip {
+            acc.set(acc * 10);
+        }
+        acc
+    });
+    let Err(e) = r else {
+        panic!("an error, not code for one parity")
+    };
+    assert!(
+        !matches!(e, augur::Error::CheckFailed { .. }),
+        "a loop's own check explains the difference: {e}"
+    );
+    let text = e.to_string();
+    // The second `while`, ten lines below `top`.
+    let second_loop = format!("loops.rs:{}:", top + 10);
+    assert!(text.contains(&second_loop), "{second_loop} in {text}");
+}
