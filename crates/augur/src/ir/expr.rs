@@ -31,6 +31,7 @@ pub enum Const {
 impl PartialEq for Const {
     /// Bitwise for floats, so that `NaN == NaN` and `0.0 != -0.0` (constants are
     /// compared as code, not as numbers).
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Const::Int(a), Const::Int(b)) => a == b,

@@ -70,7 +70,10 @@ impl<T: ?Sized> IntoArg<T> for Dyn<T> {
 
 impl<T: CScalar> IntoArg<T> for T {
     fn into_arg(self) -> Arg {
-        Arg::Const(self.to_const(), T::ty())
+        Arg::Const(crate::trace::graph::Operand::constant(
+            self.to_const(),
+            T::ty(),
+        ))
     }
 }
 
@@ -402,7 +405,7 @@ impl<T: CType> Dyn<*mut T> {
     #[track_caller]
     pub fn null() -> Dyn<*mut T> {
         compute(|_, _| {
-            Ok(OpExpr::Use(Operand::Const(
+            Ok(OpExpr::Use(Operand::constant(
                 crate::ir::Const::Null,
                 <*mut T as CType>::ty(),
             )))
@@ -425,7 +428,7 @@ impl Dyn<*const super::ctype::CChar> {
     pub fn str(s: &str) -> Dyn<*const super::ctype::CChar> {
         let c = crate::ir::Const::Str(s.to_string());
         compute(move |_, _| {
-            Ok(OpExpr::Use(Operand::Const(
+            Ok(OpExpr::Use(Operand::constant(
                 c,
                 <*const super::ctype::CChar as CType>::ty(),
             )))

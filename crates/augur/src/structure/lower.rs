@@ -11,7 +11,10 @@ pub fn operand(f: &mut Function, o: &Operand) -> ExprId {
             let ty = f.vars[*v].ty;
             f.expr(Expr::Var(*v), ty)
         }
-        Operand::Const(c, ty) => f.expr(Expr::Const(c.clone()), *ty),
+        Operand::Scalar(..) | Operand::Const(_) => {
+            let (c, ty) = o.as_const().expect("a constant");
+            f.expr(Expr::Const(c), ty)
+        }
     }
 }
 

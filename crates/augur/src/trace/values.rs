@@ -24,7 +24,7 @@ pub enum Arg {
     #[doc(hidden)]
     Var(VarId, u32),
     #[doc(hidden)]
-    Const(crate::ir::Const, Type),
+    Const(Operand),
 }
 
 impl Engine {
@@ -36,7 +36,7 @@ impl Engine {
     /// Validates an argument against the current run.
     pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
         match a {
-            Arg::Const(c, t) => Ok(Operand::Const(c, t)),
+            Arg::Const(o) => Ok(o),
             Arg::Var(v, g) => Ok(Operand::Var(self.var_of(v, g, loc)?)),
         }
     }
