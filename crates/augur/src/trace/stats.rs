@@ -12,8 +12,9 @@ pub struct Stats {
     /// Check runs in the final attempt: replays of later loop turns and of
     /// other sides after memoization links, comparing with recorded code.
     pub check_runs: u64,
-    /// Of `check_runs`: those that ran a closed loop's later turns (with
-    /// the other sides) and left it.
+    /// Of `check_runs`: those that ran closed loops' later turns (with the
+    /// other sides) and left them: one batched run for the loops of an
+    /// attempt, and one per loop it did not cover.
     pub loop_check_runs: u64,
     /// Of `check_runs`: those that took the other sides after a
     /// memoization link.
