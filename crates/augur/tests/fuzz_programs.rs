@@ -1008,6 +1008,9 @@ const MAX_RUNS: u64 = 10_000;
 /// which grow the graph fast.
 const MAX_OPERATIONS: usize = 100_000;
 
+/// How long the C compiler may take on one program.
+const COMPILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Inputs: zero, negatives (loops that never run, `i32::MIN` as a bound),
 /// small bounds. Nothing large and positive, since both parameters can
 /// bound nested loops.
@@ -1118,7 +1121,14 @@ fn check_program(p: &Program, walk: Walk, compile: bool) -> Result<Stats, Failur
     }
     // Programs with gotos are always compiled too.
     let compiled = if compile || gotos != 0 {
-        match ex.compile() {
+        // A compiler that runs for minutes on generated C is a failure to
+        // report, not a run to wait for (gcc -O2 took over half an hour on
+        // the code of seed 9980021677).
+        let opts = augur::exec::CompileOptions {
+            timeout: COMPILE_TIMEOUT,
+            ..Default::default()
+        };
+        match ex.compile_with(&opts) {
             Ok(c) => Some(c),
             Err(e) => {
                 let what = format!("C compile failed: {e}");

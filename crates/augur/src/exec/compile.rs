@@ -79,7 +79,16 @@ pub struct CompileOptions {
     /// // gdb on a program calling it can `break` at the Rust line of `x * x`.
     /// ```
     pub codegen: CodegenOptions,
+    /// How long the compiler may run before it is stopped and
+    /// [`compile`] fails with [`Error::Compile`] saying so. Optimizers
+    /// have inputs that take them very long (gcc's jump threading at `-O2`
+    /// on long ladders of correlated conditions took more than half an hour
+    /// on 53 KB of generated C); the limit keeps the process usable.
+    pub timeout: std::time::Duration,
 }
+
+/// The default [`CompileOptions::timeout`]: ten minutes.
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Default for CompileOptions {
     fn default() -> Self {
@@ -89,6 +98,7 @@ impl Default for CompileOptions {
             cache_dir: None,
             extra_c: Vec::new(),
             codegen: CodegenOptions::default(),
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 }
@@ -191,7 +201,7 @@ pub fn compile(source: &str, opts: &CompileOptions) -> Result<Library> {
         sources.push(path);
     }
     let tmp = dir.join(format!("{key}.{}.tmp.so", unique_suffix()));
-    run_compiler(&cc, &opts.flags, &sources, &tmp).map_err(|e| match e {
+    run_compiler(&cc, &opts.flags, &sources, &tmp, opts.timeout).map_err(|e| match e {
         CompilerFailure::Spawn(message) => Error::CompilerMissing {
             compiler: cc.clone(),
             message,
@@ -213,36 +223,96 @@ enum CompilerFailure {
     Exit(String),
 }
 
-/// Runs `cc flags -o out sources libs`, removing `out` on failure.
+/// Runs `cc flags -o out sources libs`, removing `out` on failure; stops
+/// the compiler after `timeout`.
 fn run_compiler(
     cc: &str,
     flags: &[String],
     sources: &[PathBuf],
     out: &Path,
+    timeout: std::time::Duration,
 ) -> std::result::Result<(), CompilerFailure> {
     let mut words = cc.split_whitespace();
     let program = words.next().unwrap_or("cc");
     let (libs, flags): (Vec<&String>, Vec<&String>) =
         flags.iter().partition(|f| f.starts_with("-l"));
-    let result = Command::new(program)
+    // The compiler's messages go to a file, not a pipe: waiting with a
+    // deadline then needs no reader thread.
+    let log_path = out.with_extension("log");
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
+    let mut command = Command::new(program);
+    // Its own process group, so that a stop reaches the compiler's own
+    // children (`cc1`, `as`) too.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
         .args(words)
         .args(flags)
         .arg("-o")
         .arg(out)
         .args(sources)
         .args(libs)
-        .output()
-        .map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
-    if result.status.success() {
-        return Ok(());
+        .stdin(std::process::Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .spawn()
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&log_path);
+            CompilerFailure::Spawn(e.to_string())
+        })?;
+    let status = wait_until(&mut child, timeout);
+    let mut output = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&log_path);
+    match status {
+        Some(s) if s.success() => return Ok(()),
+        Some(s) if output.trim().is_empty() => {
+            output = format!("{cc} failed ({s}) without output");
+        }
+        Some(_) => {}
+        None => {
+            output = format!(
+                "{cc} did not finish within {} s and was stopped \
+                 (CompileOptions::timeout); with gcc, -fno-thread-jumps or -O1 \
+                 may help\n{output}",
+                timeout.as_secs()
+            );
+        }
     }
     let _ = std::fs::remove_file(out);
-    let mut output = String::from_utf8_lossy(&result.stderr).into_owned();
-    output.push_str(&String::from_utf8_lossy(&result.stdout));
-    if output.trim().is_empty() {
-        output = format!("{cc} failed ({}) without output", result.status);
-    }
     Err(CompilerFailure::Exit(output))
+}
+
+/// Waits for `child` for at most `timeout`; kills it after that (`None`).
+fn wait_until(
+    child: &mut std::process::Child,
+    timeout: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + timeout;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                // Short compiles are seen at once, long ones polled gently.
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            // Past the deadline, or the wait itself failed.
+            _ => {
+                #[cfg(unix)]
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
 }
 
 /// Writes `path` through a private temporary file, so that a compiler reading
@@ -428,6 +498,43 @@ mod tests {
         let src = "int f(void) { int unused = 1; return 0; }\n";
         let err = compile(src, &opts(&dir)).unwrap_err();
         assert!(matches!(err, Error::Compile { ref output, .. } if output.contains("unused")));
+    }
+
+    /// A compiler that runs past the timeout is stopped, with the
+    /// compiler it started (as `cc` starts `cc1`), and the error says so.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_compiler_past_its_timeout_is_stopped_with_its_children() {
+        let dir = TestDir::new("compile-timeout");
+        let script = dir.path().join("slow-cc.sh");
+        let pid_file = dir.path().join("child.pid");
+        let text = format!(
+            "#!/bin/sh\nsleep 60 &\necho $! > {}\nwait\n",
+            pid_file.display()
+        );
+        std::fs::write(&script, text).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let opts = CompileOptions {
+            cc: Some(script.display().to_string()),
+            timeout: std::time::Duration::from_millis(500),
+            ..opts(&dir)
+        };
+        let e = compile(ADD, &opts).unwrap_err();
+        assert!(e.to_string().contains("did not finish within"), "{e}");
+        let child = std::fs::read_to_string(&pid_file).unwrap();
+        let proc_dir = format!("/proc/{}", child.trim());
+        // The kill is asynchronous: give the kernel a moment to reap it.
+        let gone = (0..100).any(|_| {
+            let status = std::fs::read_to_string(format!("{proc_dir}/stat")).unwrap_or_default();
+            let state = status.split(") ").nth(1).and_then(|r| r.chars().next());
+            if matches!(state, None | Some('Z')) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            false
+        });
+        assert!(gone, "the compiler's child {proc_dir} still runs");
     }
 
     #[test]

@@ -123,13 +123,13 @@ impl Engine {
             return;
         };
         let left = |head: &NodeId| c.visits.get(head).copied().unwrap_or(0) > LOOP_CHECK_TURNS;
-        let unchecked: Vec<usize> = batch
+        let mut unchecked: Vec<usize> = batch
             .heads
             .iter()
             .filter(|(head, _)| !left(head))
             .map(|(_, &(i, _))| i)
             .collect();
-        let mut unchecked = unchecked;
+        // In the order they were scheduled, whatever the map's order.
         unchecked.sort_unstable();
         for i in unchecked {
             self.checks.push(batch.loops[i].clone());
