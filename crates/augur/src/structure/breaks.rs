@@ -46,7 +46,7 @@ pub fn forward_breaks(func: &mut Function, truth: ExprId) -> u64 {
     removed
 }
 
-fn goto_targets(b: &Block, out: &mut Vec<LabelId>) {
+pub(super) fn goto_targets(b: &Block, out: &mut Vec<LabelId>) {
     for s in b {
         if let StmtKind::Goto(l) = s.kind {
             out.push(l);
@@ -55,7 +55,7 @@ fn goto_targets(b: &Block, out: &mut Vec<LabelId>) {
     }
 }
 
-fn drop_labels(b: &mut Block, targets: &[LabelId]) {
+pub(super) fn drop_labels(b: &mut Block, targets: &[LabelId]) {
     b.retain(|s| !matches!(s.kind, StmtKind::Label(l) if !targets.contains(&l)));
     for s in b.iter_mut() {
         s.kind

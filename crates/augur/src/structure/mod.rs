@@ -4,13 +4,14 @@
 //! `emit` walks the dominator tree to produce `if`/`while`/`break`/
 //! `continue`/`return`; `lower` turns each recorded operation into IR.
 //! `breaks` turns forward gotos that remain into `break`s out of one-turn
-//! loops. Before emitting, two checks turn first-stage mistakes into errors: a
+//! loops, and `guards` the rest into guards on a `jump` variable. Before emitting, two checks turn first-stage mistakes into errors: a
 //! value used where its definition does not dominate the use (a `Dyn` bound
 //! inside a dyn branch and used after it), and a loop with no exit.
 
 mod breaks;
 mod cfg;
 mod emit;
+mod guards;
 mod lower;
 
 use crate::error::Error;
@@ -46,7 +47,12 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
             None => break,
         }
     }
-    Ok((emitted.func, emitted.gotos))
+    let mut func = emitted.func;
+    let mut gotos = emitted.gotos;
+    if gotos > 0 {
+        gotos -= guards::forward_guards(&mut func);
+    }
+    Ok((func, gotos))
 }
 
 /// A CFG emitted as a statement tree, its forward gotos made `break`s.
