@@ -11,7 +11,9 @@
 //! declaration now in a guard that later code reads is hoisted by the scope
 //! repair pass, as for any block.) Between a
 //! set and its label the variable is the only state that changes, so every
-//! path does what the `goto` did; outside those stretches it is 0.
+//! path does what the `goto` did; outside those stretches it is 0. It is
+//! declared in the innermost statement list that holds all its uses (in a
+//! kernel's loop nest when the jumps are there).
 //!
 //! Why: a plain Rust loop unrolled by the first stage whose turns set a
 //! plain flag on a dyn branch (`found = true`) gives two chains of turns,
@@ -47,13 +49,11 @@ pub fn forward_guards(func: &mut Function) -> u64 {
         debug_assert!(pending.is_empty(), "a forward goto left its function");
         let jump = g.jump.expect("a removed goto set the variable");
         let init = g.int(0);
-        body.insert(
-            0,
-            Stmt::new(StmtKind::Decl {
-                var: jump,
-                init: Some(init),
-            }),
-        );
+        let decl = Stmt::new(StmtKind::Decl {
+            var: jump,
+            init: Some(init),
+        });
+        innermost_user(g.func, &mut body, jump).insert(0, decl);
         let mut targets = Vec::new();
         super::breaks::goto_targets(&body, &mut targets);
         super::breaks::drop_labels(&mut body, &targets);
@@ -295,6 +295,73 @@ impl Guards<'_> {
     }
 }
 
+/// The innermost statement list that holds every use of `jump`, where it
+/// is declared: inside a kernel's loop nest when the jumps are (a kernel
+/// writes no host variable), and in a loop body at most once a turn, where
+/// it is 0 at every turn's start anyway.
+fn innermost_user<'b>(f: &Function, b: &'b mut Block, jump: VarId) -> &'b mut Block {
+    let users: Vec<usize> = (0..b.len()).filter(|&i| uses(f, &b[i], jump)).collect();
+    if let [i] = users[..] {
+        if !own_exprs(&b[i]).any(|e| mentions(f, e, jump)) {
+            let inner = b[i]
+                .kind
+                .blocks()
+                .filter(|blk| blk.iter().any(|s| uses(f, s, jump)))
+                .count();
+            if inner == 1 {
+                let blk = b[i]
+                    .kind
+                    .blocks_mut()
+                    .find(|blk| blk.iter().any(|s| uses(f, s, jump)))
+                    .expect("counted above");
+                return innermost_user(f, blk, jump);
+            }
+        }
+    }
+    b
+}
+
+/// True if `s` reads or writes `v` anywhere in it.
+fn uses(f: &Function, s: &Stmt, v: VarId) -> bool {
+    own_exprs(s).any(|e| mentions(f, e, v)) || s.kind.blocks().flatten().any(|t| uses(f, t, v))
+}
+
+/// The expressions of `s` itself, not of the blocks nested in it.
+fn own_exprs(s: &Stmt) -> impl Iterator<Item = ExprId> + '_ {
+    let mut out = Vec::new();
+    let mut of = |k: &StmtKind| match k {
+        StmtKind::Decl { init, .. } => out.extend(*init),
+        StmtKind::Assign { place, value } => out.extend([*place, *value]),
+        StmtKind::Eval(e) | StmtKind::If { cond: e, .. } | StmtKind::While { cond: e, .. } => {
+            out.push(*e)
+        }
+        StmtKind::Return(e) => out.extend(*e),
+        _ => {}
+    };
+    of(&s.kind);
+    if let StmtKind::For {
+        init, cond, step, ..
+    } = &s.kind
+    {
+        of(&init.kind);
+        of(&step.kind);
+        out.push(*cond);
+    }
+    out.into_iter()
+}
+
+/// True if expression `e` reads `v`.
+fn mentions(f: &Function, e: ExprId, v: VarId) -> bool {
+    match &f.exprs[e].kind {
+        Expr::Var(w) => *w == v,
+        Expr::Const(_) => false,
+        Expr::Unary(_, a) | Expr::Cast(a) | Expr::Deref(a) | Expr::AddrOf(a) => mentions(f, *a, v),
+        Expr::Binary(_, a, b) | Expr::Index(a, b) => mentions(f, *a, v) || mentions(f, *b, v),
+        Expr::Select(a, b, c) => [a, b, c].iter().any(|x| mentions(f, **x, v)),
+        Expr::Call(_, args) => args.iter().any(|x| mentions(f, *x, v)),
+    }
+}
+
 /// True if `b`'s last statement leaves it by a jump: control never falls
 /// out of its end.
 fn ends_in_jump(b: &Block) -> bool {
@@ -464,6 +531,49 @@ mod tests {
             f.0.body.push(Stmt::new(StmtKind::Return(Some(ret))));
             same_without_gotos(f, 1, &[-3, 0, 1, 7]);
         }
+    }
+
+    /// Jumps that stay inside a loop body get their variable declared there
+    /// (inside a kernel's loop nest it must not be a host variable):
+    /// `while (i < 3) { i += 1; if (i < x) { r += 1; goto L; } r += 10; L:
+    /// r += 100; } return r;`
+    #[test]
+    fn the_variable_is_declared_where_the_jumps_are() {
+        let (mut f, x) = Fun::new();
+        let (r, i) = (f.local(), f.local());
+        let l = LabelId(0);
+        let hit = {
+            let (a, b) = (f.var(i), f.var(x));
+            f.0.expr(Expr::Binary(BinOp::Lt, a, b), Type::Scalar(Scalar::Bool))
+        };
+        let body = vec![
+            f.update(i, BinOp::Add, 1),
+            Stmt::new(StmtKind::If {
+                cond: hit,
+                then_: vec![f.update(r, BinOp::Add, 1), Stmt::new(StmtKind::Goto(l))],
+                else_: Vec::new(),
+            }),
+            f.update(r, BinOp::Add, 10),
+            Stmt::new(StmtKind::Label(l)),
+            f.update(r, BinOp::Add, 100),
+        ];
+        let cond = f.bin(BinOp::Lt, i, 3);
+        let ret = f.var(r);
+        f.0.body.push(Stmt::new(StmtKind::While { cond, body }));
+        f.0.body.push(Stmt::new(StmtKind::Return(Some(ret))));
+        let mut g = Fun(f.0.clone());
+        same_without_gotos(f, 1, &[-1, 1, 2, 3, 4]);
+        forward_guards(&mut g.0);
+        let decls = |b: &[Stmt]| {
+            b.iter()
+                .filter(|s| matches!(s.kind, StmtKind::Decl { .. }))
+                .count()
+        };
+        assert_eq!(decls(&g.0.body), 2, "r and i only, at the top:\n{}", g.0);
+        let StmtKind::While { body, .. } = &g.0.body[2].kind else {
+            panic!("the loop is third:\n{}", g.0)
+        };
+        assert_eq!(decls(body), 1, "the jump variable, in the loop:\n{}", g.0);
     }
 
     /// A backward goto (a loop the structurer could not express) stays.
