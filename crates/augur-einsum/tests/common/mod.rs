@@ -1,0 +1,103 @@
+//! What several test files share: `extract` builds a program over tensors
+//! A, B, C on a small grid (`small`); `run_all` builds and runs it on the
+//! CPU and on the CPU-simulated GPU under every data-movement strategy,
+//! and `all_equal` checks that every build left the same buffers. (Each
+//! test file uses a part.)
+
+#![allow(dead_code)]
+
+use augur::{Builder, Dyn, Extracted};
+use augur_einsum::{compile_cpu, compile_simulated, Config, Counters, Einsum};
+use augur_einsum::{Movement, Tensor};
+
+pub type Sig<E> = unsafe extern "C" fn(*mut E, *mut E, *mut E, i32);
+pub type Body<E> = fn(&Einsum, &[Tensor<E>; 3], Dyn<i32>);
+
+pub fn extract<E: augur_einsum::Elem + augur::CScalar>(
+    name: &str,
+    config: Config,
+    shapes: [&[usize]; 3],
+    body: Body<E>,
+) -> augur::Result<Extracted<Sig<E>>> {
+    let shapes: Vec<Vec<usize>> = shapes.iter().map(|s| s.to_vec()).collect();
+    Builder::new().extract(
+        name,
+        move |a: Dyn<*mut E>, b: Dyn<*mut E>, c: Dyn<*mut E>, n: Dyn<i32>| {
+            let ein = Einsum::new(config);
+            let ts = [
+                ein.tensor_on::<E>("A", &shapes[0], a),
+                ein.tensor_on::<E>("B", &shapes[1], b),
+                ein.tensor_on::<E>("C", &shapes[2], c),
+            ];
+            body(&ein, &ts, n);
+            ein.finish();
+        },
+    )
+}
+
+pub fn small(m: Movement) -> Config {
+    Config {
+        blocks: 3,
+        threads: 4,
+        ..Config::with(m)
+    }
+}
+
+/// Runs `body` under the CPU config and every simulated movement; returns
+/// (config name, buffers after, counters).
+pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
+    name: &str,
+    shapes: [&[usize]; 3],
+    init: [Vec<E>; 3],
+    n: i32,
+    body: Body<E>,
+) -> Vec<(String, [Vec<E>; 3], Option<Counters>)> {
+    let mut out = Vec::new();
+    let mut configs = vec![("cpu".to_string(), Config::cpu())];
+    for m in Movement::ALL {
+        configs.push((m.name().to_string(), small(m)));
+    }
+    for (cname, config) in configs {
+        let ex = extract::<E>(&format!("{name}_{cname}"), config, shapes, body)
+            .unwrap_or_else(|e| panic!("{cname}: {e}"));
+        let p = if config.gpu {
+            compile_simulated(&ex).unwrap_or_else(|e| panic!("{cname}: {e}"))
+        } else {
+            compile_cpu(&ex, false).unwrap_or_else(|e| panic!("{cname}: {e}"))
+        };
+        let mut bufs = init.clone();
+        p.reset().unwrap();
+        unsafe {
+            (p.get())(
+                bufs[0].as_mut_ptr(),
+                bufs[1].as_mut_ptr(),
+                bufs[2].as_mut_ptr(),
+                n,
+            )
+        };
+        let c = if config.gpu {
+            Some(p.counters().unwrap())
+        } else {
+            None
+        };
+        out.push((cname, bufs, c));
+    }
+    out
+}
+
+/// One build's name, its three output buffers and its counters.
+pub type Outcome<E> = (String, [Vec<E>; 3], Option<Counters>);
+
+pub fn all_equal<E: PartialEq + std::fmt::Debug>(rs: &[Outcome<E>]) {
+    for r in &rs[1..] {
+        assert_eq!(r.1, rs[0].1, "{} differs from {}", r.0, rs[0].0);
+    }
+}
+
+pub fn prophecy_counters<E>(rs: &[Outcome<E>]) -> Counters {
+    rs.iter().find(|r| r.0 == "prophecy").unwrap().2.unwrap()
+}
+
+pub fn seq(n: usize) -> Vec<f32> {
+    (0..n).map(|x| x as f32 + 1.0).collect()
+}
