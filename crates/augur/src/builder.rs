@@ -8,7 +8,7 @@ use crate::prophecy::{Explanation, ProphecyMode};
 use crate::stage::dyn_val::caller;
 use crate::stage::signature::StagedFn;
 use crate::trace::driver::{self, with};
-use crate::trace::engine::Config;
+use crate::trace::Config;
 use crate::trace::{Stats, Tagger};
 use crate::{pipeline, Result};
 use std::marker::PhantomData;

@@ -3,7 +3,8 @@
 
 use crate::error::Error;
 use crate::ir::{Function, Stmt, StmtKind};
-use crate::trace::engine::{Config, Trace};
+use crate::trace::engine::Trace;
+use crate::trace::Config;
 use crate::trace::Stats;
 use std::time::Instant;
 

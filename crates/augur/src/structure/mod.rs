@@ -16,8 +16,9 @@ mod lower;
 
 use crate::error::Error;
 use crate::ir::{Arena, Const, Expr, Function, Scalar, SrcLoc, Type};
-use crate::trace::engine::{Config, Trace};
+use crate::trace::engine::Trace;
 use crate::trace::graph::{Node, NodeId};
+use crate::trace::Config;
 use cfg::{Cfg, Term};
 
 /// Builds the function's body from its trace; returns the `goto` count.

@@ -6,7 +6,8 @@
 //! unwinding with a private payload (`resume_unwind` skips the panic hook);
 //! a real panic in user code is caught and reported with its location.
 
-use super::engine::{Config, Ctl, Engine, Trace};
+use super::config::Config;
+use super::engine::{Ctl, Engine, Trace};
 use super::graph::Operand;
 use super::tag;
 use crate::error::Error;

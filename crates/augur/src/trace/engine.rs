@@ -22,76 +22,16 @@
 //! the closure and never records (see `audit.rs`). Each mode's state is its
 //! own type in `run.rs`.
 
+use super::config::Config;
 use super::decisions::{DecisionTree, PathId};
 use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
-use super::run::{Check, Cursor, Job, Mode, Run, Seen};
+use super::run::{Cursor, Job, Mode, Run, Seen};
 use super::stats::Stats;
-use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts, Tagger};
+use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts};
 use crate::error::Error;
-use crate::ir::{Arena, ExternSig, FuncId, SrcLoc, Type, VarData, VarId, VarKind};
+use crate::ir::{Arena, ExternSig, FuncId, SrcLoc, Type, VarId};
 use crate::prophecy::store::Store;
-use crate::prophecy::{Explanation, ProphecyMode};
-
-/// Limits and switches of an extraction.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// How tags are taken.
-    pub tagger: Tagger,
-    /// How many times one decision site may be reached in one run before the
-    /// loop around it is declared never-closing.
-    pub max_site_visits: u64,
-    /// How many extra turns a loop candidate's cycle must repeat identically.
-    pub audit_rounds: u32,
-    /// Maximum runs (over all attempts).
-    pub max_runs: u64,
-    /// Maximum recorded operations in one attempt.
-    pub max_nodes: usize,
-    /// Maximum attempts (restarts + 1).
-    pub max_attempts: u32,
-    /// Link to code recorded by other runs.
-    pub memoize: bool,
-    /// Close loops at all (off: every loop unrolls up to the limits).
-    pub close_loops: bool,
-    /// Allow generated loops without an exit.
-    pub allow_infinite_loops: bool,
-    /// How many operations a memoization link is checked for before it is
-    /// made: `u32::MAX` (the default) follows the linked code to the end of
-    /// the closure; 0 links at once, trusting tags alone.
-    pub link_audit_ops: u32,
-    /// When a violated prophecy starts the extraction over.
-    pub prophecy_mode: ProphecyMode,
-    /// Restarts for prophecies and histories before the extraction stops
-    /// with each cell's history.
-    pub max_prophecy_restarts: u64,
-    /// Memory the engine may hold for the graph, the jobs and the
-    /// variables, in bytes (estimated from their counts).
-    pub max_memory: usize,
-    /// Testing hook: the engine panics (as an internal bug would) before
-    /// starting this run, so tests can check that the thread recovers.
-    #[doc(hidden)]
-    pub panic_before_run: Option<u64>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            tagger: Tagger::FramePointer,
-            max_site_visits: 10_000,
-            audit_rounds: 16,
-            max_runs: 1_000_000,
-            max_nodes: 4_000_000,
-            max_attempts: 1000,
-            memoize: true,
-            close_loops: true,
-            allow_infinite_loops: false,
-            link_audit_ops: u32::MAX,
-            prophecy_mode: ProphecyMode::Adaptive,
-            max_prophecy_restarts: 1000,
-            max_memory: DEFAULT_MAX_MEMORY,
-            panic_before_run: None,
-        }
-    }
-}
+use crate::prophecy::Explanation;
 
 /// How a run ends early; carried by the unwinding payload.
 #[derive(Debug, Clone)]
@@ -232,137 +172,6 @@ impl Engine {
         };
         e.start_attempt();
         e
-    }
-
-    /// Discards all exploration (keeps `never_close`) and schedules the first run.
-    pub fn start_attempt(&mut self) {
-        if self.attempts > 0 {
-            self.stats.runs_per_attempt.push(self.stats.runs);
-        }
-        self.attempts += 1;
-        self.cells.start_attempt(self.attempts);
-        self.adaptive = Default::default();
-        self.func = crate::ir::Function::new(self.name.clone(), self.ret);
-        for (i, ty) in self.param_types.iter().enumerate() {
-            let v = self.func.vars.push(VarData {
-                ty: *ty,
-                kind: VarKind::Param(i as u32),
-                hint: None,
-                name: None,
-                addr_taken: false,
-                loc: None,
-            });
-            self.func.params.push(v);
-        }
-        self.nodes = Arena::new();
-        self.entry = None;
-        self.memo.clear();
-        self.memo_next.clear();
-        self.checks.clear();
-        self.batch_tried = false;
-        self.batch_run = None;
-        self.batch_mismatch = None;
-        self.worklist.clear();
-        self.extern_ids.clear();
-        self.var_place.clear();
-        self.var_def.clear();
-        self.assigned.clear();
-        // The counters describe the final attempt; totals are kept apart.
-        self.stats.runs = 0;
-        self.stats.check_runs = 0;
-        self.stats.loop_check_runs = 0;
-        self.stats.link_check_runs = 0;
-        self.stats.memo_hits = 0;
-        self.stats.back_edges = 0;
-        self.stats.loop_audits = 0;
-        self.tree.clear();
-        self.worklist.push(Job::explore(PathId::ROOT));
-    }
-
-    /// True when the attempt limit allows another attempt.
-    pub fn may_restart(&self) -> Result<(), Error> {
-        if self.attempts >= self.config.max_attempts {
-            return Err(Error::Limit {
-                what: format!("{} attempts (restarts)", self.config.max_attempts),
-                location: None,
-            });
-        }
-        Ok(())
-    }
-
-    /// Begins the next scheduled run; `None` when exploration is complete.
-    pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
-        self.settle_batch();
-        let job = loop {
-            if self.attempt_done() {
-                self.worklist.clear();
-            }
-            if let Some(job) = self.worklist.pop() {
-                break job;
-            }
-            // Check runs audit this attempt's code; with joins pending the
-            // code is discarded anyway (the final attempt runs its own).
-            if !self.cells.has_pending() {
-                if let Some(job) = self.next_check() {
-                    break job;
-                }
-            }
-            // The sweep is done: joins it deferred start the next attempt.
-            if !self.cells.settle() {
-                self.batch_verdict()?;
-                return Ok(false);
-            }
-            self.prophecy_restart()?;
-            self.may_restart()?;
-            self.start_attempt();
-        };
-        self.check_memory(None)?;
-        if self.config.panic_before_run == Some(self.stats.total_runs) {
-            panic!(
-                "augur engine: injected internal panic before run {}",
-                self.stats.total_runs
-            );
-        }
-        if self.stats.total_runs >= CARRIED_RUNS {
-            if let Some(&(loop_at, used, computed)) = self.carried.first() {
-                return Err(Error::CarriedValue {
-                    loop_at,
-                    used,
-                    computed,
-                    runs: self.stats.total_runs,
-                });
-            }
-        }
-        if self.stats.total_runs >= self.config.max_runs {
-            return Err(Error::Limit {
-                what: format!(
-                    "{} runs of the closure{}",
-                    self.config.max_runs,
-                    crate::error::plain_loop_hint(&self.plain_loops)
-                ),
-                location: None,
-            });
-        }
-        if let Some(check) = &job.check {
-            // The run starts in `Mode::Check` (see `Run::new`).
-            self.stats.check_runs += 1;
-            match check {
-                Check::Loop(..) => self.stats.loop_check_runs += 1,
-                Check::Batch(b) => {
-                    self.stats.loop_check_runs += 1;
-                    self.batch_run = Some(b.clone());
-                }
-                Check::Link(..) => self.stats.link_check_runs += 1,
-            }
-        } else {
-            self.stats.runs += 1;
-        }
-        self.stats.total_runs += 1;
-        self.stats.operations += self.run.ops;
-        self.gen = gen;
-        self.detached = None;
-        self.run.reset(job, &self.tree);
-        Ok(true)
     }
 
     /// Finishes the extraction.
@@ -705,53 +514,6 @@ impl Engine {
             state: self.statics_hash(),
         };
         self.salted(base)
-    }
-}
-
-/// Runs an extraction may take once a loop audit found a turn reading a
-/// `Dyn` value the turn before computed (`Engine::carried`), before it
-/// stops with `Error::CarriedValue`. A plain Rust loop of that shape (the
-/// same audit failure) unrolls correctly well within this; a dyn loop never
-/// ends, and each of its turns costs runs that replay all turns before it,
-/// so the general run limit would take hours.
-const CARRIED_RUNS: u64 = 1000;
-
-/// The default memory budget: 2 GiB, well below the 24 GiB of the machines
-/// the project runs on, so a blow-up stops with an error first.
-pub const DEFAULT_MAX_MEMORY: usize = 2 << 30;
-
-impl Engine {
-    /// What the extraction holds, estimated from the counts of what grows
-    /// with it: nodes (with their memo entries), decision paths, scheduled
-    /// jobs, variables, the current run's path.
-    pub(super) fn memory_estimate(&self) -> usize {
-        use std::mem::size_of;
-        self.nodes.len() * (size_of::<Node>() + 48)
-            + self.tree.len() * 8
-            + (self.worklist.len() + self.checks.len()) * size_of::<Job>()
-            + self.func.vars.len() * size_of::<VarData>()
-            + self.run.path.len() * 16
-    }
-
-    /// An error once the estimate passes the budget.
-    pub(super) fn check_memory(&self, location: Option<SrcLoc>) -> Result<(), Error> {
-        let used = self.memory_estimate();
-        if used <= self.config.max_memory {
-            return Ok(());
-        }
-        Err(Error::Limit {
-            what: format!(
-                "a memory budget of {} MiB (Builder::max_memory; about {} MiB held: {} \
-                 operations, {} decisions, {} jobs){}",
-                self.config.max_memory >> 20,
-                used >> 20,
-                self.nodes.len(),
-                self.tree.len(),
-                self.worklist.len() + self.checks.len(),
-                crate::error::plain_loop_hint(&self.plain_loops)
-            ),
-            location,
-        })
     }
 }
 

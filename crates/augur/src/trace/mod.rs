@@ -9,17 +9,19 @@
 mod audit;
 mod batch;
 mod cells;
+mod config;
 mod decisions;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;
 mod record;
 mod run;
+mod schedule;
 pub mod stats;
 pub(crate) mod tag;
 pub(crate) mod values;
 
-pub use engine::Config;
+pub use config::Config;
 pub use stats::Stats;
 pub use tag::Tagger;
 
