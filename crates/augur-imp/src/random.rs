@@ -2,26 +2,9 @@
 
 use crate::ast::{BExpr, Cmd, Expr, Program};
 
-/// splitmix64: small and deterministic; the seed reproduces a program.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next 64 random bits.
-    #[allow(clippy::should_implement_trait)] // not an iterator: it never ends
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+/// The generator: splitmix64, shared with augur's other tests and fuzzers;
+/// the seed reproduces a program.
+pub use augur_rng::Rng;
 
 /// Shape of the generated programs.
 #[derive(Clone, Copy, Debug)]

@@ -7,22 +7,15 @@
 
 use augur::{Builder, Dyn, Extracted};
 use augur_nn::{Net, Tensor};
+use augur_rng::Rng;
 
 type Native = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32, i32);
 type Body = fn(&Net, &[Tensor; 3], Dyn<*mut f32>, Dyn<i32>);
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % 128) as f32 / 16.0 - 4.0
-    }
-    fn vec(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| self.next()).collect()
-    }
+/// `n` values in `[-4, 4)`, multiples of 1/16: sums of their products stay
+/// exact in `f32`, so fused and unfused code must agree to the bit.
+fn random_vec(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.below(128) as f32 / 16.0 - 4.0).collect()
 }
 
 /// A network over x, w, b (shapes given) writing `out` floats to y.
@@ -57,9 +50,9 @@ impl Case {
         let mut rng = Rng(7);
         for round in 0..4 {
             let ins = [
-                rng.vec(self.shapes[0].iter().product()),
-                rng.vec(self.shapes[1].iter().product()),
-                rng.vec(self.shapes[2].iter().product()),
+                random_vec(&mut rng, self.shapes[0].iter().product()),
+                random_vec(&mut rng, self.shapes[1].iter().product()),
+                random_vec(&mut rng, self.shapes[2].iter().product()),
             ];
             for flag in [0, 1] {
                 let want = (self.reference)(&ins, flag);

@@ -9,6 +9,7 @@ use crate::report::{Cell, Plot, Table};
 use crate::Result;
 use augur::exec::compile::{compile, CompileOptions, DEFAULT_FLAGS};
 use augur_nn::programs::{buildit_c, conv_relu, ConvRelu};
+use augur_rng::Rng;
 use std::time::{Duration, Instant};
 
 /// The paper's table: (n, k, unfused µs, fused µs).
@@ -29,19 +30,6 @@ pub fn o3() -> CompileOptions {
             .map(|f| if *f == "-O2" { "-O3" } else { f }.to_string())
             .collect(),
         ..CompileOptions::default()
-    }
-}
-
-/// A small deterministic generator for the random inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
     }
 }
 
@@ -86,7 +74,13 @@ fn time_conv(
 pub(crate) fn measure_row(n: usize, k: usize, random: bool, runs: usize) -> Result<[f64; 4]> {
     let mut rng = Rng(42);
     let mut x: Vec<f32> = (0..n)
-        .map(|_| if random { rng.unit() * 2.0 - 1.0 } else { 1.0 })
+        .map(|_| {
+            if random {
+                rng.unit_f32() * 2.0 - 1.0
+            } else {
+                1.0
+            }
+        })
         .collect();
     let mut w: Vec<f32> = (0..k).map(|j| 0.75 - 0.5 * j as f32 / k as f32).collect();
     let lib = compile(&buildit_c(n, k), &o3())?;

@@ -271,35 +271,10 @@ pub fn count(code: &str, s: &str) -> usize {
     code.matches(s).count()
 }
 
-/// splitmix64: a tiny deterministic generator for random tests (the seed
-/// is in every failure message, so a failing case can be replayed).
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// True with probability `percent`%.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    /// One of `xs`.
-    pub fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
+/// The seeded generator of the random tests (the seed is in every failure
+/// message, so a failing case can be replayed).
+#[allow(unused_imports)] // each test binary uses part of this module
+pub use augur_rng::Rng;
 
 /// The extractions of one program in each prophecy mode.
 pub struct ByMode<S> {
