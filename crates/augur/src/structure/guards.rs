@@ -13,7 +13,8 @@
 //! set and its label the variable is the only state that changes, so every
 //! path does what the `goto` did; outside those stretches it is 0. It is
 //! declared in the innermost statement list that holds all its uses (in a
-//! kernel's loop nest when the jumps are there).
+//! kernel's loop nest when the jumps are there), or at the top where a
+//! `goto` is left that could land past that declaration.
 //!
 //! Why: a plain Rust loop unrolled by the first stage whose turns set a
 //! plain flag on a dyn branch (`found = true`) gives two chains of turns,
@@ -53,9 +54,17 @@ pub fn forward_guards(func: &mut Function) -> u64 {
             var: jump,
             init: Some(init),
         });
-        innermost_user(g.func, &mut body, jump).insert(0, decl);
         let mut targets = Vec::new();
         super::breaks::goto_targets(&body, &mut targets);
+        // A `goto` left (into a loop: irreducible flow) may land past a
+        // declaration in a nested list, leaving the variable unset: then it
+        // is declared where every path passes it, at the top.
+        let home = if targets.is_empty() {
+            innermost_user(g.func, &mut body, jump)
+        } else {
+            &mut body
+        };
+        home.insert(0, decl);
         super::breaks::drop_labels(&mut body, &targets);
     }
     func.body = body;
@@ -296,9 +305,9 @@ impl Guards<'_> {
 }
 
 /// The innermost statement list that holds every use of `jump`, where it
-/// is declared: inside a kernel's loop nest when the jumps are (a kernel
-/// writes no host variable), and in a loop body at most once a turn, where
-/// it is 0 at every turn's start anyway.
+/// is declared when no `goto` is left: inside a kernel's loop nest when the
+/// jumps are (a kernel writes no host variable), and in a loop body at most
+/// once a turn, where it is 0 at every turn's start anyway.
 fn innermost_user<'b>(f: &Function, b: &'b mut Block, jump: VarId) -> &'b mut Block {
     let users: Vec<usize> = (0..b.len()).filter(|&i| uses(f, &b[i], jump)).collect();
     if let [i] = users[..] {
@@ -574,6 +583,55 @@ mod tests {
             panic!("the loop is third:\n{}", g.0)
         };
         assert_eq!(decls(body), 1, "the jump variable, in the loop:\n{}", g.0);
+    }
+
+    /// A goto left (into a loop's body, past where the variable would be
+    /// declared in that body) must find it set: it is declared at the top.
+    /// `if (x > 100) goto M; while (i < 3) { i += 1; if (i < x) { r += 1;
+    /// goto L; } r += 10; M: r += 20; L: r += 100; } return r;` (the
+    /// interpreter stops on a read of an unset variable: found by the fuzz
+    /// suite when the declaration went into the loop body).
+    #[test]
+    fn a_goto_left_into_a_loop_finds_the_variable_set() {
+        let (mut f, x) = Fun::new();
+        let (r, i) = (f.local(), f.local());
+        let (l, m) = (LabelId(0), LabelId(1));
+        let hit = {
+            let (a, b) = (f.var(i), f.var(x));
+            f.0.expr(Expr::Binary(BinOp::Lt, a, b), Type::Scalar(Scalar::Bool))
+        };
+        let body = vec![
+            f.update(i, BinOp::Add, 1),
+            Stmt::new(StmtKind::If {
+                cond: hit,
+                then_: vec![f.update(r, BinOp::Add, 1), Stmt::new(StmtKind::Goto(l))],
+                else_: Vec::new(),
+            }),
+            f.update(r, BinOp::Add, 10),
+            Stmt::new(StmtKind::Label(m)),
+            f.update(r, BinOp::Add, 20),
+            Stmt::new(StmtKind::Label(l)),
+            f.update(r, BinOp::Add, 100),
+        ];
+        let cond = f.bin(BinOp::Lt, i, 3);
+        let far = f.bin(BinOp::Gt, x, 100);
+        let ret = f.var(r);
+        f.0.body.extend([
+            Stmt::new(StmtKind::If {
+                cond: far,
+                then_: vec![Stmt::new(StmtKind::Goto(m))],
+                else_: Vec::new(),
+            }),
+            Stmt::new(StmtKind::While { cond, body }),
+            Stmt::new(StmtKind::Return(Some(ret))),
+        ]);
+        let inputs = [-1, 2, 9, 200];
+        let before: Vec<Value> = inputs.iter().map(|&x| f.run(x)).collect();
+        assert_eq!(forward_guards(&mut f.0), 1, "{}", f.0);
+        assert_eq!(gotos(&f.0.body), 1, "{}", f.0);
+        verify(&f.0).unwrap_or_else(|e| panic!("{e}\n{}", f.0));
+        let after: Vec<Value> = inputs.iter().map(|&x| f.run(x)).collect();
+        assert_eq!(before, after, "{}", f.0);
     }
 
     /// A backward goto (a loop the structurer could not express) stays.
