@@ -1,48 +1,46 @@
-//! Forward jumps as guards: the forward gotos that splitting and forward
-//! breaks leave become assignments to one variable, `jump`, and the code
-//! they skip runs only while it is 0.
+//! Forward jumps as guards: the forward gotos that splitting and forward breaks
+//! leave become assignments to one variable, `jump`, and the code they skip
+//! runs only while it is 0.
 //!
-//! A `goto L` whose label comes later in a statement list enclosing it
-//! becomes `jump = k;` (k the label's number). Every statement a set `jump`
-//! must skip is guarded: in each list on the way out, the statements after
-//! one that may set it run inside `if (jump == 0) { .. }`, a loop body that
-//! may end with it set is followed, inside the loop, by `if (jump != 0)
-//! break;`, and at the label `if (jump == k) jump = 0;` resumes. (A
-//! declaration now in a guard that later code reads is hoisted by the scope
-//! repair pass, as for any block.) Between a
-//! set and its label the variable is the only state that changes, so every
-//! path does what the `goto` did; outside those stretches it is 0. It is
+//! A `goto L` whose label comes later in a statement list enclosing it becomes
+//! `jump = k;` (k the label's number). Every statement a set `jump` must skip
+//! is guarded: in each list on the way out, the statements after one that may
+//! set it run inside `if (jump == 0) { .. }`, a loop body that may end with it
+//! set is followed, inside the loop, by `if (jump != 0) break;`, and at the
+//! label `if (jump == k) jump = 0;` resumes. (A declaration now in a guard that
+//! later code reads is hoisted by the scope repair pass, as for any block.)
+//! Between a set and its label the variable is the only state that changes, so
+//! every path does what the `goto` did; outside those stretches it is 0. It is
 //! declared in the innermost statement list that holds all its uses (in a
-//! kernel's loop nest when the jumps are there), or at the top where a
-//! `goto` is left that could land past that declaration.
+//! kernel's loop nest when the jumps are there), or at the top where a `goto`
+//! is left that could land past that declaration.
 //!
-//! Why: a plain Rust loop unrolled by the first stage whose turns set a
-//! plain flag on a dyn branch (`found = true`) gives two chains of turns,
-//! one per flag value, with an edge from each turn of the first into the
-//! next turn of the second. C says that with one `goto` a turn; gcc -O2's
-//! jump threading takes time exponential in the number of such gotos (over
-//! half an hour for 62 turns), and on the guarded form well under a second,
-//! while the code runs as fast (both measured in the closing note of the
-//! exact-extraction issue). A `goto` from one side of an `if` into the
-//! middle of the other (the jumping side ends in the jump) is made such a
-//! jump first, by moving the other side after the `if`. Gotos into loops
-//! and backward gotos (irreducible loops) stay.
+//! Why: a plain Rust loop unrolled by the first stage whose turns set a plain
+//! flag on a dyn branch (`found = true`) gives two chains of turns, one per
+//! flag value, with an edge from each turn of the first into the next turn of
+//! the second. C says that with one `goto` a turn; gcc -O2's jump threading
+//! takes time exponential in the number of such gotos (over half an hour for 62
+//! turns), and on the guarded form well under a second, while the code runs as
+//! fast (both measured in the closing note of the exact-extraction issue). A
+//! `goto` from one side of an `if` into the middle of the other (the jumping
+//! side ends in the jump) is made such a jump first, by moving the other side
+//! after the `if`. Gotos into loops and backward gotos (irreducible loops)
+//! stay.
 
 use crate::ir::{
     BinOp, Block, Const, Expr, ExprId, Function, LabelId, Scalar, Stmt, StmtKind, Type, UnOp,
     VarData, VarId, VarKind,
 };
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Rewrites the forward gotos of `func`'s body into guards; returns how
 /// many gotos it removed.
 pub fn forward_guards(func: &mut Function) -> u64 {
     let mut body = std::mem::take(&mut func.body);
-    let mut numbers = Vec::new();
     let mut g = Guards {
         func,
         jump: None,
-        numbers: &mut numbers,
+        numbers: HashMap::new(),
     };
     let removed = g.number(&mut body);
     if removed > 0 {
@@ -75,8 +73,8 @@ struct Guards<'a> {
     func: &'a mut Function,
     /// The `jump` variable, made at the first goto removed.
     jump: Option<VarId>,
-    /// The labels numbered so far: label `numbers[k - 1]` is number `k`.
-    numbers: &'a mut Vec<LabelId>,
+    /// The labels numbered so far, from 1.
+    numbers: HashMap<LabelId, i64>,
 }
 
 impl Guards<'_> {
@@ -101,7 +99,7 @@ impl Guards<'_> {
                 n += self.replace(s, l, k);
             }
             if n > 0 {
-                self.numbers.push(l);
+                self.numbers.insert(l, k);
                 removed += n;
             }
         }
@@ -244,8 +242,7 @@ impl Guards<'_> {
     }
 
     fn number_of(&self, l: LabelId) -> Option<i64> {
-        let k = self.numbers.iter().position(|&m| m == l)?;
-        Some(k as i64 + 1)
+        self.numbers.get(&l).copied()
     }
 
     /// `k` if `s` is `jump = k;`.
