@@ -361,3 +361,81 @@ fn continue_and_break_in_an_unrolled_plain_loop_are_breaks() {
     };
     check_ast(&p, Walk::Plain);
 }
+
+/// Found by this test (seed 9996063496, 100k run at d4a9c4c): a plain loop
+/// of 89 turns whose turns clear a plain value on a dyn branch, after a dyn
+/// loop. Forward breaks nested one one-turn loop per turn, each jump leaving
+/// the ones around it by flags (89 deep); gcc -O2 did not compile the C
+/// within the suite's minute. Such jumps are guards now.
+#[test]
+fn a_ladder_of_jumps_out_of_a_long_plain_loop_compiles() {
+    use BinOp::{Add, And, Mul, Or, Sub, Xor};
+    let bin = |op, a, b| Expr::Bin(op, Box::new(a), Box::new(b));
+    let cmp = |op, a, b| Box::new(Cond::Cmp(op, a, b));
+    let skip = || Box::new(Stmt::Block(vec![]));
+    let (v, a, b, k) = (Expr::Var, Expr::Param(0), Expr::Param(1), Expr::Const);
+    let turn = vec![
+        Stmt::Assign(0, bin(Sub, v(2), v(3))),
+        Stmt::If(
+            Cond::Cmp(CmpOp::Eq, k(8), a.clone()),
+            Box::new(Stmt::If(
+                Cond::Cmp(
+                    CmpOp::Gt,
+                    bin(And, v(3), bin(Xor, k(7), k(3))),
+                    bin(Add, v(0), v(0)),
+                ),
+                Box::new(Stmt::Assign(2, v(2))),
+                skip(),
+            )),
+            skip(),
+        ),
+        Stmt::If(
+            Cond::And(
+                cmp(CmpOp::Ge, k(5), bin(And, k(-4), b.clone())),
+                cmp(
+                    CmpOp::Ge,
+                    bin(Or, b.clone(), k(3)),
+                    bin(Or, v(2), a.clone()),
+                ),
+            ),
+            Box::new(Stmt::SetPlain(0)),
+            skip(),
+        ),
+        Stmt::Assign(
+            2,
+            bin(
+                Add,
+                bin(Sub, bin(And, a.clone(), b.clone()), bin(And, v(3), v(2))),
+                bin(Add, k(1), bin(Add, v(0), v(2))),
+            ),
+        ),
+    ];
+    let p = Program {
+        inits: vec![Init::Zero, Init::Const(7), Init::Param(0), Init::Zero],
+        counters: 1,
+        body: Stmt::Block(vec![
+            Stmt::UsePlain(0),
+            Stmt::If(
+                Cond::And(
+                    cmp(CmpOp::Le, bin(Mul, k(0), bin(Mul, v(2), v(2))), v(3)),
+                    cmp(
+                        CmpOp::Gt,
+                        bin(Sub, bin(Xor, v(0), v(1)), bin(Xor, k(1), v(2))),
+                        bin(Sub, v(0), k(1000)),
+                    ),
+                ),
+                Box::new(Stmt::Assign(2, b.clone())),
+                skip(),
+            ),
+            Stmt::SetPlain(3),
+            Stmt::While {
+                counter: VARS,
+                bound: Bound::Param(0),
+                body: Box::new(Stmt::Block(vec![Stmt::UsePlain(1)])),
+            },
+            Stmt::PlainLoop(89, Box::new(Stmt::Block(turn))),
+            Stmt::Assign(2, v(0)),
+        ]),
+    };
+    check_ast(&p, Walk::Plain);
+}
