@@ -134,6 +134,10 @@ fn group_thousands(s: &str) -> String {
     format!("{sign}{out}{frac}")
 }
 
+/// `comfy-table`'s style for [`Table::render`]: every border and line off
+/// but the one under the header (the preset's sixth character).
+const RULE_UNDER_HEADER: &str = "     ─             ";
+
 /// A table of results: a name for files, a title for people, column
 /// headers and rows.
 #[derive(Clone, Debug, Serialize)]
@@ -199,35 +203,26 @@ impl Table {
         }
     }
 
-    /// The table as aligned text for a terminal (numbers right-aligned).
+    /// The table as aligned text for a terminal (numbers right-aligned),
+    /// laid out by `comfy-table`: no borders, one rule under the header,
+    /// two spaces between columns, never wrapped (no terminal is asked for
+    /// its width, so the text is the same everywhere).
     pub fn render(&self) -> String {
-        let cells: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|r| r.iter().map(Cell::pretty).collect())
-            .collect();
-        let width: Vec<usize> = (0..self.columns.len())
-            .map(|c| {
-                cells
-                    .iter()
-                    .map(|r| r[c].chars().count())
-                    .chain([self.columns[c].chars().count()])
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
+        let mut t = comfy_table::Table::new();
+        t.load_preset(RULE_UNDER_HEADER)
+            .set_header(&self.columns)
+            .add_rows(self.rows.iter().map(|r| r.iter().map(Cell::pretty)));
+        let last = self.columns.len().saturating_sub(1);
+        for c in 0..self.columns.len() {
+            let column = t.column_mut(c).expect("a column per header");
+            column.set_padding((0, if c == last { 0 } else { 2 }));
+            if self.numeric_column(c) {
+                column.set_cell_alignment(comfy_table::CellAlignment::Right);
+            }
+        }
         let mut out = format!("{}\n", self.title);
-        let header: Vec<String> = (0..self.columns.len())
-            .map(|c| pad(&self.columns[c], width[c], self.numeric_column(c)))
-            .collect();
-        let _ = writeln!(out, "  {}", header.join("  "));
-        let rule: Vec<String> = width.iter().map(|w| "─".repeat(*w)).collect();
-        let _ = writeln!(out, "  {}", rule.join("  "));
-        for row in &cells {
-            let line: Vec<String> = (0..row.len())
-                .map(|c| pad(&row[c], width[c], self.numeric_column(c)))
-                .collect();
-            let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+        for line in t.lines() {
+            let _ = writeln!(out, "  {}", line.trim_end());
         }
         for n in &self.notes {
             let _ = writeln!(out, "  · {n}");
@@ -277,15 +272,6 @@ impl Table {
     }
 }
 
-fn pad(s: &str, width: usize, right: bool) -> String {
-    let fill = " ".repeat(width.saturating_sub(s.chars().count()));
-    if right {
-        format!("{fill}{s}")
-    } else {
-        format!("{s}{fill}")
-    }
-}
-
 fn csv_quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -330,6 +316,9 @@ mod tests {
         let text = sample().render();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "A table");
+        assert!(lines[1].starts_with("  program"), "{text}");
+        let rule = lines[2].trim_start();
+        assert!(!rule.is_empty() && rule.chars().all(|c| c == '─'), "{text}");
         assert!(lines[3].ends_with("1,234,567       1.12"), "{text}");
         assert!(lines[4].ends_with("        7          -"), "{text}");
     }
