@@ -4,9 +4,11 @@
 //! `emit` walks the dominator tree to produce `if`/`while`/`break`/
 //! `continue`/`return`; `lower` turns each recorded operation into IR.
 //! `breaks` turns forward gotos that remain into `break`s out of one-turn
-//! loops, and `guards` the rest into guards on a `jump` variable. Before emitting, two checks turn first-stage mistakes into errors: a
-//! value used where its definition does not dominate the use (a `Dyn` bound
-//! inside a dyn branch and used after it), and a loop with no exit.
+//! loops, and `guards` those left after node splitting into guards on a
+//! `jump` variable. Before emitting, two checks turn first-stage mistakes
+//! into errors: a value used where its definition does not dominate the use
+//! (a `Dyn` bound inside a dyn branch and used after it), and a loop with no
+//! exit.
 
 mod breaks;
 mod cfg;
