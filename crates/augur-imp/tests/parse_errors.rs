@@ -3,29 +3,10 @@
 //! and deep nesting are errors, not crashes.
 
 use augur_imp::parse::parse;
-use augur_imp::{BExpr, Cmd, Expr, Pos, Program};
+use augur_imp::{BExpr, Cmd, Pos};
 
-// ---------------------------------------------------------------- helpers
-
-fn num(n: i64) -> Expr {
-    Expr::Num(n)
-}
-
-fn var(v: &str) -> Expr {
-    Expr::Var(v.to_string())
-}
-
-fn p(text: &str) -> Program {
-    parse(text).unwrap_or_else(|err| panic!("{text:?}: {err}"))
-}
-
-/// The error `text` gives, as "line:col: message".
-fn err(text: &str) -> String {
-    match parse(text) {
-        Ok(p) => panic!("{text:?} parsed as {p:?}"),
-        Err(e) => e.to_string(),
-    }
-}
+mod common;
+use common::*;
 
 // ---------------------------------------------------------------- errors
 

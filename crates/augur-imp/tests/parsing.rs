@@ -3,70 +3,10 @@
 //! conditions; paper-style programs parsed, checked and printed.
 
 use augur_imp::check::{check, is_well_formed};
-use augur_imp::parse::{parse, parse_bexpr, parse_expr};
-use augur_imp::{BExpr, Cmd, DiagnosticKind as Kind, Expr, Pos, Program};
+use augur_imp::{BExpr, Cmd, DiagnosticKind as Kind, Pos};
 
-// ---------------------------------------------------------------- helpers
-
-fn num(n: i64) -> Expr {
-    Expr::Num(n)
-}
-
-fn var(v: &str) -> Expr {
-    Expr::Var(v.to_string())
-}
-
-fn add(a: Expr, b: Expr) -> Expr {
-    Expr::Add(Box::new(a), Box::new(b))
-}
-
-fn sub(a: Expr, b: Expr) -> Expr {
-    Expr::Sub(Box::new(a), Box::new(b))
-}
-
-fn mul(a: Expr, b: Expr) -> Expr {
-    Expr::Mul(Box::new(a), Box::new(b))
-}
-
-fn not(b: BExpr) -> BExpr {
-    BExpr::Not(Box::new(b))
-}
-
-fn and(a: BExpr, b: BExpr) -> BExpr {
-    BExpr::And(Box::new(a), Box::new(b))
-}
-
-fn or(a: BExpr, b: BExpr) -> BExpr {
-    BExpr::Or(Box::new(a), Box::new(b))
-}
-
-fn e(text: &str) -> Expr {
-    parse_expr(text).unwrap_or_else(|err| panic!("{text:?}: {err}"))
-}
-
-fn b(text: &str) -> BExpr {
-    parse_bexpr(text).unwrap_or_else(|err| panic!("{text:?}: {err}"))
-}
-
-fn p(text: &str) -> Program {
-    parse(text).unwrap_or_else(|err| panic!("{text:?}: {err}"))
-}
-
-/// A program's labels and commands, without positions.
-fn pairs(p: &Program) -> Vec<(String, Cmd)> {
-    p.cmds
-        .iter()
-        .map(|c| (c.label.clone(), c.cmd.clone()))
-        .collect()
-}
-
-/// The error `text` gives, as "line:col: message".
-fn err(text: &str) -> String {
-    match parse(text) {
-        Ok(p) => panic!("{text:?} parsed as {p:?}"),
-        Err(e) => e.to_string(),
-    }
-}
+mod common;
+use common::*;
 
 // ---------------------------------------------------------------- commands
 

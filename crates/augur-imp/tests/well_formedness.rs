@@ -4,22 +4,10 @@
 //! and severity, and the order in which they are reported.
 
 use augur_imp::check::{check, is_well_formed};
-use augur_imp::parse::parse;
-use augur_imp::{Cmd, DiagnosticKind as Kind, Expr, Pos, Program, Severity};
+use augur_imp::{Cmd, DiagnosticKind as Kind, Pos, Program, Severity};
 
-// ---------------------------------------------------------------- helpers
-
-fn var(v: &str) -> Expr {
-    Expr::Var(v.to_string())
-}
-
-fn p(text: &str) -> Program {
-    parse(text).unwrap_or_else(|err| panic!("{text:?}: {err}"))
-}
-
-fn kinds(p: &Program) -> Vec<Kind> {
-    check(p).iter().map(|d| d.kind).collect()
-}
+mod common;
+use common::*;
 
 // ---------------------------------------------------------------- check
 
