@@ -421,12 +421,28 @@ mod tests {
         }
         fn bin(&mut self, op: BinOp, v: VarId, k: i64) -> ExprId {
             let (a, b) = (self.var(v), self.int(k));
+            self.binary(op, a, b)
+        }
+        fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> ExprId {
             let ty = if op.is_comparison() {
                 Type::Scalar(Scalar::Bool)
             } else {
                 I32
             };
             self.0.expr(Expr::Binary(op, a, b), ty)
+        }
+        /// `a op b` on two variables.
+        fn vars(&mut self, op: BinOp, a: VarId, b: VarId) -> ExprId {
+            let (a, b) = (self.var(a), self.var(b));
+            self.binary(op, a, b)
+        }
+        /// `if (cond) { r += k; goto l; }`.
+        fn jump_if(&mut self, cond: ExprId, r: VarId, k: i64, l: LabelId) -> Stmt {
+            Stmt::new(StmtKind::If {
+                cond,
+                then_: vec![self.update(r, BinOp::Add, k), Stmt::new(StmtKind::Goto(l))],
+                else_: Vec::new(),
+            })
         }
         /// `v = v op k`.
         fn update(&mut self, v: VarId, op: BinOp, k: i64) -> Stmt {
@@ -477,24 +493,14 @@ mod tests {
         let (mut f, x) = Fun::new();
         let (r, i) = (f.local(), f.local());
         let l = LabelId(0);
-        let hit = {
-            let (a, b) = (f.var(i), f.var(x));
-            f.0.expr(Expr::Binary(BinOp::Eq, a, b), Type::Scalar(Scalar::Bool))
-        };
+        let hit = f.vars(BinOp::Eq, i, x);
         let body = vec![
             f.update(i, BinOp::Add, 1),
-            Stmt::new(StmtKind::If {
-                cond: hit,
-                then_: vec![f.update(r, BinOp::Add, 100), Stmt::new(StmtKind::Goto(l))],
-                else_: Vec::new(),
-            }),
+            f.jump_if(hit, r, 100, l),
             f.update(r, BinOp::Add, 1),
         ];
         let cond = f.bin(BinOp::Lt, i, 10);
-        let result = {
-            let (a, b) = (f.var(r), f.var(i));
-            f.0.expr(Expr::Binary(BinOp::Add, a, b), I32)
-        };
+        let result = f.vars(BinOp::Add, r, i);
         let tail = [
             Stmt::new(StmtKind::While { cond, body }),
             f.update(r, BinOp::Add, 1000),
@@ -548,17 +554,10 @@ mod tests {
         let (mut f, x) = Fun::new();
         let (r, i) = (f.local(), f.local());
         let l = LabelId(0);
-        let hit = {
-            let (a, b) = (f.var(i), f.var(x));
-            f.0.expr(Expr::Binary(BinOp::Lt, a, b), Type::Scalar(Scalar::Bool))
-        };
+        let hit = f.vars(BinOp::Lt, i, x);
         let body = vec![
             f.update(i, BinOp::Add, 1),
-            Stmt::new(StmtKind::If {
-                cond: hit,
-                then_: vec![f.update(r, BinOp::Add, 1), Stmt::new(StmtKind::Goto(l))],
-                else_: Vec::new(),
-            }),
+            f.jump_if(hit, r, 1, l),
             f.update(r, BinOp::Add, 10),
             Stmt::new(StmtKind::Label(l)),
             f.update(r, BinOp::Add, 100),
@@ -593,17 +592,10 @@ mod tests {
         let (mut f, x) = Fun::new();
         let (r, i) = (f.local(), f.local());
         let (l, m) = (LabelId(0), LabelId(1));
-        let hit = {
-            let (a, b) = (f.var(i), f.var(x));
-            f.0.expr(Expr::Binary(BinOp::Lt, a, b), Type::Scalar(Scalar::Bool))
-        };
+        let hit = f.vars(BinOp::Lt, i, x);
         let body = vec![
             f.update(i, BinOp::Add, 1),
-            Stmt::new(StmtKind::If {
-                cond: hit,
-                then_: vec![f.update(r, BinOp::Add, 1), Stmt::new(StmtKind::Goto(l))],
-                else_: Vec::new(),
-            }),
+            f.jump_if(hit, r, 1, l),
             f.update(r, BinOp::Add, 10),
             Stmt::new(StmtKind::Label(m)),
             f.update(r, BinOp::Add, 20),
@@ -638,8 +630,7 @@ mod tests {
         let r = f.local();
         let l = LabelId(0);
         let cond = f.bin(BinOp::Lt, r, 5);
-        let (lhs, rhs) = (f.var(r), f.var(x));
-        let ret = f.0.expr(Expr::Binary(BinOp::Add, lhs, rhs), I32);
+        let ret = f.vars(BinOp::Add, r, x);
         let step = f.update(r, BinOp::Add, 1);
         f.0.body.extend([
             Stmt::new(StmtKind::Label(l)),
