@@ -3,7 +3,8 @@
 //! Expression printing (precedence, constants) is shared with the C backend.
 
 use super::{
-    BinOp, Block, Const, Expr, ExprId, Function, Scalar, SrcLoc, Stmt, StmtKind, Type, UnOp,
+    Annotation, BinOp, Block, Const, Expr, ExprId, Function, Launch, Scalar, SrcLoc, Stmt,
+    StmtKind, Type, UnOp,
 };
 use std::fmt::{self, Write};
 
@@ -353,20 +354,23 @@ impl BlockPrinter<'_> {
         }
     }
 
-    /// Prints `_Pragma` lines for the `pragma:` annotations of `s` and
-    /// returns the others (printed as comments on the statement's line).
-    fn pragmas<'s>(&self, out: &mut String, s: &'s Stmt, depth: usize) -> Vec<&'s String> {
+    /// Prints `_Pragma` lines for the pragmas of `s` and returns its
+    /// comments (printed on the statement's line).
+    fn pragmas<'s>(&self, out: &mut String, s: &'s Stmt, depth: usize) -> Vec<&'s str> {
         let mut comments = Vec::new();
         for a in &s.annotations {
-            let Some(p) = a.strip_prefix("pragma:") else {
-                comments.push(a);
-                continue;
+            let p = match a {
+                Annotation::Comment(c) => {
+                    comments.push(c.as_str());
+                    continue;
+                }
+                Annotation::Pragma(p) => p,
             };
             // The pragma is the user's: a diagnostic about it names their line.
             self.marks.statement(out, s.loc, depth);
             Self::indent(out, depth);
             let mut lit = String::new();
-            let _ = write_c_string(&mut lit, p.trim());
+            let _ = write_c_string(&mut lit, p);
             let _ = writeln!(out, "_Pragma({lit})");
         }
         comments
@@ -417,6 +421,29 @@ impl BlockPrinter<'_> {
                 self.close(out, depth);
                 return;
             }
+            StmtKind::Launch(Launch {
+                grid,
+                block,
+                bid,
+                tid,
+                body,
+            }) => {
+                // C runs a launch as its loop nest; the comment says what it is.
+                let mut comments = comments;
+                let what = format!("launch: {grid} blocks of {block} threads");
+                comments.insert(0, what.as_str());
+                self.counted_for(out, *bid, *grid);
+                Self::comments(out, &comments);
+                out.push('\n');
+                self.marks.statement(out, s.loc, depth + 1);
+                Self::indent(out, depth + 1);
+                self.counted_for(out, *tid, *block);
+                out.push('\n');
+                self.block(out, body, depth + 2);
+                self.close(out, depth + 1);
+                self.close(out, depth);
+                return;
+            }
             StmtKind::Break => out.push_str("break;"),
             StmtKind::Continue => out.push_str("continue;"),
             StmtKind::Return(None) => out.push_str("return;"),
@@ -432,6 +459,16 @@ impl BlockPrinter<'_> {
         }
         Self::comments(out, &comments);
         out.push('\n');
+    }
+
+    /// `for (int32_t v = 0; v < n; v = v + 1) {` (a launch's loops).
+    fn counted_for(&self, out: &mut String, v: super::VarId, n: u32) {
+        let name = (self.exprs.name)(v);
+        let _ = write!(
+            out,
+            "for ({} = 0; {name} < {n}; {name} = {name} + 1) {{",
+            (self.decl)(v)
+        );
     }
 
     /// The rest of an `if` after its `then` block: `else if` chains print
@@ -470,7 +507,7 @@ impl BlockPrinter<'_> {
         out.push_str("}\n");
     }
 
-    fn comments(out: &mut String, comments: &[&String]) {
+    fn comments(out: &mut String, comments: &[&str]) {
         for c in comments {
             let _ = write!(out, " // {}", comment_text(c));
         }

@@ -14,15 +14,21 @@
 //! * [`Function::externs`]: the C functions the body calls ([`ExternDecl`]).
 //! * [`Function::body`]: a structured statement tree ([`Stmt`]) of
 //!   declarations, assignments, calls, `if`, `while`, `for`, `break`,
-//!   `continue` and `return`. `Label`/`Goto` appear only as a fallback for
-//!   control flow that has no structured form.
+//!   `continue`, `return` and GPU kernel launches
+//!   ([`Launch`]: a body run by every thread of a grid, with its
+//!   block and thread indices). `Label`/`Goto` appear only as a fallback
+//!   for control flow that has no structured form.
 //!
 //! Invariants (checked by [`verify`](verify::verify) after every pass):
 //! 1. every variable other than a parameter is declared exactly once, and
 //!    every use lies inside the block of its declaration, after it;
 //! 2. `break` and `continue` lie inside a loop;
 //! 3. assignment targets are places (`Var`, `Index`, `Deref`);
-//! 4. a `return` carries a value iff [`Function::ret`] is not `Void`.
+//! 4. a `return` carries a value iff [`Function::ret`] is not `Void`;
+//! 5. every `goto` names a label the function defines once;
+//! 6. a launch declares its two `int32_t` indices for its body, which no
+//!    `break`, `continue`, `return` or `goto` leaves (a loop around a launch
+//!    is not one its body can leave).
 //!
 //! The text form ([`Display`](std::fmt::Display)) is C-like and is what the
 //! tests compare; the C backend lives in [`codegen`](crate::codegen).
@@ -36,7 +42,7 @@ pub mod verify;
 
 pub use entity::{Arena, EntityId};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
-pub use stmt::{Block, LabelId, SrcLoc, Stmt, StmtKind};
+pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use types::{Scalar, Type};
 
 pub(crate) use entity::entity;

@@ -61,14 +61,40 @@ impl std::fmt::Display for SrcLoc {
     }
 }
 
+/// A note the user attached to an operation with
+/// [`annotate`](crate::annotate), kept on the statement made of it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Annotation {
+    /// `pragma: X`: printed as `_Pragma("X")` before the statement.
+    Pragma(String),
+    /// Anything else: printed as a `// ...` comment on its line.
+    Comment(String),
+}
+
+impl Annotation {
+    /// The annotation `text` asks for: a pragma after a `pragma:` prefix,
+    /// else a comment.
+    ///
+    /// ```
+    /// use augur::ir::Annotation;
+    /// assert_eq!(Annotation::parse("pragma: omp simd"), Annotation::Pragma("omp simd".into()));
+    /// assert_eq!(Annotation::parse("hot"), Annotation::Comment("hot".into()));
+    /// ```
+    pub fn parse(text: &str) -> Annotation {
+        match text.strip_prefix("pragma:") {
+            Some(p) => Annotation::Pragma(p.trim().to_string()),
+            None => Annotation::Comment(text.to_string()),
+        }
+    }
+}
+
 /// A statement with its annotations and source location.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stmt {
     /// What it does.
     pub kind: StmtKind,
-    /// User annotations. `pragma: X` prints as `_Pragma("X")` before the
-    /// statement; others print as a `// ...` comment.
-    pub annotations: Vec<String>,
+    /// User annotations.
+    pub annotations: Vec<Annotation>,
     /// The user's line that produced it, when known.
     pub loc: Option<SrcLoc>,
 }
@@ -142,6 +168,30 @@ pub enum StmtKind {
     Label(LabelId),
     /// A jump (fallback only).
     Goto(LabelId),
+    /// A GPU kernel launch ([`Launch`]).
+    Launch(Launch),
+}
+
+/// A GPU kernel launch: `body` runs once for every thread of `grid` blocks
+/// of `block` threads, with `bid` (the block, `0..grid`) and `tid` (the
+/// thread in its block, `0..block`) declared by the launch as `int32_t`.
+/// The body leaves only by reaching its end: no `break`, `continue`,
+/// `return` or `goto` crosses it. The C backend and the interpreter run it
+/// as the loop nest `bid`, then `tid`, over it; the CUDA backend makes it a
+/// `__global__` function and a launch (and refuses a body that assigns a
+/// variable declared outside it: threads write memory).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    /// Blocks in the grid.
+    pub grid: u32,
+    /// Threads per block.
+    pub block: u32,
+    /// The block index.
+    pub bid: VarId,
+    /// The thread index in its block.
+    pub tid: VarId,
+    /// What each thread runs.
+    pub body: Block,
 }
 
 impl StmtKind {
@@ -149,7 +199,9 @@ impl StmtKind {
     pub fn blocks(&self) -> impl Iterator<Item = &Block> {
         let (a, b) = match self {
             StmtKind::If { then_, else_, .. } => (Some(then_), Some(else_)),
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => (Some(body), None),
+            StmtKind::While { body, .. }
+            | StmtKind::For { body, .. }
+            | StmtKind::Launch(Launch { body, .. }) => (Some(body), None),
             _ => (None, None),
         };
         a.into_iter().chain(b)
@@ -159,9 +211,17 @@ impl StmtKind {
     pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut Block> {
         let (a, b) = match self {
             StmtKind::If { then_, else_, .. } => (Some(then_), Some(else_)),
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => (Some(body), None),
+            StmtKind::While { body, .. }
+            | StmtKind::For { body, .. }
+            | StmtKind::Launch(Launch { body, .. }) => (Some(body), None),
             _ => (None, None),
         };
         a.into_iter().chain(b)
+    }
+
+    /// True for `while` and `for`: the statements `break` and `continue`
+    /// leave. A launch holds a block but is not a loop to them.
+    pub fn is_loop(&self) -> bool {
+        matches!(self, StmtKind::While { .. } | StmtKind::For { .. })
     }
 }

@@ -10,6 +10,8 @@ pub fn verify(f: &Function) -> Result<(), String> {
         visible: vec![0; f.vars.len()],
         declared: vec![false; f.vars.len()],
         loops: 0,
+        region: 0,
+        regions: 0,
         defined: Vec::new(),
         gotos: Vec::new(),
     };
@@ -22,12 +24,20 @@ pub fn verify(f: &Function) -> Result<(), String> {
         }
     }
     v.block(&f.body)?;
-    match v.gotos.iter().find(|l| !v.defined.contains(l)) {
-        Some(l) => Err(format!(
-            "goto {l:?} names a label the function does not define"
-        )),
-        None => Ok(()),
+    for (l, region) in &v.gotos {
+        match v.defined.iter().find(|(d, _)| d == l) {
+            None => {
+                return Err(format!(
+                    "goto {l:?} names a label the function does not define"
+                ))
+            }
+            Some((_, r)) if r != region => {
+                return Err(format!("goto {l:?} crosses a kernel launch's boundary"))
+            }
+            Some(_) => {}
+        }
     }
+    Ok(())
 }
 
 /// Scopes are lists of the variables they declare; `visible` counts, per
@@ -38,10 +48,14 @@ struct Verifier<'a> {
     visible: Vec<u32>,
     declared: Vec<bool>,
     loops: usize,
-    /// Every label defined (each at most once).
-    defined: Vec<LabelId>,
-    /// Every `goto`'s label: each must be defined somewhere.
-    gotos: Vec<LabelId>,
+    /// The launch body being checked (0: the function's own code), and how
+    /// many there are: a `goto` stays in its region.
+    region: usize,
+    regions: usize,
+    /// Every label defined (each at most once), with its region.
+    defined: Vec<(LabelId, usize)>,
+    /// Every `goto`'s label and region: each must be defined there.
+    gotos: Vec<(LabelId, usize)>,
 }
 
 impl Verifier<'_> {
@@ -76,13 +90,13 @@ impl Verifier<'_> {
         self.push_scope();
         for s in b {
             if let StmtKind::Label(l) = s.kind {
-                if self.defined.contains(&l) {
+                if self.defined.iter().any(|(d, _)| *d == l) {
                     return Err(format!("label {l:?} is defined twice"));
                 }
-                self.defined.push(l);
+                self.defined.push((l, self.region));
             }
             if let StmtKind::Goto(l) = s.kind {
-                self.gotos.push(l);
+                self.gotos.push((l, self.region));
             }
             self.stmt(&s.kind)?;
         }
@@ -151,10 +165,14 @@ impl Verifier<'_> {
                 self.stmt(&step.kind)?;
                 self.pop_scope();
             }
+            StmtKind::Launch(l) => self.launch(l.bid, l.tid, &l.body)?,
             StmtKind::Break | StmtKind::Continue if self.loops == 0 => {
                 return Err("break or continue outside a loop".into());
             }
             StmtKind::Break | StmtKind::Continue | StmtKind::Label(_) | StmtKind::Goto(_) => {}
+            StmtKind::Return(_) if self.region != 0 => {
+                return Err("return inside a kernel launch".into());
+            }
             StmtKind::Return(r) => match (r, &self.f.ret) {
                 (None, Type::Void) => {}
                 (Some(e), t) if *t != Type::Void => self.expr(*e)?,
@@ -162,5 +180,26 @@ impl Verifier<'_> {
             },
         }
         Ok(())
+    }
+
+    /// A launch declares its indices (`int32_t`) for its body, which no
+    /// `break`, `continue`, `return` or `goto` leaves.
+    fn launch(&mut self, bid: VarId, tid: VarId, body: &Block) -> Result<(), String> {
+        for v in [bid, tid] {
+            if self.f.vars.get(v).map(|d| d.ty) != Some(Type::Scalar(super::Scalar::I32)) {
+                return Err(format!("launch index {v} is not an int32_t variable"));
+            }
+        }
+        self.push_scope();
+        self.declare(bid)?;
+        self.declare(tid)?;
+        let outer = (self.loops, self.region);
+        self.loops = 0;
+        self.regions += 1;
+        self.region = self.regions;
+        let r = self.block(body);
+        (self.loops, self.region) = outer;
+        self.pop_scope();
+        r
     }
 }

@@ -38,6 +38,7 @@ fn block(f: &mut Function, b: &mut Block, loop_tail: bool) {
                 block(f, else_, loop_tail && last);
             }
             StmtKind::While { body, .. } | StmtKind::For { body, .. } => block(f, body, true),
+            StmtKind::Launch(l) => block(f, &mut l.body, false),
             _ => {}
         }
         if let StmtKind::While { cond, body } = &mut s.kind {

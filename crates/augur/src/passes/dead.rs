@@ -41,7 +41,9 @@ fn block(
                 changed |= block(f, else_, dead);
                 None
             }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => {
+            StmtKind::While { body, .. }
+            | StmtKind::For { body, .. }
+            | StmtKind::Launch(crate::ir::Launch { body, .. }) => {
                 changed |= block(f, body, dead);
                 None
             }

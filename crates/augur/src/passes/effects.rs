@@ -122,6 +122,11 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
             }
         }
         StmtKind::Break | StmtKind::Continue | StmtKind::Goto(_) => e.jumps = true,
+        // A launch declares its indices; its body's effects are its blocks'.
+        StmtKind::Launch(l) => {
+            e.write(l.bid);
+            e.write(l.tid);
+        }
         StmtKind::Label(_) => {}
     }
 }
@@ -162,6 +167,7 @@ pub fn all_exprs(s: &Stmt, visit: &mut impl FnMut(ExprId, bool)) {
             visit(*cond, false);
             body.iter().for_each(|s| all_exprs(s, visit));
         }
+        StmtKind::Launch(l) => l.body.iter().for_each(|s| all_exprs(s, visit)),
         StmtKind::For {
             init,
             cond,

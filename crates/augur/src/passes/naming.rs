@@ -56,6 +56,9 @@ fn declared(b: &Block, out: &mut Vec<VarId>) {
                 out.push(var);
             }
         }
+        if let StmtKind::Launch(l) = &s.kind {
+            out.extend([l.bid, l.tid]);
+        }
         for inner in s.kind.blocks() {
             declared(inner, out);
         }

@@ -97,6 +97,11 @@ fn find(f: &Function, b: &[Stmt], scopes: &mut Vec<HashSet<VarId>>, bad: &mut Ha
                 find(f, body, scopes, bad);
                 scopes.pop();
             }
+            StmtKind::Launch(l) => {
+                scopes.push(HashSet::from_iter([l.bid, l.tid]));
+                find(f, &l.body, scopes, bad);
+                scopes.pop();
+            }
             _ => {}
         }
     }

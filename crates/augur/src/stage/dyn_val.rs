@@ -471,7 +471,7 @@ impl Dyn<bool> {
 pub fn annotate(text: impl Into<String>) {
     let t = text.into();
     with(|e| {
-        e.annotate(t);
+        e.annotate(&t);
         Ok(())
     })
 }

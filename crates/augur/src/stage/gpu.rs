@@ -1,18 +1,17 @@
 //! First-stage GPU kernels: [`launch`] and [`grid_sync`].
 //!
 //! A kernel is written as ordinary staged code that runs once per GPU thread;
-//! [`launch`] emits it as a loop nest over blocks and threads, marked with the
-//! [`KERNEL_ANNOTATION`]. The C backend prints that nest as plain loops; the
-//! CUDA backend ([`codegen::cuda`](crate::codegen::cuda)) turns it into a
-//! `__global__` function and a launch, and its CPU simulation runs the nest
-//! phase by phase (a [`grid_sync`] ends a phase). The loop nest is the
-//! kernel's meaning: each backend keeps it.
+//! [`launch`] stages it once, as the body of a launch statement
+//! ([`StmtKind::Launch`](crate::ir::StmtKind::Launch)) with its grid, block
+//! and indices. The C backend and the interpreter run a launch as the loop
+//! nest over blocks and threads; the CUDA backend
+//! ([`codegen::cuda`](crate::codegen::cuda)) turns it into a `__global__`
+//! function and a launch, and its CPU simulation runs the nest phase by
+//! phase (a [`grid_sync`] ends a phase).
 
-use super::dyn_val::{annotate, Dyn};
+use super::dyn_val::{caller, Dyn};
 use super::extern_fn::ExternFn;
-
-/// The annotation that marks a launch's outer loop (over blocks).
-pub const KERNEL_ANNOTATION: &str = "augur.cuda.kernel";
+use crate::trace::driver::with;
 
 /// The C name of the grid-wide barrier. The CUDA backend defines it as
 /// `cooperative_groups::this_grid().sync()` and launches kernels that call
@@ -29,8 +28,9 @@ const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
 /// is staged once and runs on every thread.
 ///
 /// Everything the body reads from outside becomes a kernel parameter (passed
-/// by value); the body must not assign variables declared outside it, return,
-/// or leave the launch with `break`. The launch is a loop nest in the IR:
+/// by value); the body must not assign variables declared outside it. It
+/// is staged once, like straight-line code, so plain Rust state it changes
+/// stays changed after the launch:
 ///
 /// ```
 /// use augur::{stage::gpu, Builder, Dyn};
@@ -43,24 +43,24 @@ const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
 ///     })
 ///     .unwrap();
 /// assert!(f.c_code().contains("for ("));
+/// // The interpreter runs the launch as its loop nest: every thread.
+/// let mut interp = augur::exec::Interpreter::new();
+/// let x = interp.memory_mut().alloc_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+/// f.interpret_in(&mut interp, &[x]).unwrap();
+/// let doubled: Vec<f32> = interp.memory().read_slice(x, 8).unwrap();
+/// assert_eq!(doubled, [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]);
 /// let cuda = augur::codegen::cuda::write_cuda(f.ir(), "").unwrap();
 /// assert!(cuda.contains("__global__ void double_all_k0("));
 /// assert!(cuda.contains("double_all_k0<<<2, 4>>>("));
 /// ```
 #[track_caller]
 pub fn launch(grid: u32, block: u32, mut body: impl FnMut(Dyn<i32>, Dyn<i32>)) {
-    annotate(KERNEL_ANNOTATION);
-    // The body runs again while the engine audits the loops (as any dyn
-    // loop body does), hence `FnMut`.
-    let bid = Dyn::named("bid", 0i32);
-    while bid.lt(grid as i32).is_true() {
-        let tid = Dyn::named("tid", 0i32);
-        while tid.lt(block as i32).is_true() {
-            body(bid, tid);
-            tid.set(tid + 1);
-        }
-        bid.set(bid + 1);
-    }
+    let loc = caller();
+    with(|e| e.launch(Some((grid, block)), loc));
+    let bid = Dyn::uninit_named("bid");
+    let tid = Dyn::uninit_named("tid");
+    body(bid, tid);
+    with(|e| e.launch(None, loc));
 }
 
 /// A grid-wide barrier: every thread of the launch reaches it before any goes

@@ -16,7 +16,7 @@ use super::cfg::{BlockId, Cfg, Term};
 use super::lower;
 use crate::ir::Arena;
 use crate::ir::{Block, Const, Expr, Function, LabelId, Scalar, Stmt, StmtKind, Type};
-use crate::trace::graph::{Node, NodeId};
+use crate::trace::graph::{Node, NodeId, Op};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ctx {
@@ -468,7 +468,11 @@ impl<'a> Emitter<'a> {
         let block = &self.cfg.blocks[b];
         matches!(block.term, Term::Return(_))
             && block.nodes.len() <= 8
-            && block.nodes.iter().all(|&n| self.nodes[n].def.is_none())
+            && block.nodes.iter().all(|&n| {
+                // A launch's end is one place: `launches` folds at it.
+                let op = &self.nodes[n].op;
+                self.nodes[n].def.is_none() && !matches!(op, Op::Launch { .. } | Op::LaunchEnd)
+            })
     }
 
     /// A jump C cannot express structurally: copy a returning tail, else `goto`.
@@ -485,7 +489,8 @@ impl<'a> Emitter<'a> {
 /// Removes labels no `goto` targets.
 fn strip_labels(b: &mut Block, targets: &[bool]) {
     b.retain(|s| match s.kind {
-        StmtKind::Label(l) => targets[l.0 as usize],
+        // Labels of no block (a launch's end) are `launches`' to remove.
+        StmtKind::Label(l) => targets.get(l.0 as usize).copied().unwrap_or(true),
         _ => true,
     });
     for s in b.iter_mut() {

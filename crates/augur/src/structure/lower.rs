@@ -83,6 +83,15 @@ pub fn stmt(f: &mut Function, n: &Node) -> Stmt {
         Op::Eval(e) => StmtKind::Eval(op_expr(f, e, &Type::Void)),
         Op::Return(v) => StmtKind::Return(v.as_ref().map(|o| operand(f, o))),
         Op::Branch(c) => StmtKind::Eval(operand(f, c)),
+        // Markers that `launches` folds into one statement.
+        &Op::Launch { grid, block } => StmtKind::Launch(crate::ir::Launch {
+            grid,
+            block,
+            bid: super::launches::OPEN,
+            tid: super::launches::OPEN,
+            body: Vec::new(),
+        }),
+        Op::LaunchEnd => StmtKind::Label(super::launches::END),
     };
     Stmt {
         kind,
@@ -189,5 +198,6 @@ pub fn uses(op: &Op, out: &mut Vec<VarId>) {
         }
         Op::Branch(c) => o(c),
         Op::Return(v) => v.iter().for_each(o),
+        Op::Launch { .. } | Op::LaunchEnd => {}
     }
 }

@@ -14,6 +14,7 @@ mod breaks;
 mod cfg;
 mod emit;
 mod guards;
+mod launches;
 mod lower;
 
 use crate::error::Error;
@@ -40,7 +41,7 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
     // Where a join cannot be reached structurally, small join blocks are
     // copied into each predecessor and the emission is tried again, as long
     // as that removes gotos.
-    let mut emitted = Emission::new(cfg, &nodes, func);
+    let mut emitted = Emission::new(cfg, &nodes, func)?;
     for _ in 0..8 {
         if emitted.gotos == 0 {
             break;
@@ -73,20 +74,21 @@ struct Emission {
 }
 
 impl Emission {
-    fn new(cfg: Cfg, nodes: &Arena<NodeId, Node>, mut func: Function) -> Emission {
+    fn new(cfg: Cfg, nodes: &Arena<NodeId, Node>, mut func: Function) -> Result<Emission, Error> {
         let (body, mut gotos, targets, joins) = emit::Emitter::new(&cfg, nodes, &mut func).run();
         func.body = body;
+        launches::fold(&mut func)?;
         if gotos > 0 {
             let truth = func.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));
             gotos -= breaks::forward_breaks(&mut func, truth);
         }
-        Emission {
+        Ok(Emission {
             cfg,
             func,
             gotos,
             targets,
             joins,
-        }
+        })
     }
 
     /// An emission with fewer gotos after splitting, trying in turn: the
@@ -122,7 +124,10 @@ impl Emission {
             let Some(blocks) = split else {
                 continue;
             };
-            let next = Emission::new(Cfg::from_blocks(blocks), nodes, func);
+            // A copy that splits a launch's body is no better.
+            let Ok(next) = Emission::new(Cfg::from_blocks(blocks), nodes, func) else {
+                continue;
+            };
             if next.gotos < self.gotos {
                 return Some(next);
             }

@@ -439,6 +439,12 @@ fn follow(
 
 /// True if the operation just performed is the recorded `node` again: same
 /// `Static` state, operation, line and annotations.
-fn repeats(node: &super::graph::Node, op: &Op, loc: SrcLoc, state: u64, notes: &[String]) -> bool {
+fn repeats(
+    node: &super::graph::Node,
+    op: &Op,
+    loc: SrcLoc,
+    state: u64,
+    notes: &[crate::ir::Annotation],
+) -> bool {
     node.key.state == state && node.op == *op && node.loc == loc && node.annotations == notes
 }

@@ -236,8 +236,10 @@ impl Engine {
     }
 
     /// Queues an annotation for the next operation.
-    pub fn annotate(&mut self, text: String) {
-        self.run.pending_annotations.push(text);
+    pub fn annotate(&mut self, text: &str) {
+        self.run
+            .pending_annotations
+            .push(crate::ir::Annotation::parse(text));
     }
 
     /// The id of an extern, declaring it on first use. `sig` is borrowed:

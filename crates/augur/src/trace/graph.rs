@@ -111,6 +111,13 @@ pub enum Op {
     Branch(Operand),
     /// The closure returned.
     Return(Option<Operand>),
+    /// A GPU kernel launch of `grid` blocks of `block` threads begins. Two
+    /// `Decl`s of its indices (block, then thread) follow, then the body,
+    /// which ends at the matching [`Op::LaunchEnd`]: structuring makes the
+    /// stretch one [`StmtKind::Launch`](crate::ir::StmtKind::Launch).
+    Launch { grid: u32, block: u32 },
+    /// The innermost open launch's body ends.
+    LaunchEnd,
 }
 
 /// As derived, but inlined: every replayed operation is compared with its
@@ -151,7 +158,7 @@ pub struct Node {
     /// The variable it defines, if any.
     pub def: Option<VarId>,
     /// User annotations attached to it.
-    pub annotations: Vec<String>,
+    pub annotations: Vec<crate::ir::Annotation>,
     /// The user's line.
     pub loc: SrcLoc,
     /// Program point without the plain-loop salt (for `never_close`).
@@ -220,6 +227,7 @@ pub fn map_vars(op: &Op, f: &mut impl FnMut(VarId) -> VarId) -> Op {
         Op::Eval(e) => Op::Eval(expr(e, f)),
         Op::Branch(c) => Op::Branch(operand(c, f)),
         Op::Return(r) => Op::Return(r.as_ref().map(|o| operand(o, f))),
+        Op::Launch { .. } | Op::LaunchEnd => op.clone(),
     }
 }
 

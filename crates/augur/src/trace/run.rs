@@ -136,7 +136,7 @@ pub(super) struct Run {
     pub(super) salt: u64,
     pub(super) path: Vec<(NodeId, Option<bool>)>,
     pub(super) site_visits: FastMap<SrcLoc, u64>,
-    pub(super) pending_annotations: Vec<String>,
+    pub(super) pending_annotations: Vec<crate::ir::Annotation>,
     pub(super) statics: Vec<Option<u64>>,
     pub(super) statics_hash: Option<u64>,
     /// Operations performed so far in this run.

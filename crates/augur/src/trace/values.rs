@@ -65,6 +65,16 @@ impl Engine {
         v.ok_or_else(|| super::engine::internal("a declaration defined no variable"))
     }
 
+    /// Records the start of a kernel launch of `grid` blocks of `block`
+    /// threads (`Some`), or the end of the innermost one's body (`None`).
+    pub(crate) fn launch(&mut self, shape: Option<(u32, u32)>, loc: SrcLoc) -> Result<(), Ctl> {
+        let op = match shape {
+            Some((grid, block)) => Op::Launch { grid, block },
+            None => Op::LaunchEnd,
+        };
+        self.op(op, loc).map(drop)
+    }
+
     /// Records `ty t = expr` and returns `t`.
     pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
         let v = self.op(Op::Let { ty, expr }, loc)?;

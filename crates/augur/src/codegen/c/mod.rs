@@ -306,7 +306,7 @@ mod tests {
             "trigraph ??/",
             "two\nlines",
         ]
-        .map(String::from)
+        .map(crate::ir::Annotation::parse)
         .to_vec();
         b.push(for_);
         let src = write_function(&b.f);

@@ -214,7 +214,9 @@ mod tests {
         let big = b.bin(BinOp::Gt, er, ehi);
         let (er, ehi) = (b.var(r), b.var(hi));
         let mut branch = if_(big, vec![assign(er, ehi)], vec![]);
-        branch.annotations.push("too big".into());
+        branch
+            .annotations
+            .push(crate::ir::Annotation::Comment("too big".into()));
         b.push(branch);
         let (er, zero) = (b.var(r), b.int(0, I32));
         let neg = b.bin(BinOp::Lt, er, zero);

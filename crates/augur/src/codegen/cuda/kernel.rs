@@ -1,18 +1,17 @@
 //! Kernel extraction: launch loop nests become kernel functions.
 //!
 //! A launch ([`stage::gpu::launch`](crate::stage::gpu::launch)) reaches the IR
-//! as `for (bid = 0; bid < G; bid++) for (tid = 0; tid < B; tid++) K`, the
-//! outer loop annotated with [`KERNEL_ANNOTATION`]. [`split`] lifts each `K`
-//! into a [`Kernel`] whose parameters are `bid`, `tid` and every variable `K`
-//! reads from outside (by value), and replaces the nest in the host function
-//! with a call of the kernel's launch stub.
+//! as a [`StmtKind::Launch`] whatever the passes did around it. [`split`]
+//! lifts each one's body `K` into a [`Kernel`] whose parameters are `bid`,
+//! `tid` and every variable `K` reads from outside (by value), and replaces
+//! the launch in the host function with a call of the kernel's launch stub.
 
 use crate::error::Error;
 use crate::ir::{
-    verify, Block, Const, Expr, ExprId, ExternDecl, FuncId, Function, SrcLoc, Stmt, StmtKind, Type,
-    VarId, VarKind,
+    verify, Block, Expr, ExprId, ExternDecl, FuncId, Function, Launch, SrcLoc, Stmt, StmtKind,
+    Type, VarId, VarKind,
 };
-use crate::stage::gpu::{DEVICE_HEADER, GRID_SYNC, KERNEL_ANNOTATION};
+use crate::stage::gpu::{DEVICE_HEADER, GRID_SYNC};
 use std::collections::BTreeSet;
 
 /// One kernel lifted out of a host function.
@@ -50,71 +49,25 @@ pub struct Split {
     pub kernels: Vec<Kernel>,
 }
 
-/// The parts of a launch nest, borrowed from the IR.
+/// A launch statement and its line, borrowed from the IR.
 pub(crate) struct Nest<'a> {
-    pub bid: VarId,
-    pub tid: VarId,
-    pub grid: u32,
-    pub block: u32,
-    pub outer: &'a Stmt,
-    pub inner: &'a Stmt,
-    pub body: &'a Block,
+    pub launch: &'a Launch,
+    pub loc: Option<SrcLoc>,
 }
 
-/// True for the outer loop of a launch.
-pub(crate) fn is_launch(s: &Stmt) -> bool {
-    s.annotations.iter().any(|a| a == KERNEL_ANNOTATION)
-}
-
-/// Reads a launch nest, or says what about it is not one.
-pub(crate) fn nest<'a>(f: &Function, s: &'a Stmt) -> Result<Nest<'a>, Error> {
-    let err = |what: &str| kernel_error(s.loc, what.to_string());
-    let (bid, grid, outer_body) = counted_loop(f, s)
-        .ok_or_else(|| err("the launch's block loop is not `for (bid = 0; bid < N; bid++)`"))?;
-    let [inner] = outer_body.as_slice() else {
-        return Err(err(
-            "the launch's block loop holds more than its thread loop",
-        ));
-    };
-    let (tid, block, body) = counted_loop(f, inner)
-        .ok_or_else(|| err("the launch's thread loop is not `for (tid = 0; tid < N; tid++)`"))?;
-    Ok(Nest {
-        bid,
-        tid,
-        grid,
-        block,
-        outer: s,
-        inner,
-        body,
-    })
-}
-
-/// `for (v = 0; v < N; v = v + 1) body` with a constant `N`.
-fn counted_loop<'a>(f: &Function, s: &'a Stmt) -> Option<(VarId, u32, &'a Block)> {
-    let StmtKind::For {
-        init, cond, body, ..
-    } = &s.kind
-    else {
-        return None;
-    };
-    let var = match &init.kind {
-        StmtKind::Decl { var, init: Some(e) } if is_int(f, *e, 0) => *var,
-        _ => return None,
-    };
-    let Expr::Binary(crate::ir::BinOp::Lt, a, b) = &f.exprs[*cond].kind else {
-        return None;
-    };
-    if !matches!(f.exprs[*a].kind, Expr::Var(v) if v == var) {
-        return None;
+impl std::ops::Deref for Nest<'_> {
+    type Target = Launch;
+    fn deref(&self) -> &Launch {
+        self.launch
     }
-    let Expr::Const(Const::Int(n)) = f.exprs[*b].kind else {
-        return None;
-    };
-    Some((var, u32::try_from(n).ok()?, body))
 }
 
-fn is_int(f: &Function, e: ExprId, k: i64) -> bool {
-    matches!(f.exprs[e].kind, Expr::Const(Const::Int(x)) if x == k)
+/// The launch `s` is, if it is one.
+pub(crate) fn nest(s: &Stmt) -> Option<Nest<'_>> {
+    match &s.kind {
+        StmtKind::Launch(launch) => Some(Nest { launch, loc: s.loc }),
+        _ => None,
+    }
 }
 
 pub(crate) fn kernel_error(loc: Option<SrcLoc>, message: String) -> Error {
@@ -154,16 +107,16 @@ fn check(f: &Function) -> Result<(), Error> {
 }
 
 fn lift_block(host: &mut Function, b: Block, out: &mut Vec<Kernel>) -> Result<Block, Error> {
-    rewrite_launches(host, b, &mut |host, s| {
-        let k = lift(host, s, out.len())?;
-        let call = launch_call(host, &k, s.loc);
+    rewrite_launches(host, b, &mut |host, n| {
+        let k = lift(host, n, out.len())?;
+        let call = launch_call(host, &k, n.loc);
         out.push(k);
         Ok(vec![call])
     })
 }
 
 /// Type of the launch rewriters of [`rewrite_launches`].
-pub(crate) type Rewrite<'a> = dyn FnMut(&mut Function, &Stmt) -> Result<Block, Error> + 'a;
+pub(crate) type Rewrite<'a> = dyn FnMut(&mut Function, &Nest) -> Result<Block, Error> + 'a;
 
 /// `b` with each launch statement (at any depth) replaced by what
 /// `replace` makes of it.
@@ -174,8 +127,8 @@ pub(crate) fn rewrite_launches(
 ) -> Result<Block, Error> {
     let mut res = Vec::with_capacity(b.len());
     for mut s in b {
-        if is_launch(&s) {
-            res.extend(replace(f, &s)?);
+        if let Some(n) = nest(&s) {
+            res.extend(replace(f, &n)?);
             continue;
         }
         for blk in s.kind.blocks_mut() {
@@ -187,9 +140,8 @@ pub(crate) fn rewrite_launches(
 }
 
 /// The kernel of one launch statement.
-fn lift(host: &Function, s: &Stmt, index: usize) -> Result<Kernel, Error> {
-    let n = nest(host, s)?;
-    let captured = captured(host, &n)?;
+fn lift(host: &Function, n: &Nest, index: usize) -> Result<Kernel, Error> {
+    let captured = captured(host, n)?;
     let mut func = host.clone();
     func.name = format!("{}_k{index}", host.name);
     func.ret = Type::Void;
@@ -206,29 +158,29 @@ fn lift(host: &Function, s: &Stmt, index: usize) -> Result<Kernel, Error> {
         captured,
         grid: n.grid,
         block: n.block,
-        loc: s.loc,
+        loc: n.loc,
     })
 }
 
 /// The host variables the body reads, in `VarId` order, after checking the
 /// body can run as a kernel.
-fn captured(f: &Function, n: &Nest) -> Result<Vec<VarId>, Error> {
+pub(crate) fn captured(f: &Function, n: &Nest) -> Result<Vec<VarId>, Error> {
     let mut c = Collect {
         f,
-        loc: n.outer.loc,
+        loc: n.loc,
         declared: BTreeSet::from([n.bid, n.tid]),
         used: BTreeSet::new(),
         assigned: Vec::new(),
         loops: 0,
     };
-    c.block(n.body)?;
+    c.block(&n.body)?;
     let captured: Vec<VarId> = c.used.difference(&c.declared).copied().collect();
     if let Some(&v) = captured
         .iter()
         .find(|&&v| matches!(f.vars[v].ty, Type::Array { .. }))
     {
         return Err(kernel_error(
-            f.vars[v].loc.or(n.outer.loc),
+            f.vars[v].loc.or(n.loc),
             format!(
                 "the kernel reads `{}`, an array of the host code: a kernel gets host \
                  values by value and an array would arrive as a host pointer; put it \
@@ -239,7 +191,7 @@ fn captured(f: &Function, n: &Nest) -> Result<Vec<VarId>, Error> {
     }
     if let Some((v, loc)) = c.assigned.iter().find(|(v, _)| !c.declared.contains(v)) {
         return Err(kernel_error(
-            loc.or(n.outer.loc),
+            loc.or(n.loc),
             format!(
                 "the kernel assigns `{}`, a variable of the host code; kernels write \
                  memory (through pointers), not host variables",
@@ -311,9 +263,7 @@ impl Collect<'_> {
             StmtKind::Label(_) | StmtKind::Goto(_) => {
                 return bad("contain control flow that needs a goto")
             }
-        }
-        if is_launch(s) {
-            return bad("launch another kernel");
+            StmtKind::Launch(_) => return bad("launch another kernel"),
         }
         Ok(())
     }

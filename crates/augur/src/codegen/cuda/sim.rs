@@ -10,20 +10,30 @@
 //! on the host, as do the uniform values it needs (`uniform.rs`); a value
 //! computed per thread and used after a barrier is an [`Error::Kernel`].
 
-use super::kernel::{find_sync, is_sync, kernel_error, nest, rewrite_launches, strip_tail_syncs};
+use super::kernel::{
+    captured, find_sync, is_sync, kernel_error, rewrite_launches, strip_tail_syncs, Nest,
+};
 use super::uniform::Variance;
 use crate::error::Error;
-use crate::ir::{verify, Block, Const, Expr, Function, SrcLoc, Stmt, StmtKind, VarId};
+use crate::ir::{
+    verify, Annotation, BinOp, Block, Const, Expr, Function, Scalar, SrcLoc, Stmt, StmtKind, Type,
+    VarId,
+};
 use std::collections::BTreeSet;
 
 /// `f` with every launch replaced by its phases as loop nests: C that any C
 /// compiler builds and the interpreter runs, with the kernels' meaning.
 pub fn simulate(f: &Function) -> Result<Function, Error> {
-    // The same checks as the CUDA backend: what simulates also compiles.
-    super::kernel::split(f)?;
     let mut out = f.clone();
     let body = std::mem::take(&mut out.body);
     out.body = sim_block(&mut out, body)?;
+    // Each launch's barriers became its phases' bounds: any left are outside.
+    if let Some(loc) = find_sync(&out, &out.body) {
+        return Err(kernel_error(
+            loc,
+            "grid_sync outside a GPU launch".to_string(),
+        ));
+    }
     verify::verify(&out).map_err(|e| Error::Internal {
         message: format!("the CPU simulation broke `{}`: {e}", f.name),
     })?;
@@ -37,22 +47,21 @@ fn sim_block(f: &mut Function, b: Block) -> Result<Block, Error> {
 /// The launch as host code: uniform statements and the control flow around
 /// barriers run once, each stretch between barriers runs as a loop nest
 /// over all threads (a phase).
-fn phases(f: &mut Function, s: &Stmt) -> Result<Block, Error> {
-    let (bid, tid, body, outer, inner) = {
-        let n = nest(f, s)?;
-        let mut body = n.body.clone();
-        strip_tail_syncs(f, &mut body);
-        (n.bid, n.tid, body, n.outer.clone(), n.inner.clone())
-    };
+fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
+    // The same checks as the CUDA backend: what simulates also compiles.
+    captured(f, n)?;
+    let (bid, tid) = (n.bid, n.tid);
+    let mut body = n.body.clone();
+    strip_tail_syncs(f, &mut body);
     let mut p = Phases {
         variance: Variance::of(f, &body, bid, tid),
         bid,
         tid,
-        outer,
-        inner,
+        grid: n.grid,
+        block: n.block,
         count: 0,
         phase_vars: Vec::new(),
-        loc: s.loc,
+        loc: n.loc,
     };
     let built = p.build(f, body)?;
     p.check_scopes(f, &built)?;
@@ -68,9 +77,9 @@ struct Phases {
     variance: Variance,
     bid: VarId,
     tid: VarId,
-    /// The launch's block and thread loops, copied for each phase.
-    outer: Stmt,
-    inner: Stmt,
+    /// The launch's blocks and threads per block: each phase's loop bounds.
+    grid: u32,
+    block: u32,
     count: usize,
     /// Per phase: the variables it declares and those it assigns.
     phase_vars: Vec<(BTreeSet<VarId>, BTreeSet<VarId>)>,
@@ -157,9 +166,10 @@ impl Phases {
         }
         let part = std::mem::take(group);
         self.phase_vars.push(declared_and_assigned(f, &part));
-        let inner_loop = counted(f, &self.inner, self.tid, part);
-        let mut outer_loop = counted(f, &self.outer, self.bid, vec![inner_loop]);
-        outer_loop.annotations = vec![format!("augur.cuda.kernel phase {}", self.count)];
+        let inner_loop = counted(f, self.tid, self.block, part, self.loc);
+        let mut outer_loop = counted(f, self.bid, self.grid, vec![inner_loop], self.loc);
+        let what = format!("phase {} of the launch", self.count);
+        outer_loop.annotations = vec![Annotation::Comment(what)];
         self.count += 1;
         out.push(outer_loop);
     }
@@ -169,7 +179,15 @@ impl Phases {
     fn check_scopes(&self, f: &Function, built: &Block) -> Result<(), Error> {
         let mut used_elsewhere: Vec<BTreeSet<VarId>> = vec![BTreeSet::new(); self.count];
         let mut host_vars = BTreeSet::new();
-        collect_uses(f, built, None, &mut 0, &mut used_elsewhere, &mut host_vars);
+        collect_uses(
+            f,
+            self.bid,
+            built,
+            None,
+            &mut 0,
+            &mut used_elsewhere,
+            &mut host_vars,
+        );
         for (i, (declared, assigned)) in self.phase_vars.iter().enumerate() {
             if let Some(&v) = declared.iter().find(|v| used_elsewhere[i].contains(v)) {
                 return Err(kernel_error(
@@ -235,6 +253,7 @@ fn declared_and_assigned(f: &Function, b: &[Stmt]) -> (BTreeSet<VarId>, BTreeSet
 /// it; and the variables the host statements declare or assign.
 fn collect_uses(
     f: &Function,
+    bid: VarId,
     b: &Block,
     phase: Option<usize>,
     next: &mut usize,
@@ -242,7 +261,7 @@ fn collect_uses(
     host_vars: &mut BTreeSet<VarId>,
 ) {
     for s in b {
-        let here = if phase.is_none() && is_phase(s) {
+        let here = if phase.is_none() && is_phase(f, s, bid) {
             let p = *next;
             *next += 1;
             Some(p)
@@ -266,7 +285,7 @@ fn collect_uses(
             host_vars.extend(a);
         }
         for blk in s.kind.blocks() {
-            collect_uses(f, blk, here, next, outside, host_vars);
+            collect_uses(f, bid, blk, here, next, outside, host_vars);
         }
     }
 }
@@ -287,28 +306,35 @@ fn uses(f: &Function, b: &[Stmt]) -> BTreeSet<VarId> {
     out
 }
 
-fn is_phase(s: &Stmt) -> bool {
-    s.annotations
-        .iter()
-        .any(|a| a.starts_with("augur.cuda.kernel phase"))
+/// True for a phase's outer loop: the only host code that assigns the
+/// launch's block index.
+fn is_phase(f: &Function, s: &Stmt, bid: VarId) -> bool {
+    let StmtKind::For { init, .. } = &s.kind else {
+        return false;
+    };
+    matches!(&init.kind, StmtKind::Assign { place, .. } if f.exprs[*place].kind == Expr::Var(bid))
 }
 
 fn decl(v: VarId) -> Stmt {
     Stmt::new(StmtKind::Decl { var: v, init: None })
 }
 
-/// A copy of the counted loop `like` over `var` (declared outside), with `body`.
-fn counted(f: &mut Function, like: &Stmt, var: VarId, body: Block) -> Stmt {
-    let StmtKind::For { cond, step, .. } = &like.kind else {
-        unreachable!("nest() checked the launch loops")
-    };
-    let (cond, step) = (*cond, step.clone());
+/// `for (var = 0; var < n; var = var + 1) body`, `var` declared outside.
+fn counted(f: &mut Function, var: VarId, n: u32, body: Block, loc: Option<SrcLoc>) -> Stmt {
     let ty = f.vars[var].ty;
-    let place = f.expr(Expr::Var(var), ty);
-    let zero = f.expr(Expr::Const(Const::Int(0)), ty);
+    let var_expr = |f: &mut Function| f.expr(Expr::Var(var), ty);
+    let int = |f: &mut Function, k: i64| f.expr(Expr::Const(Const::Int(k)), ty);
+    let (place, zero) = (var_expr(f), int(f, 0));
     let init = Stmt::new(StmtKind::Assign { place, value: zero });
-    let cond = f.deep_copy(cond);
-    let step = copy_stmt(f, &step);
+    let (v, bound) = (var_expr(f), int(f, i64::from(n)));
+    let cond = f.expr(
+        Expr::Binary(BinOp::Lt, v, bound),
+        Type::Scalar(Scalar::Bool),
+    );
+    let (v, one) = (var_expr(f), int(f, 1));
+    let next = f.expr(Expr::Binary(BinOp::Add, v, one), ty);
+    let place = var_expr(f);
+    let step = Stmt::new(StmtKind::Assign { place, value: next });
     Stmt {
         kind: StmtKind::For {
             init: Box::new(init),
@@ -317,22 +343,6 @@ fn counted(f: &mut Function, like: &Stmt, var: VarId, body: Block) -> Stmt {
             body,
         },
         annotations: Vec::new(),
-        loc: like.loc,
-    }
-}
-
-/// A copy of a simple statement with fresh expression nodes.
-fn copy_stmt(f: &mut Function, s: &Stmt) -> Stmt {
-    let kind = match &s.kind {
-        StmtKind::Assign { place, value } => StmtKind::Assign {
-            place: f.deep_copy(*place),
-            value: f.deep_copy(*value),
-        },
-        other => other.clone(),
-    };
-    Stmt {
-        kind,
-        annotations: s.annotations.clone(),
-        loc: s.loc,
+        loc,
     }
 }

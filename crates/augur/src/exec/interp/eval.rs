@@ -15,8 +15,8 @@ use super::ops;
 use super::value::Value;
 use super::Interpreter;
 use crate::ir::{
-    BinOp, Block, Const, EntityId, Expr, ExprId, FuncId, Function, LabelId, Stmt, StmtKind, Type,
-    VarId, VarKind,
+    BinOp, Block, Const, EntityId, Expr, ExprId, FuncId, Function, LabelId, Launch, Stmt, StmtKind,
+    Type, VarId, VarKind,
 };
 use crate::{Error, Result};
 
@@ -304,11 +304,32 @@ impl<'a> Frame<'a> {
                 self.close_scope(mark);
                 return flow;
             }
+            StmtKind::Launch(l) => return self.launch(s, l),
             StmtKind::Break => return Ok(Flow::Break),
             StmtKind::Continue => return Ok(Flow::Continue),
             StmtKind::Return(e) => return at(self.ret(*e), s),
             StmtKind::Label(_) => {}
             StmtKind::Goto(l) => return Ok(Flow::Goto(*l)),
+        }
+        Ok(Flow::Next)
+    }
+
+    /// A kernel launch, as the loop nest over its blocks and threads that
+    /// C runs: each thread in turn, with its own scope.
+    fn launch(&mut self, s: &Stmt, l: &'a Launch) -> Result<Flow> {
+        let (bid, tid, body) = (l.bid, l.tid, &l.body);
+        for b in 0..l.grid {
+            for t in 0..l.block {
+                self.tick(s)?;
+                let mark = self.scoped.len();
+                at(self.declare_value(bid, Some(Value::I32(b as i32))), s)?;
+                at(self.declare_value(tid, Some(Value::I32(t as i32))), s)?;
+                let flow = self.block(body)?;
+                self.close_scope(mark);
+                if !matches!(flow, Flow::Next) {
+                    return err("control left a kernel launch's body".to_string());
+                }
+            }
         }
         Ok(Flow::Next)
     }
@@ -383,25 +404,32 @@ impl<'a> Frame<'a> {
     }
 
     fn declare(&mut self, v: VarId, init: Option<ExprId>) -> Result<()> {
+        if self.homes[v.index()] == Home::Array {
+            let size = self.array_size(v, init)?;
+            self.storage(v, size)?;
+            return Ok(());
+        }
+        let x = init.map(|e| self.checked(v, e)).transpose()?;
+        self.declare_value(v, x)
+    }
+
+    /// Declares the scalar or pointer `v` with value `x` (or none).
+    fn declare_value(&mut self, v: VarId, x: Option<Value>) -> Result<()> {
         match self.homes[v.index()] {
             Home::Reg => {
-                self.slots[v.index()] = match init {
-                    Some(e) => Slot::Val(self.checked(v, e)?),
+                self.slots[v.index()] = match x {
+                    Some(x) => Slot::Val(x),
                     None => Slot::Uninit,
                 };
             }
             Home::Mem => {
                 let size = self.f.vars[v].ty.size().expect("a sized scalar or pointer");
                 let p = self.storage(v, size)?;
-                if let Some(e) = init {
-                    let x = self.checked(v, e)?;
+                if let Some(x) = x {
                     self.it.memory.store_at(p, x)?;
                 }
             }
-            Home::Array => {
-                let size = self.array_size(v, init)?;
-                self.storage(v, size)?;
-            }
+            Home::Array => unreachable!("arrays are declared by `declare`"),
         }
         Ok(())
     }
@@ -664,10 +692,8 @@ impl<'a> Frame<'a> {
 fn holds_label(s: &Stmt, l: LabelId) -> bool {
     match &s.kind {
         StmtKind::Label(m) => *m == l,
-        StmtKind::If { then_, else_, .. } => then_.iter().chain(else_).any(|s| holds_label(s, l)),
-        StmtKind::While { body, .. } | StmtKind::For { body, .. } => {
-            body.iter().any(|s| holds_label(s, l))
-        }
-        _ => false,
+        // No goto crosses into a launch (the verifier checks it).
+        StmtKind::Launch(_) => false,
+        k => k.blocks().flatten().any(|s| holds_label(s, l)),
     }
 }

@@ -1,0 +1,95 @@
+//! Kernel launches as statements.
+//!
+//! [`stage::gpu::launch`](crate::stage::gpu::launch) records an
+//! [`Op::Launch`](crate::trace::graph::Op::Launch), the `Decl`s of its two
+//! indices, the body, and an [`Op::LaunchEnd`]. The body is one region with
+//! a single entry and a single exit (a closure that runs to its end), so
+//! emission leaves it as a stretch of one statement list between the two
+//! markers `lower` makes of them. [`fold`] turns each stretch into a
+//! [`Launch`] statement holding it, before any pass runs: a launch is a
+//! statement of its own from then on, whatever the passes do around it.
+
+use crate::error::Error;
+use crate::ir::{Block, Function, LabelId, Launch, SrcLoc, Stmt, StmtKind, VarId};
+
+/// The indices of a launch marker that `fold` has not filled in yet.
+pub const OPEN: VarId = VarId(u32::MAX);
+
+/// The label that marks where a launch's body ends (no block has it).
+pub const END: LabelId = LabelId(u32::MAX);
+
+/// Folds every launch's marked stretch of `f` into a `Launch` statement.
+pub fn fold(f: &mut Function) -> Result<(), Error> {
+    let body = std::mem::take(&mut f.body);
+    f.body = fold_block(body)?;
+    Ok(())
+}
+
+fn is_open(s: &Stmt) -> bool {
+    matches!(s.kind, StmtKind::Launch(Launch { bid: OPEN, .. }))
+}
+
+fn is_end(s: &Stmt) -> bool {
+    matches!(s.kind, StmtKind::Label(END))
+}
+
+fn fold_block(b: Block) -> Result<Block, Error> {
+    let mut out = Vec::with_capacity(b.len());
+    let mut rest = b.into_iter();
+    while let Some(mut s) = rest.next() {
+        if is_end(&s) {
+            return Err(unstructured(s.loc));
+        }
+        if !is_open(&s) {
+            for inner in s.kind.blocks_mut() {
+                *inner = fold_block(std::mem::take(inner))?;
+            }
+            out.push(s);
+            continue;
+        }
+        let (bid, tid) = (index(rest.next(), s.loc)?, index(rest.next(), s.loc)?);
+        let mut body = Vec::new();
+        let mut open = 0u32;
+        loop {
+            let t = rest.next().ok_or_else(|| unstructured(s.loc))?;
+            if is_end(&t) {
+                if open == 0 {
+                    break;
+                }
+                open -= 1;
+            }
+            open += u32::from(is_open(&t));
+            body.push(t);
+        }
+        let folded = fold_block(body)?;
+        if let StmtKind::Launch(l) = &mut s.kind {
+            (l.bid, l.tid, l.body) = (bid, tid, folded);
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// The variable a launch index's `Decl` declares.
+fn index(s: Option<Stmt>, loc: Option<SrcLoc>) -> Result<VarId, Error> {
+    match s.map(|s| s.kind) {
+        Some(StmtKind::Decl { var, init: None }) => Ok(var),
+        _ => Err(Error::Internal {
+            message: format!(
+                "a kernel launch's indices were not recorded after it{}",
+                loc.map(|l| format!(" (at {l})")).unwrap_or_default()
+            ),
+        }),
+    }
+}
+
+/// A launch whose body is not one stretch of code: control enters or
+/// leaves it in the middle.
+fn unstructured(loc: Option<SrcLoc>) -> Error {
+    Error::Kernel {
+        message: "the kernel's body does not run from its start to its end as one block \
+                  (control flow enters or leaves it in the middle)"
+            .to_string(),
+        location: loc,
+    }
+}
