@@ -3,11 +3,11 @@
 //! from the paper, each staged on demand into its C, CUDA and simulated
 //! forms with the first stage's explanation and statistics.
 
+use crate::programs::einsum::{Benchmark, Kind};
 use crate::Result;
 use augur::codegen::{CodegenOptions, LineMarkers};
 use augur::prophecy::{History, Prophecy};
 use augur::{Builder, Dyn, Extracted, Static, Stats};
-use augur_einsum::programs::{Benchmark, Kind};
 use augur_einsum::Movement;
 
 /// Which generated form to show.
@@ -304,12 +304,12 @@ fn matvec(p: &Params) -> Result<Staged> {
 }
 
 fn conv_relu(p: &Params) -> Result<Staged> {
-    let ex = augur_nn::programs::conv_relu(p.size.unwrap_or(1024), 3, true)?;
+    let ex = crate::programs::nn::conv_relu(p.size.unwrap_or(1024), 3, true)?;
     Ok(core(ex, p.lines))
 }
 
 fn nn_benchmark(p: &Params) -> Result<Staged> {
-    let ex = augur_nn::programs::paper_benchmark(&Builder::new(), p.size.unwrap_or(1024), 3)?;
+    let ex = crate::programs::nn::paper_benchmark(&Builder::new(), p.size.unwrap_or(1024), 3)?;
     Ok(core(ex, p.lines))
 }
 

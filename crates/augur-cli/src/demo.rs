@@ -8,10 +8,10 @@ use crate::bench::einsum::{bytes_per_turn, sim_time_per_turn};
 use crate::bench::fusion::measure_row;
 use crate::bench::{ms, time};
 use crate::catalog;
+use crate::programs::einsum::{Benchmark, Kind};
 use crate::report::{Cell, Table};
 use crate::{imp, Result};
 use augur::{Builder, Value};
-use augur_einsum::programs::{Benchmark, Kind};
 use augur_einsum::Movement;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -209,7 +209,7 @@ fn fusion(s: &mut Screen) -> Result<()> {
         4,
         "nn: fuse ReLU into the convolution only when every path agrees",
     );
-    let ex = augur_nn::programs::paper_benchmark(&Builder::new(), N, 3)?;
+    let ex = crate::programs::nn::paper_benchmark(&Builder::new(), N, 3)?;
     s.text("  The paper's benchmark: the first loop's ReLU threshold depends on a runtime");
     s.text("  flag (2.0 or 4.0), the second loop's is fixed. explain():");
     for l in ex.explain().to_string().lines().take(12) {

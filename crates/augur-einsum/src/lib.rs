@@ -67,88 +67,21 @@
 //! [`compile_cpu`] (plain or OpenMP), [`compile_simulated`] (the GPU
 //! program on the CPU with byte counts), [`cuda_source`] (compile with
 //! nvcc), [`SimInterpreter`] (either, in augur's interpreter: no compiler,
-//! every access bounds-checked, every buffer accounted for). [`programs`] holds the paper's benchmark programs.
-
+//! every access bounds-checked, every buffer accounted for).
 //!
-//! ## Results
-//!
-//! **Bytes moved per turn** of the paper's benchmark programs at 1024
-//! (`cargo run --release -p augur-cli -- bench einsum`; counted by the
-//! simulated runtime and, identically, by the CUDA runtime on a GPU):
-//!
-//! | program | copy all | unified | prophecy |
-//! |---|---:|---:|---:|
-//! | matmul `z = x y` | 50,331,648 | 0 (on demand) | 12,582,912 (x, y in; z out) |
-//! | matmul `z += x y` | 50,331,648 | 0 | 16,777,216 (z in too) |
-//! | matvec `z = x y` | 16,809,984 | 0 | 4,202,496 |
-//!
-//! **First stage** (`cargo run --release -p augur-cli -- bench first-stage`,
-//! 2-core x86-64; runs include check runs): matmul with prophecies 32 runs
-//! in 4 attempts, 1.4 ms (BuildIt: 113 + 7 runs, 38 ms); in the paper's
-//! restart-at-once mode 48 runs in 7 attempts, 1.9 ms; copy-all 15 runs,
-//! 0.84 ms (BuildIt: 25 runs, 9.2 ms); matvec with prophecies 25 runs,
-//! 1.1 ms (BuildIt: 89 + 7, 27 ms).
-//!
-//! **On a GPU** (H100 80GB HBM3, driver 580; µs, minimum of 10 turns; timed
-//! region as in the paper's listing: copies in, kernel, copies out, and the
-//! host copy of the result; one run; `examples/gpu_tables.rs`; paper: V100):
-//!
-//! | matmul | copy all | unified | prophecy | paper: copy all | unified | prophecy |
-//! |---:|---:|---:|---:|---:|---:|---:|
-//! | 64 | 148 | 134 | **46** | 149 | 239 | 43 |
-//! | 128 | 268 | 139 | **76** | 284 | 269 | 94 |
-//! | 256 | 621 | 495 | **204** | 840 | 615 | 248 |
-//! | 512 | 2,092 | 1,090 | **752** | 3,053 | 1,647 | 1,059 |
-//! | 1024 | 8,670 | 4,518 | **3,986** | 9,863 | 6,343 | 4,244 |
-//! | 2048 | 40,139 | 21,990 | **21,972** | 46,552 | 32,395 | 26,803 |
-//! | 4096 | 317,604 | 274,204 | **266,894** | 380,378 | 316,443 | 307,830 |
-//!
-//! | matvec | copy all | unified | prophecy | paper: copy all | unified | prophecy |
-//! |---:|---:|---:|---:|---:|---:|---:|
-//! | 64 | 113 | 85 | **35** | 112 | 79 | 35 |
-//! | 128 | 145 | 101 | **43** | 173 | 132 | 60 |
-//! | 256 | 345 | 137 | **84** | 362 | 237 | 129 |
-//! | 512 | 950 | 356 | **239** | 1,199 | 621 | 468 |
-//! | 1024 | 2,276 | 789 | **594** | 3,061 | 1,356 | 1,054 |
-//! | 2048 | 6,486 | 2,011 | **1,648** | 9,647 | 3,564 | 2,854 |
-//! | 4096 | 26,388 | **5,815** | 7,431 | 34,341 | 9,754 | 9,199 |
-//!
-//! As in the paper, prophecy is fastest at every size but one (matvec at
-//! 4096, where the H100's page migration wins by 22%; on the V100 prophecy
-//! won by 6%): 3.2× faster than copy-all and 2.9× faster than unified
-//! memory for 64×64 matmul, and the gap narrows as computation grows.
-//! Between three runs of the whole program single cells moved by up to
-//! ±15% (matvec 4096 prophecy: 8,598, 9,508 and 7,431 µs), so close cells
-//! (matmul 2048) are ties. Every result was checked against a host
-//! reference (sizes up to 256) and the byte counts equal the table above.
-//! Raw data: `results/h100.csv`; `examples/gpu_check.rs` compares every
-//! output element of multi-statement (cooperative), looping (barriers in a
-//! dyn loop), transposing, batched, diagonal-writing and rank-0 kernels
-//! with the CPU version, under all three strategies, on the GPU (all
-//! equal).
-//!
-//! **Size** (lines without blanks and comments): the DSL is 1,231 lines
-//! (1,076 without the 155-line runtime, which BuildIt's listing leaves to a
-//! separate header), of which 58 deal with prophecies or the history; the
-//! paper's C++ DSL: 608 and 25. The paper's 25 lines do not keep tensors
-//! that a kernel writes only in part (or on some paths) intact; the 26
-//! lines that do (`gpu_may_write`, `gpu_partial`, `gpu_full`) are most of
-//! the difference. The rest is what the listing lacks: three element types
-//! and operator impls for Rust (`term.rs`), the `einsum!` macro, shape and
-//! misuse errors, rank-0 tensors, OpenMP, `+=`/`*=` that accumulate,
-//! freeing. The interpreter runtime adds 112 lines, the benchmark programs
-//! 168, the GPU experiment 174.
+//! The paper's matmul and matvec benchmarks under each strategy (bytes moved,
+//! first-stage runs, times on a GPU beside the paper's) are measured by the
+//! `augur` command: `cargo run --release -p augur-cli -- bench einsum`
+//! (`first-stage`, `gpu`, `paper`).
 
 #![warn(missing_docs)]
 
 mod context;
 mod elem;
-pub mod gpu_bench;
 mod index;
 mod interp;
 mod macros;
 mod program;
-pub mod programs;
 mod runtime;
 mod statement;
 mod tensor;

@@ -1,12 +1,10 @@
 //! The CUDA units the DSL generates compile with nvcc (installed from pip on
-//! first use when none is found): the paper's programs under every
-//! data-movement strategy, and a program with a cooperative kernel (two
+//! first use when none is found): a program with a cooperative kernel (two
 //! statements and a grid sync) and a plain one. The PTX has one `.entry`
 //! per kernel, named as the unit's `__global__` functions.
 
 use augur::exec::cuda::Nvcc;
 use augur::{Builder, Dyn, Result};
-use augur_einsum::programs::{Benchmark, Kind};
 use augur_einsum::{cuda_source, Config, Einsum, Movement};
 
 /// Compiles `source` to PTX for sm_80 and checks it has exactly the
@@ -28,35 +26,6 @@ fn compiles_with_entries(source: &str, kernels: usize) -> Result<String> {
     assert_eq!(globals.len(), kernels, "{source}");
     assert_eq!(entries, globals, "{ptx}");
     Ok(ptx)
-}
-
-fn paper(kind: Kind) -> Result<()> {
-    for movement in Movement::ALL {
-        let b = Benchmark::paper(kind, 64, movement);
-        let source = cuda_source(&b.extract()?)?;
-        compiles_with_entries(&source, 1)?;
-        // One plain launch; only prophecies copy less than everything.
-        assert!(source.contains("<<<40, 512>>>"), "{source}");
-        assert!(!source.contains("cudaLaunchCooperativeKernel"), "{source}");
-        let copies_in = source.matches("augur_ein_to_device((uint8_t *)").count();
-        let expected = match movement {
-            Movement::CopyAll => 6,
-            Movement::Unified => 0,
-            Movement::Prophecy => 2,
-        };
-        assert_eq!(copies_in, expected, "{}:\n{source}", b.function_name());
-    }
-    Ok(())
-}
-
-#[test]
-fn paper_matmul_compiles() -> Result<()> {
-    paper(Kind::MatMul)
-}
-
-#[test]
-fn paper_matvec_compiles() -> Result<()> {
-    paper(Kind::MatVec)
 }
 
 #[test]

@@ -51,51 +51,15 @@
 //! `Static` so that a network inside a dyn loop keeps its loop.
 //! `Net::with_fusion(false)` gives the baseline.
 //!
-//! ## Results (`cargo run --release -p augur-cli -- bench fusion`, 2-core x86-64, gcc -O3, one run)
-//!
-//! µs, minimum of 10 runs; "BuildIt" is the C BuildIt generates for the
-//! listing (`programs::buildit_c`), compiled and timed in the same run:
-//!
-//! | input × filter | input | BuildIt unfused | BuildIt fused | ours unfused | ours fused | paper unfused | paper fused |
-//! |---|---|---:|---:|---:|---:|---:|---:|
-//! | 10240 × 3 | constant | 23 | 19 | 2 | 2 | 26 | 25 |
-//! | 10240 × 3 | random | 21 | 19 | 2 | 2 | 26 | 25 |
-//! | 102400 × 3 | constant | 246 | 201 | 23 | 17 | 267 | 243 |
-//! | 102400 × 3 | random | 232 | 206 | 26 | 21 | 267 | 243 |
-//! | 1024000 × 3 | constant | 2,495 | 2,058 | 224 | 171 | 2,594 | 2,341 |
-//! | 1024000 × 3 | random | 2,335 | 2,069 | 237 | 202 | 2,594 | 2,341 |
-//! | 10240 × 9 | constant | 71 | 67 | 5 | 5 | 76 | 73 |
-//! | 10240 × 9 | random | 69 | 67 | 5 | 5 | 76 | 73 |
-//! | 102400 × 9 | constant | 740 | 696 | 57 | 62 | 770 | 742 |
-//! | 102400 × 9 | random | 778 | 697 | 57 | 52 | 770 | 742 |
-//! | 1024000 × 9 | constant | 7,544 | 7,070 | 561 | 526 | 7,953 | 7,451 |
-//! | 1024000 × 9 | random | 7,653 | 7,033 | 568 | 526 | 7,953 | 7,451 |
-//!
-//! Fused, ours is 10–13× faster than BuildIt's code for the same program
-//! and flags (1024000 × 3: 171 µs against 2,058 µs; a hand-written
-//! modulo-free fused loop takes ~280 µs): the unrolled taps and the
-//! modulo-free interior let gcc vectorize, and the ReLU is a select. All
-//! four versions give identical outputs (checked by the bench). The
-//! listing's program leaks its outputs; ours frees them.
-//!
-//! **First stage** of the listing's whole benchmark (two loops of 10 turns,
-//! the first with a flag-dependent threshold;
-//! `cargo run --release -p augur-cli -- bench first-stage`): 32 runs (4
-//! of them check runs) in 3 attempts, 1.4 ms; in the paper's
-//! restart-at-once mode 30 runs in 4 attempts, 1.3 ms. BuildIt (the
-//! paper's table): 72 runs + 4 prophecy runs, 14.7 ms.
-//!
-//! **Size** (lines without blanks and comments): 410, of which the fusion
-//! protocol (`net.rs`) is 112 and 27 more in the layers call it: about 64
-//! deal with the prophecy or the history. The paper's DSL: 161 and 48; ours
-//! adds 2-D convolution, fully connected layers, bias add and its fusion,
-//! unrolling and the modulo split, and shape errors.
+//! The paper's conv/ReLU benchmark (fused and unfused, beside the C BuildIt
+//! generates for it) and its first stage are measured by the `augur`
+//! command: `cargo run --release -p augur-cli -- bench fusion`
+//! (`first-stage`, `paper`).
 
 #![warn(missing_docs)]
 
 mod net;
 mod ops;
-pub mod programs;
 mod tensor;
 
 pub use net::{Epilogue, Net, Next};

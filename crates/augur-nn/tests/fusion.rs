@@ -343,42 +343,6 @@ fn shape_errors_name_the_line() {
     }
 }
 
-/// The listing's whole benchmark: the loop whose ReLU threshold depends on
-/// a runtime flag is not fused; the loop with one threshold is; the C
-/// compiles with a small runtime, runs, and frees every output.
-#[test]
-fn the_papers_benchmark_fuses_only_its_optimized_loop() {
-    use augur_nn::programs::paper_benchmark;
-    let ex = paper_benchmark(&Builder::new(), 64, 3).unwrap();
-    let c = ex.c_code();
-    assert!(c.contains(">= 2.0f") && c.contains(">= 4.0f"), "{c}");
-    let fused_conv = c.split("Optimized:").nth(1).unwrap();
-    assert!(fused_conv.contains(">= 1.56f"), "{c}");
-    // Baseline: the turn loop, conv (2 loops), a ReLU loop per path;
-    // optimized: the turn loop and the conv only.
-    assert_eq!(loops(&c), (1 + 2 + 2) + (1 + 2), "{c}");
-    assert_eq!(c.matches("free(").count(), 2, "{c}");
-    let runtime = "#include <stdint.h>\n\
-        static int64_t n_consumed; static double total;\n\
-        void start_time(void) {}\n void end_time(void) {}\n\
-        void consume_tensor(float *p) { n_consumed++; total += p[0]; }\n\
-        int64_t consumed(void) { return n_consumed; }\n";
-    let opts = augur::exec::CompileOptions {
-        extra_c: vec![runtime.to_string()],
-        ..Default::default()
-    };
-    let p = ex.compile_with(&opts).unwrap();
-    let mut x = vec![1.0f32; 64];
-    let mut w = vec![1.0f32; 3];
-    // SAFETY: x holds 64 floats and w 3, as extracted.
-    unsafe { (p.get())(x.as_mut_ptr(), w.as_mut_ptr(), true) };
-    // SAFETY: the runtime defines `int64_t consumed(void)`.
-    let consumed: unsafe extern "C" fn() -> i64 =
-        unsafe { p.library().symbol("consumed") }.unwrap();
-    // SAFETY: it reads a counter.
-    assert_eq!(unsafe { consumed() }, 20);
-}
-
 /// A ReLU of another tensor right after a convolution is not fused into
 /// that convolution (it would apply to the wrong tensor).
 #[test]

@@ -91,7 +91,7 @@ pub enum Error {
         /// Where, if known.
         location: Option<SrcLoc>,
     },
-    /// No C compiler could be started.
+    /// No C (or CUDA) compiler could be started.
     CompilerMissing {
         /// The compiler command.
         compiler: String,
@@ -241,10 +241,7 @@ impl fmt::Display for Error {
             ),
             Error::Limit { what, location } => write!(f, "limit reached{}: {what}", at(location)),
             Error::CompilerMissing { compiler, message } => {
-                write!(
-                    f,
-                    "cannot run the C compiler `{compiler}`: {message} (set CC to choose another)"
-                )
+                write!(f, "cannot run the compiler `{compiler}`: {message}")
             }
             Error::Compile { path, output } => {
                 write!(f, "the C compiler rejected {}:\n{output}", path.display())

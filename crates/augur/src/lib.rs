@@ -75,6 +75,14 @@
 //! * `augur-cli`: the `augur` command, which stages the examples, emits C
 //!   and CUDA, runs the imp language and regenerates the experiments.
 //!
+//! # Features
+//!
+//! * `cuda-install` (off by default): `Nvcc::find_or_install`, which
+//!   installs NVIDIA's pip wheels of nvcc when none is found. Without it,
+//!   [`Nvcc::find`](exec::cuda::Nvcc::find) uses an nvcc that is there
+//!   (`AUGUR_NVCC`, `PATH`, `/usr/local/cuda`, an earlier install) and its
+//!   error says how to install one. `augur-cli` and the tests turn it on.
+//!
 //! # Frame pointers
 //!
 //! Program points are identified by walking frame pointers: build projects

@@ -1,14 +1,29 @@
 //! First-stage runs and time of the paper's DSL programs (its Tables
 //! "einsum-reruns" and "convolutionrelu-reruns"), with BuildIt's figures
 //! from the paper beside ours.
+//!
+//! ## Recorded
+//!
+//! 2-core x86-64; runs include check runs.
+//!
+//! **einsum**: matmul with prophecies 32 runs in 4 attempts, 1.4 ms
+//! (BuildIt: 113 + 7 runs, 38 ms); in the paper's restart-at-once mode 48
+//! runs in 7 attempts, 1.9 ms; copy-all 15 runs, 0.84 ms (BuildIt: 25 runs,
+//! 9.2 ms); matvec with prophecies 25 runs, 1.1 ms (BuildIt: 89 + 7, 27 ms).
+//!
+//! **conv/ReLU**, the listing's whole benchmark (two loops of 10 turns, the
+//! first with a flag-dependent threshold): 32 runs (4 of them check runs)
+//! in 3 attempts, 1.4 ms; in the paper's restart-at-once mode 30 runs in 4
+//! attempts, 1.3 ms. BuildIt (the paper's table): 72 runs + 4 prophecy
+//! runs, 14.7 ms.
 
 use super::{ms, time, Ctx, Outcome};
+use crate::programs::einsum::{Benchmark, Kind};
+use crate::programs::nn::paper_benchmark_with;
 use crate::report::{Cell, Plot, Table};
 use crate::Result;
 use augur::{Builder, ProphecyMode, Stats};
-use augur_einsum::programs::{Benchmark, Kind};
 use augur_einsum::Movement;
-use augur_nn::programs::paper_benchmark_with;
 
 /// Extracts a program with a builder; returns its statistics.
 type Extract = Box<dyn Fn(&Builder) -> Result<Stats>>;

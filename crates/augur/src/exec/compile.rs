@@ -204,7 +204,7 @@ pub fn compile(source: &str, opts: &CompileOptions) -> Result<Library> {
     run_compiler(&cc, &opts.flags, &sources, &tmp, opts.timeout).map_err(|e| match e {
         CompilerFailure::Spawn(message) => Error::CompilerMissing {
             compiler: cc.clone(),
-            message,
+            message: format!("{message} (set CC to choose another)"),
         },
         CompilerFailure::Exit(output) => Error::Compile {
             path: c_path.clone(),

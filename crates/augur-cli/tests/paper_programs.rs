@@ -1,9 +1,14 @@
-//! The paper's benchmark programs, on the CPU and on the CPU-simulated GPU,
-//! under every data-movement strategy: results against plain Rust, bytes
-//! moved against what each strategy must move.
+//! The benchmark programs the experiments measure. The einsum programs on
+//! the CPU and on the CPU-simulated GPU, under every data-movement
+//! strategy: results against plain Rust, bytes moved against what each
+//! strategy must move; their CUDA compiled by nvcc. The conv/ReLU
+//! benchmark: what it fuses, and its C run.
 
-use augur_einsum::programs::{Accumulate, Benchmark, Kind};
-use augur_einsum::{compile_cpu, compile_simulated, Movement};
+use augur::exec::cuda::Nvcc;
+use augur::Builder;
+use augur_cli::programs::einsum::{Accumulate, Benchmark, Kind};
+use augur_cli::programs::nn::paper_benchmark;
+use augur_einsum::{compile_cpu, compile_simulated, cuda_source, Movement};
 
 fn inputs(b: &Benchmark) -> (Vec<f32>, Vec<f32>) {
     let [xs, ys, _] = b.kind.shapes(b.sizes);
@@ -112,4 +117,72 @@ fn the_interpreter_agrees_and_nothing_leaks() {
             }
         }
     }
+}
+
+/// Each einsum program's CUDA compiles to PTX (nvcc is installed from pip
+/// on first use when none is found) with one kernel, launched plainly; only
+/// prophecies copy in less than everything.
+fn einsum_cuda_compiles(kind: Kind) -> augur::Result<()> {
+    let nvcc = Nvcc::find_or_install()?;
+    for movement in Movement::ALL {
+        let b = Benchmark::paper(kind, 64, movement);
+        let source = cuda_source(&b.extract()?)?;
+        let ptx = nvcc.ptx(&source, "sm_80")?;
+        assert_eq!(ptx.matches(".entry ").count(), 1, "{ptx}");
+        assert!(source.contains("<<<40, 512>>>"), "{source}");
+        assert!(!source.contains("cudaLaunchCooperativeKernel"), "{source}");
+        let copies_in = source.matches("augur_ein_to_device((uint8_t *)").count();
+        let expected = match movement {
+            Movement::CopyAll => 6,
+            Movement::Unified => 0,
+            Movement::Prophecy => 2,
+        };
+        assert_eq!(copies_in, expected, "{}:\n{source}", b.function_name());
+    }
+    Ok(())
+}
+
+#[test]
+fn einsum_matmul_cuda_compiles() -> augur::Result<()> {
+    einsum_cuda_compiles(Kind::MatMul)
+}
+
+#[test]
+fn einsum_matvec_cuda_compiles() -> augur::Result<()> {
+    einsum_cuda_compiles(Kind::MatVec)
+}
+
+/// The listing's whole benchmark: the loop whose ReLU threshold depends on
+/// a runtime flag is not fused; the loop with one threshold is; the C
+/// compiles with a small runtime, runs, and frees every output.
+#[test]
+fn the_papers_benchmark_fuses_only_its_optimized_loop() {
+    let ex = paper_benchmark(&Builder::new(), 64, 3).unwrap();
+    let c = ex.c_code();
+    assert!(c.contains(">= 2.0f") && c.contains(">= 4.0f"), "{c}");
+    let fused_conv = c.split("Optimized:").nth(1).unwrap();
+    assert!(fused_conv.contains(">= 1.56f"), "{c}");
+    // Baseline: the turn loop, conv (2 loops), a ReLU loop per path;
+    // optimized: the turn loop and the conv only.
+    assert_eq!(c.matches("for (").count(), (1 + 2 + 2) + (1 + 2), "{c}");
+    assert_eq!(c.matches("free(").count(), 2, "{c}");
+    let runtime = "#include <stdint.h>\n\
+        static int64_t n_consumed; static double total;\n\
+        void start_time(void) {}\n void end_time(void) {}\n\
+        void consume_tensor(float *p) { n_consumed++; total += p[0]; }\n\
+        int64_t consumed(void) { return n_consumed; }\n";
+    let opts = augur::exec::CompileOptions {
+        extra_c: vec![runtime.to_string()],
+        ..Default::default()
+    };
+    let p = ex.compile_with(&opts).unwrap();
+    let mut x = vec![1.0f32; 64];
+    let mut w = vec![1.0f32; 3];
+    // SAFETY: x holds 64 floats and w 3, as extracted.
+    unsafe { (p.get())(x.as_mut_ptr(), w.as_mut_ptr(), true) };
+    // SAFETY: the runtime defines `int64_t consumed(void)`.
+    let consumed: unsafe extern "C" fn() -> i64 =
+        unsafe { p.library().symbol("consumed") }.unwrap();
+    // SAFETY: it reads a counter.
+    assert_eq!(unsafe { consumed() }, 20);
 }

@@ -1,7 +1,7 @@
 //! Runs einsum programs on a real GPU and compares every output element
 //! with the same program's CPU version, in one CUDA executable.
 //!
-//! `cargo run --release -p augur-einsum --example gpu_check -- OUT [ARCH]`
+//! `cargo run --release -p augur-cli --example gpu_check -- OUT [ARCH]`
 //! writes `OUT.cu` and builds `OUT`; run it on a GPU machine: it prints one
 //! line per program and strategy, `ok` or the first mismatch, and exits 1 on
 //! any mismatch. Inputs are small integers, so results are exact whatever

@@ -1,19 +1,22 @@
-//! The paper's GPU tables (§4.3).
+//! The paper's GPU tables (§4.3), built here and run on another machine.
 //!
-//! `cargo run --release -p augur-einsum --example gpu_tables -- build OUT [ARCH]`
+//! `cargo run --release -p augur-cli --example gpu_tables -- build OUT [ARCH]`
 //! writes `OUT.cu` (matmul and matvec at 64…4096 under the three
 //! strategies) and builds the executable `OUT` for `ARCH` (default sm_90)
 //! with nvcc (installed from pip when missing). Run `OUT > results.csv` on a
 //! GPU machine, then
-//! `cargo run -p augur-einsum --example gpu_tables -- table results.csv DEVICE`
-//! prints the tables with the paper's V100 numbers beside.
+//! `cargo run -p augur-cli --example gpu_tables -- table results.csv DEVICE`
+//! prints the tables as markdown with the paper's V100 numbers beside (an
+//! error if any result is wrong). On the GPU machine itself, `augur bench
+//! gpu` does both.
 
 use augur::exec::cuda::Nvcc;
-use augur_einsum::gpu_bench::{cases, cuda_program, parse, table, PAPER_SIZES};
-use augur_einsum::programs::Kind;
+use augur_cli::bench::gpu::program::{cases, cuda_program, parse};
+use augur_cli::bench::gpu::{tables, PAPER_SIZES};
+use augur_cli::programs::einsum::Kind;
 use std::path::Path;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> augur_cli::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args
         .iter()
@@ -30,11 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         ["table", csv, device] => {
             let rows = parse(&std::fs::read_to_string(csv)?);
-            for kind in [Kind::MatMul, Kind::MatVec] {
-                println!("{}", table(&rows, kind, device));
-            }
-            for r in rows.iter().filter(|r| r.max_err > 1e-3) {
-                println!("WRONG RESULT: {r:?}");
+            for t in tables(&rows, device, &format!("from {csv}"))?.tables {
+                println!("{}", t.markdown());
             }
         }
         _ => {

@@ -1,8 +1,13 @@
-//! The program shapes of the first-stage comparison with BuildIt, as
-//! staged functions with the plain Rust they mean beside them: straight-line
-//! code, sequential ifs, nested dyn loops, a dyn loop full of ifs, and
-//! prophecies violated one after another. `augur bench scaling` and the
-//! `extraction` and `prophecy` cargo benches measure them.
+//! The programs the experiments measure. Here, the program shapes of the
+//! first-stage comparison with BuildIt, as staged functions with the plain
+//! Rust they mean beside them: straight-line code, sequential ifs, nested
+//! dyn loops, a dyn loop full of ifs, and prophecies violated one after
+//! another; `augur bench scaling` and the `extraction` and `prophecy` cargo
+//! benches measure them. [`einsum`] and [`nn`] hold the DSLs' benchmark
+//! programs from the paper.
+
+pub mod einsum;
+pub mod nn;
 
 use augur::prophecy::Prophecy;
 use augur::{range, Builder, Dyn, Extracted, ProphecyMode, Result, Static};

@@ -1,28 +1,38 @@
 //! Checking and building generated CUDA with `nvcc`, on machines without a GPU.
 //!
-//! [`Nvcc::find_or_install`] finds a CUDA compiler or installs NVIDIA's pip
-//! wheels of one (no GPU, driver or root needed). [`Nvcc::ptx`] compiles a
-//! `.cu` source to PTX, which checks it; [`Nvcc::executable`] builds a
-//! program with the CUDA runtime linked statically, so that it needs only the
-//! GPU driver (`libcuda.so`) on the machine that runs it.
+//! [`Nvcc::find`] finds a CUDA compiler: one named by `AUGUR_NVCC`, on
+//! `PATH`, in `/usr/local/cuda`, or NVIDIA's pip wheels of it ([`PIP_PACKAGES`],
+//! no GPU, driver or root needed) installed in [`install_dir`]. When none is
+//! there, its error says how to install one. With the `cuda-install` feature
+//! (off by default; the `augur` command and this workspace's tests turn it
+//! on), `Nvcc::find_or_install` installs the wheels itself, once, with pip:
+//! a library that only generates CUDA never downloads a compiler unasked.
+//!
+//! [`Nvcc::ptx`] compiles a `.cu` source to PTX, which checks it;
+//! [`Nvcc::executable`] builds a program with the CUDA runtime linked
+//! statically, so that it needs only the GPU driver (`libcuda.so`) on the
+//! machine that runs it.
 //!
 //! As in [`compile`](mod@super::compile), outputs are cached under a hash of
 //! everything that affects them, and every file enters the cache by `rename`
 //! from a name unique to its writer.
+
+#[cfg(feature = "cuda-install")]
+mod install;
 
 use super::compile::CompileOptions;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
-/// The CUDA release that [`Nvcc::find_or_install`] installs.
+/// The CUDA release of [`PIP_PACKAGES`], which names [`install_dir`].
 pub const CUDA_VERSION: &str = "13.5.37";
 
-/// The pip requirements that [`Nvcc::find_or_install`] installs: the compiler
-/// (which pulls in `nvidia-nvvm` and `nvidia-cuda-crt`), the runtime of the
-/// same release (headers, `libcudart_static.a`) and CCCL, whose `<nv/target>`
+/// The pip requirements of a CUDA compiler in [`install_dir`] (what
+/// `Nvcc::find_or_install` installs): the compiler (which pulls in
+/// `nvidia-nvvm` and `nvidia-cuda-crt`), the runtime of the same release
+/// (headers, `libcudart_static.a`) and CCCL, whose `<nv/target>`
 /// `<cooperative_groups.h>` includes.
 pub const PIP_PACKAGES: &[&str] = &[
     "nvidia-cuda-nvcc==13.5.37",
@@ -53,10 +63,11 @@ impl Nvcc {
 
     /// Finds `nvcc`: the `AUGUR_NVCC` environment variable (which, when set,
     /// must name a working `nvcc`), else `nvcc` on `PATH`, else
-    /// `/usr/local/cuda/bin/nvcc`, else an earlier install by
-    /// [`find_or_install`](Nvcc::find_or_install).
+    /// `/usr/local/cuda/bin/nvcc`, else the pip wheels in [`install_dir`].
+    /// Installs nothing.
     ///
-    /// Errors: [`Error::CompilerMissing`] if none of them runs.
+    /// Errors: [`Error::CompilerMissing`] if none of them runs, saying how
+    /// to install one.
     pub fn find() -> Result<Nvcc> {
         if let Some(path) = std::env::var_os("AUGUR_NVCC").filter(|p| !p.is_empty()) {
             return Nvcc::at(Path::new(&path));
@@ -68,42 +79,7 @@ impl Nvcc {
             .chain(installed_nvcc(&install_dir()))
             .filter(|p| p.is_file())
             .find_map(|p| Nvcc::at(&p).ok());
-        found.ok_or_else(|| {
-            missing(
-                "nvcc",
-                format!(
-                    "not in AUGUR_NVCC, PATH, /usr/local/cuda/bin or {} \
-                 (Nvcc::find_or_install installs it with pip)",
-                    install_dir().display()
-                ),
-            )
-        })
-    }
-
-    /// Like [`find`](Nvcc::find), but if no `nvcc` is found, installs
-    /// [`PIP_PACKAGES`] with `python3 -m pip install --target DIR` (a 125 MB
-    /// download, 350 MB installed) and uses the `nvcc` there. `DIR` is the `AUGUR_CUDA_HOME`
-    /// environment variable, else `~/.cache/augur/cuda-13.5.37`. Concurrent
-    /// callers are safe: pip installs into a private directory that is renamed
-    /// to `DIR` when complete, and the first rename wins.
-    ///
-    /// Errors: [`Error::CompilerMissing`] if pip fails or installs no `nvcc`.
-    pub fn find_or_install() -> Result<Nvcc> {
-        static INSTALL: Mutex<()> = Mutex::new(());
-        let found = Nvcc::find();
-        // An explicit AUGUR_NVCC is not overridden by an install.
-        if found.is_ok() || std::env::var_os("AUGUR_NVCC").is_some_and(|p| !p.is_empty()) {
-            return found;
-        }
-        let _one_install_per_process = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = install_dir();
-        if installed_nvcc(&dir).is_none() {
-            pip_install(&dir)?;
-        }
-        match installed_nvcc(&dir) {
-            Some(path) => Nvcc::at(&path),
-            None => Err(missing("nvcc", format!("no nvcc in {}", dir.display()))),
-        }
+        found.ok_or_else(|| not_found(&install_dir()))
     }
 
     /// The `nvcc` at `path`, if `nvcc --version` runs.
@@ -241,8 +217,10 @@ impl Nvcc {
     }
 }
 
-/// Where [`Nvcc::find_or_install`] installs the wheels.
-fn install_dir() -> PathBuf {
+/// Where [`Nvcc::find`] looks for the pip wheels of [`PIP_PACKAGES`] (and
+/// `Nvcc::find_or_install` installs them): the `AUGUR_CUDA_HOME`
+/// environment variable, else `~/.cache/augur/cuda-13.5.37`.
+pub fn install_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("AUGUR_CUDA_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
@@ -263,43 +241,20 @@ fn installed_nvcc(dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Installs [`PIP_PACKAGES`] into `dir`, through a private sibling directory.
-fn pip_install(dir: &Path) -> Result<()> {
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    let fail = |message| missing("nvcc", message);
-    std::fs::create_dir_all(parent).map_err(|e| fail(format!("{}: {e}", parent.display())))?;
-    let tmp = private(dir);
-    eprintln!(
-        "augur: installing nvcc {CUDA_VERSION} with pip into {} (350 MB, once)",
-        dir.display()
-    );
-    let result = Command::new("python3")
-        .args("-m pip install --quiet --no-cache-dir --no-input".split(' '))
-        .args(["--disable-pip-version-check", "--target"])
-        .arg(&tmp)
-        .args(PIP_PACKAGES)
-        .env("PIP_ROOT_USER_ACTION", "ignore")
-        .output();
-    let failure = match result {
-        Err(e) => Some(format!("cannot run `python3 -m pip`: {e}")),
-        Ok(out) if !out.status.success() => Some(format!(
-            "`python3 -m pip install` failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-        )),
-        Ok(_) => None,
-    };
-    if let Some(message) = failure {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(fail(message));
-    }
-    // Another process may have finished first: then its install stays. (If
-    // `dir` is a non-empty directory of something else, no nvcc is found.)
-    if std::fs::rename(&tmp, dir).is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    Ok(())
+/// The error of [`Nvcc::find`] when no `nvcc` runs: where it looked and
+/// how to install one where it looks last.
+fn not_found(dir: &Path) -> Error {
+    missing(
+        "nvcc",
+        format!(
+            "not in AUGUR_NVCC, PATH, /usr/local/cuda/bin or {dir}; install the CUDA \
+             toolkit, or NVIDIA's pip wheels of nvcc with \
+             `python3 -m pip install --target {dir} {packages}` \
+             (what Nvcc::find_or_install does with augur's `cuda-install` feature)",
+            dir = dir.display(),
+            packages = PIP_PACKAGES.join(" ")
+        ),
+    )
 }
 
 fn missing(compiler: &str, message: String) -> Error {
@@ -391,8 +346,21 @@ int main() {
 }
 "#;
 
+    /// This workspace's tests turn on `cuda-install` (augur's
+    /// dev-dependency on itself), so they find or install nvcc.
     fn nvcc() -> Nvcc {
         Nvcc::find_or_install().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_missing_nvcc_says_how_to_install_one() {
+        let e = not_found(Path::new("/opt/wheels")).to_string();
+        let pip = "python3 -m pip install --target /opt/wheels nvidia-cuda-nvcc==13.5.37 ";
+        assert!(
+            e.contains(pip) && e.contains("`cuda-install` feature"),
+            "{e}"
+        );
+        assert!(!e.contains("set CC"), "{e}");
     }
 
     #[test]

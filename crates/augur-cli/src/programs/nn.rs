@@ -1,8 +1,8 @@
-//! The paper's conv/ReLU benchmark (§4.4 and its supplementary listing),
-//! and the code BuildIt generates for it, for side-by-side measurements.
+//! The nn DSL's benchmark programs: the paper's conv/ReLU (§4.4 and its
+//! supplementary listing), one layer and the listing's whole benchmark.
 
-use crate::Net;
 use augur::{Builder, Dyn, ExternFn, Extracted, Result};
+use augur_nn::Net;
 
 /// One convolution + ReLU: `fn(input, filter) -> output` (a `malloc`ed
 /// buffer the caller frees).
@@ -27,52 +27,6 @@ pub fn conv_relu(n: usize, k: usize, fusion: bool) -> Result<Extracted<ConvRelu>
         let r = net.relu(c, THRESHOLD);
         net.data(&r)
     })
-}
-
-/// The C BuildIt generates for the listing's convolution and ReLU (its
-/// `convolve` and `relu` with the sizes as constants, as its code
-/// generator prints them), as `buildit_conv_relu_{fused,unfused}`
-/// functions of the [`ConvRelu`] type. The listing allocates the output
-/// with `malloc` (and never frees it; the benchmark harness does).
-pub fn buildit_c(n: usize, k: usize) -> String {
-    format!(
-        r#"#include <stdlib.h>
-float *buildit_conv_relu_fused(float *arg0, float *arg1) {{
-  float *var0 = (float *)malloc({bytes});
-  for (int var1 = 0; var1 < {n}; var1 = var1 + 1) {{
-    float var2 = 0;
-    for (int var3 = 0; var3 < {k}; var3 = var3 + 1) {{
-      var2 = var2 + arg0[(var1 + var3) % {n}] * arg1[var3];
-    }}
-    if (var2 < {t:?}f) {{
-      var2 = 0;
-    }}
-    var0[var1] = var2;
-  }}
-  return var0;
-}}
-float *buildit_conv_relu_unfused(float *arg0, float *arg1) {{
-  float *var0 = (float *)malloc({bytes});
-  for (int var1 = 0; var1 < {n}; var1 = var1 + 1) {{
-    float var2 = 0;
-    for (int var3 = 0; var3 < {k}; var3 = var3 + 1) {{
-      var2 = var2 + arg0[(var1 + var3) % {n}] * arg1[var3];
-    }}
-    var0[var1] = var2;
-  }}
-  for (int var4 = 0; var4 < {n}; var4 = var4 + 1) {{
-    if (var0[var4] >= {t:?}f) {{
-      var0[var4] = var0[var4];
-    }} else {{
-      var0[var4] = 0;
-    }}
-  }}
-  return var0;
-}}
-"#,
-        bytes = n * 4,
-        t = THRESHOLD
-    )
 }
 
 const START: ExternFn<fn()> = ExternFn::new("start_time");

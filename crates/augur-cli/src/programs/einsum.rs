@@ -1,5 +1,5 @@
-//! The paper's benchmark programs (its supplementary listing's `benchmark`),
-//! as staged functions ready to extract.
+//! The einsum DSL's benchmark programs (the paper's supplementary listing's
+//! `benchmark`), as staged functions ready to extract.
 //!
 //! Each program keeps six tensors: three over the caller's buffers (`x_b`,
 //! `y_b`, `z_b`) and three the generated code allocates (`x`, `y`, `z`). Each
@@ -15,9 +15,8 @@
 //! [`Accumulate::Yes`] gives the `+=` form (then the kernel reads `z`, and the
 //! prophecy strategy copies it in).
 
-use crate::context::{Config, Einsum, Movement};
-use crate::einsum;
 use augur::{Builder, Dyn, Extracted, Result};
+use augur_einsum::{einsum, Config, Einsum, Movement};
 
 /// The programs' compiled type: `(x_b, y_b, z_b, iterations)`.
 pub type Native = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, i32);

@@ -1,37 +1,11 @@
-//! The paper's GPU experiment (§4.3): one CUDA program that runs matmul and
+//! The experiment's CUDA program: one executable that runs matmul and
 //! matvec at each size under each strategy and prints one CSV row per run,
-//! and the tables to read its output with the paper's V100 numbers beside.
+//! and the reader of that output.
 
-use crate::context::Movement;
-use crate::programs::{Benchmark, Kind};
+use crate::programs::einsum::{Benchmark, Kind};
 use augur::{Error, Result};
+use augur_einsum::Movement;
 use std::fmt::Write;
-
-/// The sizes of the paper's tables.
-pub const PAPER_SIZES: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
-
-/// The paper's Tables (V100, µs, minimum of 10): (size, copy all, unified,
-/// prophecy) for matrix-matrix multiplication.
-pub const PAPER_MATMUL_US: [(usize, u32, u32, u32); 7] = [
-    (64, 149, 239, 43),
-    (128, 284, 269, 94),
-    (256, 840, 615, 248),
-    (512, 3053, 1647, 1059),
-    (1024, 9863, 6343, 4244),
-    (2048, 46552, 32395, 26803),
-    (4096, 380378, 316443, 307830),
-];
-
-/// The same for matrix-vector multiplication.
-pub const PAPER_MATVEC_US: [(usize, u32, u32, u32); 7] = [
-    (64, 112, 79, 35),
-    (128, 173, 132, 60),
-    (256, 362, 237, 129),
-    (512, 1199, 621, 468),
-    (1024, 3061, 1356, 1054),
-    (2048, 9647, 3564, 2854),
-    (4096, 34341, 9754, 9199),
-];
 
 /// The programs of the experiment, in run order.
 pub fn cases(kinds: &[Kind], sizes: &[usize]) -> Vec<Benchmark> {
@@ -62,7 +36,7 @@ pub fn cuda_program(cases: &[Benchmark], iterations: u32) -> Result<String> {
         .map(|b| b.extract())
         .collect::<Result<Vec<_>>>()?;
     let funcs: Vec<&augur::ir::Function> = extracted.iter().map(|e| e.ir()).collect();
-    let mut src = augur::codegen::cuda::write_cuda_module(&funcs, &crate::runtime::cuda_prelude())?;
+    let mut src = augur::codegen::cuda::write_cuda_module(&funcs, &augur_einsum::cuda_prelude())?;
     src.push_str(HARNESS_HEAD);
     for b in cases {
         let [xs, ys, zs] = b.kind.shapes(b.sizes);
@@ -176,34 +150,4 @@ pub fn parse(output: &str) -> Vec<GpuRow> {
             })
         })
         .collect()
-}
-
-/// A markdown table for one kind: ours and the paper's per size and strategy.
-pub fn table(rows: &[GpuRow], kind: Kind, device: &str) -> String {
-    let paper = match kind {
-        Kind::MatMul => &PAPER_MATMUL_US,
-        Kind::MatVec => &PAPER_MATVEC_US,
-    };
-    let mut out = format!(
-        "{} (µs, minimum of the turns; ours on {device}, paper on V100)\n\n\
-         | size | copy all | unified | prophecy | paper copy all | paper unified | paper prophecy |\n\
-         |---:|---:|---:|---:|---:|---:|---:|\n",
-        kind.name()
-    );
-    for &(size, pc, pu, pp) in paper {
-        let ours = |m: Movement| {
-            rows.iter()
-                .find(|r| r.kind == kind.name() && r.size == size && r.movement == m.name())
-                .map(|r| format!("{:.0}", r.min_us))
-                .unwrap_or_else(|| "-".into())
-        };
-        let _ = writeln!(
-            out,
-            "| {size} | {} | {} | {} | {pc} | {pu} | {pp} |",
-            ours(Movement::CopyAll),
-            ours(Movement::Unified),
-            ours(Movement::Prophecy)
-        );
-    }
-    out
 }

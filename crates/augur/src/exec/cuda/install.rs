@@ -1,0 +1,82 @@
+//! Installing nvcc from NVIDIA's pip wheels (the `cuda-install` feature).
+//!
+//! Behind a feature because it downloads and runs code: a library that
+//! generates CUDA should not fetch a compiler unless its user asked for it.
+//! The `augur` command and this workspace's tests ask.
+
+use super::{install_dir, installed_nvcc, missing, private, Nvcc, CUDA_VERSION, PIP_PACKAGES};
+use crate::Result;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+impl Nvcc {
+    /// Like [`find`](Nvcc::find), but if no `nvcc` is found, installs
+    /// [`PIP_PACKAGES`] with `python3 -m pip install --target DIR` (a 125 MB
+    /// download, 350 MB installed) and uses the `nvcc` there. `DIR` is
+    /// [`install_dir`]: the `AUGUR_CUDA_HOME` environment variable, else
+    /// `~/.cache/augur/cuda-13.5.37`. Concurrent callers are safe: pip
+    /// installs into a private directory that is renamed to `DIR` when
+    /// complete, and the first rename wins.
+    ///
+    /// Needs the `cuda-install` feature.
+    ///
+    /// Errors: [`Error::CompilerMissing`](crate::Error::CompilerMissing) if
+    /// pip fails or installs no `nvcc`.
+    pub fn find_or_install() -> Result<Nvcc> {
+        static INSTALL: Mutex<()> = Mutex::new(());
+        let found = Nvcc::find();
+        // An explicit AUGUR_NVCC is not overridden by an install.
+        if found.is_ok() || std::env::var_os("AUGUR_NVCC").is_some_and(|p| !p.is_empty()) {
+            return found;
+        }
+        let _one_install_per_process = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = install_dir();
+        if installed_nvcc(&dir).is_none() {
+            pip_install(&dir)?;
+        }
+        match installed_nvcc(&dir) {
+            Some(path) => Nvcc::at(&path),
+            None => Err(missing("nvcc", format!("no nvcc in {}", dir.display()))),
+        }
+    }
+}
+
+/// Installs [`PIP_PACKAGES`] into `dir`, through a private sibling directory.
+fn pip_install(dir: &Path) -> Result<()> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let fail = |message| missing("nvcc", message);
+    std::fs::create_dir_all(parent).map_err(|e| fail(format!("{}: {e}", parent.display())))?;
+    let tmp = private(dir);
+    eprintln!(
+        "augur: installing nvcc {CUDA_VERSION} with pip into {} (350 MB, once)",
+        dir.display()
+    );
+    let result = Command::new("python3")
+        .args("-m pip install --quiet --no-cache-dir --no-input".split(' '))
+        .args(["--disable-pip-version-check", "--target"])
+        .arg(&tmp)
+        .args(PIP_PACKAGES)
+        .env("PIP_ROOT_USER_ACTION", "ignore")
+        .output();
+    let failure = match result {
+        Err(e) => Some(format!("cannot run `python3 -m pip`: {e}")),
+        Ok(out) if !out.status.success() => Some(format!(
+            "`python3 -m pip install` failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        )),
+        Ok(_) => None,
+    };
+    if let Some(message) = failure {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(fail(message));
+    }
+    // Another process may have finished first: then its install stays. (If
+    // `dir` is a non-empty directory of something else, no nvcc is found.)
+    if std::fs::rename(&tmp, dir).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    Ok(())
+}
