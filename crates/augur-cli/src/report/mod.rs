@@ -1,6 +1,7 @@
 //! How results are reported: tables (terminal, CSV, JSON, markdown) and
 //! SVG plots.
 
+mod axis;
 pub mod plot;
 pub mod table;
 

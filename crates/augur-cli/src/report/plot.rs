@@ -1,9 +1,26 @@
-//! Plots as standalone SVG: line charts (optionally log-scaled) and grouped
-//! bar charts. Written by hand rather than through a plotting crate so the
-//! output needs no fonts or native libraries and is byte-identical for the
-//! same data (plots are committed beside the README).
+//! Plots as standalone SVG, drawn by [`plotters`] through its SVG backend:
+//! line charts with a marker per point (either axis optionally
+//! logarithmic) and grouped bar charts with category labels, each with a
+//! title, axis labels and a legend.
+//!
+//! plotters lays out and draws the chart (frame, grid, ticks, series,
+//! legend, log scales); this module picks what a general plotting library
+//! cannot know: ranges and ticks (whole decades on log axes, 1-2-5 steps
+//! from zero with headroom on linear ones, labels like `12.6M`), category
+//! labels wrapped into their slot, and the legend in the corner that
+//! covers the least data. plotters is built without its font and bitmap
+//! features: text goes out as SVG `<text>` for the viewer to set, so a plot
+//! needs no font files or native libraries, and the same data gives the
+//! same bytes (plots are committed beside the README).
 
-use std::fmt::Write;
+use plotters::coord::cartesian::Cartesian2d;
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::axis::Axis;
 
 /// What a plot draws.
 #[derive(Clone, Debug)]
@@ -48,17 +65,49 @@ pub struct Plot {
     pub series: Vec<Series>,
 }
 
-const W: f64 = 760.0;
-const H: f64 = 460.0;
-const LEFT: f64 = 84.0;
-const RIGHT: f64 = 24.0;
-const TOP: f64 = 48.0;
-const BOTTOM: f64 = 64.0;
-/// The bottom margin when bar labels are set at a slant.
-const BOTTOM_SLANTED: f64 = 120.0;
-const COLORS: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#7f7f7f",
+const W: u32 = 760;
+const H: u32 = 460;
+/// Text sizes as plotters takes them; its SVG backend writes 1/1.24 of
+/// this as `font-size` (about 12 and 15 px).
+const TEXT: f64 = 15.0;
+const TITLE: f64 = 19.0;
+/// Room left of the plot area for the y ticks and label.
+const Y_AREA: u32 = 72;
+/// Room under the plot area for the x ticks and label.
+const X_AREA: u32 = 46;
+const MARGIN: u32 = 12;
+const RIGHT: u32 = 24;
+/// Gap between the plot area and the first line of a category label.
+const CATEGORY_GAP: i32 = 8;
+/// Room kept free between neighbouring category labels.
+const CATEGORY_PAD: i32 = 6;
+/// plotters' line spacing in multi-line text, in font sizes.
+const LINE_HEIGHT: f64 = 1.25;
+const MARKER: i32 = 3;
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0x1f, 0x77, 0xb4),
+    RGBColor(0xd6, 0x27, 0x28),
+    RGBColor(0x2c, 0xa0, 0x2c),
+    RGBColor(0xff, 0x7f, 0x0e),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0x7f, 0x7f, 0x7f),
 ];
+const GRID: RGBColor = RGBColor(0xe0, 0xe0, 0xe0);
+const FRAME: RGBColor = RGBColor(0x44, 0x44, 0x44);
+const LEGEND_BORDER: RGBColor = RGBColor(0xcc, 0xcc, 0xcc);
+/// Legend layout, as given to plotters (so the box can be placed before
+/// it is drawn): room for a series' sample, and padding.
+const LEGEND_SAMPLE: i32 = 28;
+const LEGEND_MARGIN: i32 = 8;
+/// plotters puts a legend this far inside the plot area's corner.
+const LEGEND_INSET: i32 = 5;
+
+/// A rectangle in pixels: left, top, right, bottom.
+type PixelBox = (i32, i32, i32, i32);
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 impl Plot {
     /// A line chart.
@@ -110,46 +159,30 @@ impl Plot {
     /// The plot as an SVG document.
     pub fn svg(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#
-        );
-        let _ = writeln!(out, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="26" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
-            W / 2.0,
-            esc(&self.title)
-        );
-        let y_axis = Axis::fit(self.all(|p| p.1), self.y_log, true);
-        match &self.kind {
-            Kind::Lines => {
-                let x_axis = Axis::fit(self.all(|p| p.0), self.x_log, false);
-                self.frame(&mut out, &y_axis);
-                self.x_ticks(&mut out, &x_axis);
-                self.draw_lines(&mut out, &x_axis, &y_axis);
-            }
-            Kind::Bars { categories } => {
-                self.frame(&mut out, &y_axis);
-                self.draw_bars(&mut out, categories, &y_axis);
-            }
+        {
+            let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+            // The backend writes into a String and the text layout is
+            // plotters' own estimate, so no step here can fail.
+            self.draw(&root)
+                .and_then(|()| root.present())
+                .expect("drawing an SVG into a string");
         }
-        self.legend(&mut out);
-        out.push_str("</svg>\n");
         out
     }
 
-    /// Bar labels slant when there are too many to fit side by side.
-    fn slanted(&self) -> bool {
-        matches!(&self.kind, Kind::Bars { categories } if categories.len() > 6)
-    }
-
-    /// The plot area's bottom edge.
-    fn base(&self) -> f64 {
-        H - if self.slanted() {
-            BOTTOM_SLANTED
-        } else {
-            BOTTOM
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        root.fill(&WHITE)?;
+        let y = Axis::fit(self.all(|p| p.1), self.y_log, true);
+        let x = match &self.kind {
+            Kind::Lines => Axis::fit(self.all(|p| p.0), self.x_log, false),
+            Kind::Bars { categories } => Axis::slots(categories.len()),
+        };
+        // plotters' coordinate types differ per scale: one chart per pair.
+        match (x.log, y.log) {
+            (false, false) => self.chart(root, x.linear(), &y, y.linear()),
+            (false, true) => self.chart(root, x.linear(), &y, y.logarithmic()),
+            (true, false) => self.chart(root, x.logarithmic(), &y, y.linear()),
+            (true, true) => self.chart(root, x.logarithmic(), &y, y.logarithmic()),
         }
     }
 
@@ -160,326 +193,394 @@ impl Plot {
             .collect()
     }
 
-    /// Plot area, y grid and ticks, axis labels.
-    fn frame(&self, out: &mut String, y: &Axis) {
-        let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, self.base());
-        for &(v, ref label) in &y.ticks {
-            let py = y.map(v, y1, y0);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{x0}" y1="{py:.1}" x2="{x1}" y2="{py:.1}" stroke="#e0e0e0"/><text x="{:.1}" y="{:.1}" text-anchor="end">{label}</text>"##,
-                x0 - 6.0,
-                py + 4.0
-            );
+    /// The chart on coordinates `x` and `y` (`y_axis` is the y axis' fit,
+    /// whose bottom is the foot of the bars).
+    fn chart<DB, X, Y>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        x: X,
+        y_axis: &Axis,
+        y: Y,
+    ) -> DrawResult<DB>
+    where
+        DB: DrawingBackend,
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let text: TextStyle = ("sans-serif", TEXT).into_font().into();
+        let categories = self.category_lines(root, &text);
+        let lines = categories.iter().map(Vec::len).max().unwrap_or(0);
+        let x_area = if lines > 0 {
+            CATEGORY_GAP as u32 + (lines as f64 * TEXT * LINE_HEIGHT).ceil() as u32
+        } else {
+            X_AREA
+        };
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                &self.title,
+                ("sans-serif", TITLE).into_font().style(FontStyle::Bold),
+            )
+            .margin(MARGIN)
+            .margin_right(RIGHT)
+            .x_label_area_size(x_area)
+            .y_label_area_size(Y_AREA)
+            .build_cartesian_2d(x, y)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_x_mesh()
+            .bold_line_style(GRID)
+            .axis_style(FRAME)
+            .label_style(text.clone())
+            .y_desc(self.y_label.as_str());
+        if !self.x_label.is_empty() {
+            mesh.x_desc(self.x_label.as_str());
         }
-        let _ = writeln!(
-            out,
-            r##"<rect x="{x0}" y="{y0}" width="{}" height="{}" fill="none" stroke="#444"/>"##,
-            x1 - x0,
-            y1 - y0
-        );
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            (x0 + x1) / 2.0,
-            H - 18.0,
-            esc(&self.x_label)
-        );
-        let _ = writeln!(
-            out,
-            r#"<text transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
-            (y0 + y1) / 2.0,
-            esc(&self.y_label)
-        );
-    }
+        mesh.draw()?;
 
-    fn x_ticks(&self, out: &mut String, x: &Axis) {
-        let (y1, x0, x1) = (self.base(), LEFT, W - RIGHT);
-        for &(v, ref label) in &x.ticks {
-            let px = x.map(v, x0, x1);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{px:.1}" y1="{y1}" x2="{px:.1}" y2="{:.1}" stroke="#444"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{label}</text>"##,
-                y1 + 5.0,
-                y1 + 19.0
-            );
-        }
-    }
-
-    fn draw_lines(&self, out: &mut String, x: &Axis, y: &Axis) {
-        for (i, s) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let pts: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .map(|&(px, py)| (x.map(px, LEFT, W - RIGHT), y.map(py, self.base(), TOP)))
-                .collect();
-            let path: Vec<String> = pts
-                .iter()
-                .map(|p| format!("{:.1},{:.1}", p.0, p.1))
-                .collect();
-            let dash = if i % 2 == 1 {
-                r#" stroke-dasharray="6 3""#
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                out,
-                r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
-                path.join(" ")
-            );
-            for p in pts {
-                let _ = writeln!(
-                    out,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
-                    p.0, p.1
-                );
+        let covered = self.draw_series(&mut chart, y_axis.lo)?;
+        let below = text.pos(Pos::new(HPos::Center, VPos::Top));
+        for (c, lines) in categories.into_iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(c as f64 + 0.5, y_axis.lo));
+            let mut label = MultiLineText::<_, String>::new((px, py + CATEGORY_GAP), &below);
+            for l in lines {
+                label.push_line(l);
             }
+            root.draw(&label)?;
         }
-    }
+        let (xs, ys) = chart.plotting_area().get_pixel_range();
+        root.draw(&Rectangle::new(
+            [(xs.start, ys.start), (xs.end - 1, ys.end - 1)],
+            FRAME.stroke_width(1),
+        ))?;
 
-    fn draw_bars(&self, out: &mut String, categories: &[String], y: &Axis) {
-        let n = categories.len().max(1) as f64;
-        let slot = (W - RIGHT - LEFT) / n;
-        let k = self.series.len().max(1) as f64;
-        let bar = slot * 0.8 / k;
-        let base = self.base();
-        for (c, label) in categories.iter().enumerate() {
-            let cx = LEFT + slot * (c as f64 + 0.5);
-            let _ = if self.slanted() {
-                writeln!(
-                    out,
-                    r#"<text transform="translate({cx:.1} {:.1}) rotate(-35)" text-anchor="end">{}</text>"#,
-                    base + 14.0,
-                    esc(label)
-                )
-            } else {
-                writeln!(
-                    out,
-                    r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                    base + 18.0,
-                    esc(label)
-                )
-            };
-        }
-        for (i, s) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            for &(cx, v) in &s.points {
-                let left = LEFT + slot * (cx + 0.1) + bar * i as f64;
-                let top = y.map(v, base, TOP);
-                let _ = writeln!(
-                    out,
-                    r#"<rect x="{left:.1}" y="{top:.1}" width="{bar:.1}" height="{:.1}" fill="{color}"><title>{}: {}</title></rect>"#,
-                    (base - top).max(0.0),
-                    esc(&s.label),
-                    short(v)
-                );
-            }
-        }
-    }
-
-    /// The legend, top left, on a white box so data under it stays apart.
-    fn legend(&self, out: &mut String) {
         if self.series.is_empty() {
-            return;
+            return Ok(());
         }
-        let longest = self
-            .series
-            .iter()
-            .map(|s| s.label.chars().count())
-            .max()
-            .unwrap_or(0);
-        let _ = writeln!(
-            out,
-            r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="white" fill-opacity="0.85" stroke="#ccc"/>"##,
-            LEFT + 6.0,
-            TOP + 4.0,
-            28.0 + 7.0 * longest as f64,
-            8.0 + 18.0 * self.series.len() as f64
-        );
+        // The legend's size as plotters will lay it out, to pick its corner.
+        let mut legend = MultiLineText::<_, &str>::new((0, 0), &text);
+        for s in &self.series {
+            legend.push_line(s.label.as_str());
+        }
+        let (w, h) = legend.estimate_dimension().unwrap_or((0, 0));
+        let size = (w + LEGEND_SAMPLE + 2 * LEGEND_MARGIN, h + 2 * LEGEND_MARGIN);
+        chart
+            .configure_series_labels()
+            .position(legend_corner((xs, ys), size, &covered))
+            .legend_area_size(LEGEND_SAMPLE)
+            .margin(LEGEND_MARGIN)
+            .background_style(WHITE.mix(0.85))
+            .border_style(LEGEND_BORDER)
+            .label_font(text)
+            .draw()
+    }
+
+    /// Each category's label in lines that fit its slot (none for a line
+    /// chart).
+    fn category_lines<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        text: &TextStyle,
+    ) -> Vec<Vec<String>> {
+        let Kind::Bars { categories } = &self.kind else {
+            return Vec::new();
+        };
+        let width = (W - 2 * MARGIN - RIGHT - Y_AREA) as i32;
+        let slot = width / categories.len().max(1) as i32 - CATEGORY_PAD;
+        let fits = |s: &str| {
+            root.estimate_text_size(s, text)
+                .map_or(true, |(w, _)| w as i32 <= slot)
+        };
+        categories.iter().map(|c| wrap(c, fits)).collect()
+    }
+
+    /// Draws the series with their legend entries; returns the pixel boxes
+    /// the data covers. Bars stand on `foot`.
+    fn draw_series<'a, DB, X, Y>(
+        &self,
+        chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+        foot: f64,
+    ) -> Result<Vec<PixelBox>, DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        DB: DrawingBackend + 'a,
+        X: Ranged<ValueType = f64>,
+        Y: Ranged<ValueType = f64>,
+    {
+        let mut covered = Vec::new();
+        let k = self.series.len() as f64;
         for (i, s) in self.series.iter().enumerate() {
-            let (x, y) = (LEFT + 12.0, TOP + 16.0 + 18.0 * i as f64);
             let color = COLORS[i % COLORS.len()];
-            let _ = writeln!(
-                out,
-                r#"<rect x="{x}" y="{:.1}" width="14" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-                y - 9.0,
-                x + 20.0,
-                y,
-                esc(&s.label)
-            );
-        }
-    }
-}
-
-/// An axis: its range (in log10 units when logarithmic) and ticks.
-struct Axis {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    ticks: Vec<(f64, String)>,
-}
-
-impl Axis {
-    /// Fits `values`; a y axis starts at zero when linear. Ticks are in
-    /// data units; `lo` and `hi` in log10 units when logarithmic.
-    fn fit(values: Vec<f64>, log: bool, from_zero: bool) -> Axis {
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let (lo, hi) = if lo.is_finite() {
-            (lo, hi)
-        } else {
-            (1.0, 10.0)
-        };
-        if log {
-            let (a, b) = (
-                lo.log10().floor(),
-                hi.log10().ceil().max(lo.log10().floor() + 1.0),
-            );
-            let ticks = (a as i32..=b as i32)
-                .map(|e| (10f64.powi(e), short(10f64.powi(e))))
-                .collect();
-            return Axis {
-                lo: a,
-                hi: b,
-                log,
-                ticks,
+            let line = color.stroke_width(2);
+            if let Kind::Bars { .. } = self.kind {
+                // Series i takes the i-th of k bars in the middle 80% of
+                // each slot.
+                let bar = |&(c, v): &(f64, f64)| {
+                    let left = c + 0.1 + 0.8 / k * i as f64;
+                    [(left, foot), (left + 0.8 / k, v)]
+                };
+                chart
+                    .draw_series(
+                        s.points
+                            .iter()
+                            .map(|p| Rectangle::new(bar(p), color.filled())),
+                    )?
+                    .label(s.label.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
+                    });
+                covered.extend(s.points.iter().map(|p| {
+                    let [a, b] = bar(p).map(|c| chart.backend_coord(&c));
+                    (a.0.min(b.0), a.1.min(b.1), a.0.max(b.0), a.1.max(b.1))
+                }));
+                continue;
+            }
+            // Every other line dashed, so lines that overlap stay apart.
+            let dashed = i % 2 == 1;
+            let pts = s.points.iter().copied();
+            let drawn = if dashed {
+                chart.draw_series(DashedLineSeries::new(pts, 7, 4, line))?
+            } else {
+                chart.draw_series(LineSeries::new(pts, line))?
             };
+            drawn.label(s.label.as_str()).legend(move |(x, y)| {
+                let sample: DynElement<DB, _> = if dashed {
+                    DashedPathElement::new([(0, 0), (20, 0)], 7, 4, line).into_dyn()
+                } else {
+                    PathElement::new([(0, 0), (20, 0)], line).into_dyn()
+                };
+                EmptyElement::at((x, y)) + sample + Circle::new((10, 0), MARKER, color.filled())
+            });
+            chart.draw_series(
+                s.points
+                    .iter()
+                    .map(|&p| Circle::new(p, MARKER, color.filled())),
+            )?;
+            let px: Vec<(i32, i32)> = s.points.iter().map(|p| chart.backend_coord(p)).collect();
+            covered.extend(
+                px.iter()
+                    .map(|&(x, y)| (x - MARKER, y - MARKER, x + MARKER, y + MARKER)),
+            );
+            for w in px.windows(2) {
+                covered.extend(segment(w[0], w[1]));
+            }
         }
-        let lo = if from_zero { lo.min(0.0) } else { lo };
-        // Headroom, so the highest point does not touch the frame (and the
-        // legend has room above the data).
-        let hi = if hi <= lo {
-            lo + 1.0
-        } else {
-            hi + 0.15 * (hi - lo)
-        };
-        let step = nice_step((hi - lo) / 5.0);
-        let (a, b) = ((lo / step).floor() * step, (hi / step).ceil() * step);
-        let ticks = (0..=((b - a) / step).round() as i64)
-            .map(|i| a + step * i as f64)
-            .map(|v| (v, short(v)))
-            .collect();
-        Axis {
-            lo: a,
-            hi: b,
-            log,
-            ticks,
-        }
-    }
-
-    /// Maps a data value to pixels between `from` and `to`.
-    fn map(&self, v: f64, from: f64, to: f64) -> f64 {
-        let t = if self.log { v.log10() } else { v };
-        from + (t - self.lo) / (self.hi - self.lo) * (to - from)
+        Ok(covered)
     }
 }
 
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * p)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * p)
+/// `text` broken at spaces into lines that each `fit` (a word longer than
+/// a line gets a line of its own).
+fn wrap(text: &str, fits: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if fits(&format!("{line} {word}")) => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
 }
 
-/// A short label: `1.5k`, `12M`, `0.25`.
-fn short(v: f64) -> String {
-    let a = v.abs();
-    let (div, suffix) = match a {
-        a if a >= 1e9 => (1e9, "G"),
-        a if a >= 1e6 => (1e6, "M"),
-        a if a >= 1e4 => (1e3, "k"),
-        _ => (1.0, ""),
-    };
-    let x = v / div;
-    let s = if x.fract().abs() < 1e-9 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        // Two significant digits: 0.25, 0.015, 0.001.
-        let digits = (1.0 - x.abs().log10().floor()) as usize;
-        format!("{x:.digits$}")
-    };
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    format!("{s}{suffix}")
+/// Pixel boxes along the segment from `a` to `b`, a few pixels apart.
+fn segment(a: (i32, i32), b: (i32, i32)) -> impl Iterator<Item = PixelBox> {
+    let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()) / 4).max(1);
+    (0..=steps).map(move |s| {
+        let x = a.0 + (b.0 - a.0) * s / steps;
+        let y = a.1 + (b.1 - a.1) * s / steps;
+        (x - 1, y - 1, x + 1, y + 1)
+    })
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+/// The corner of the plot area (`xs`, `ys` in pixels) where a legend of
+/// `size` overlaps the fewest `covered` boxes; top left on a tie.
+fn legend_corner(
+    (xs, ys): (std::ops::Range<i32>, std::ops::Range<i32>),
+    (w, h): (i32, i32),
+    covered: &[PixelBox],
+) -> SeriesLabelPosition {
+    let (left, top) = (xs.start + LEGEND_INSET, ys.start + LEGEND_INSET);
+    let (right, bottom) = (xs.end - LEGEND_INSET - w, ys.end - LEGEND_INSET - h);
+    let corners = [
+        (SeriesLabelPosition::UpperLeft, left, top),
+        (SeriesLabelPosition::UpperRight, right, top),
+        (SeriesLabelPosition::LowerRight, right, bottom),
+        (SeriesLabelPosition::LowerLeft, left, bottom),
+    ];
+    let overlaps = |&(_, x, y): &(SeriesLabelPosition, i32, i32)| {
+        covered
+            .iter()
+            .filter(|&&(x0, y0, x1, y1)| x0 < x + w && x < x1 && y0 < y + h && y < y1)
+            .count()
+    };
+    // min_by_key keeps the first of equals.
+    let best = corners
+        .iter()
+        .min_by_key(|c| overlaps(c))
+        .expect("four corners");
+    best.0.clone()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn short_labels() {
-        assert_eq!(short(0.0), "0");
-        assert_eq!(short(0.25), "0.25");
-        assert_eq!(short(1500.0), "1500");
-        assert_eq!(short(15000.0), "15k");
-        assert_eq!(short(12_582_912.0), "12.6M");
-        assert_eq!(short(100.0), "100");
-        assert_eq!(short(0.001), "0.001");
-        assert_eq!(short(0.015), "0.015");
-        assert_eq!(short(0.005), "0.005");
+    /// The lines of `svg` that open a `tag` element (plotters writes one
+    /// element per line).
+    fn elements<'a>(svg: &'a str, tag: &str) -> Vec<&'a str> {
+        let open = format!("<{tag} ");
+        svg.lines().filter(|l| l.starts_with(&open)).collect()
+    }
+
+    fn attr(element: &str, name: &str) -> f64 {
+        let key = format!(" {name}=\"");
+        let rest = &element[element.find(&key).expect(name) + key.len()..];
+        rest[..rest.find('"').unwrap()].parse().unwrap()
+    }
+
+    /// Every `<text>`'s content (plotters writes it on its own line).
+    fn texts(svg: &str) -> Vec<&str> {
+        let lines: Vec<&str> = svg.lines().collect();
+        lines
+            .windows(2)
+            .filter(|w| w[0].starts_with("<text "))
+            .map(|w| w[1])
+            .collect()
+    }
+
+    /// The `fill` SVG gives series `i`'s color.
+    fn fill(i: usize) -> String {
+        let RGBColor(r, g, b) = COLORS[i];
+        format!("fill=\"#{r:02X}{g:02X}{b:02X}\"")
     }
 
     #[test]
-    fn nice_steps() {
-        assert_eq!(nice_step(0.3), 0.5);
-        assert_eq!(nice_step(7.0), 10.0);
-        assert_eq!(nice_step(1.0), 1.0);
-        assert_eq!(nice_step(130.0), 200.0);
-    }
-
-    #[test]
-    fn log_axis_ticks_cover_the_data() {
+    fn log_axes_are_ticked_at_every_decade() {
         let a = Axis::fit(vec![3.0, 4000.0], true, false);
-        let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
-        assert_eq!(labels, ["1", "10", "100", "1000", "10k"]);
-        // 100 lies in the middle of 1..10k.
-        assert!((a.map(100.0, 0.0, 400.0) - 200.0).abs() < 1e-9);
+        assert_eq!(a.ticks, [1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        assert_eq!((a.lo, a.hi), (1.0, 10000.0));
+        let svg = Plot::lines("p", "P", "n", "ms")
+            .log(true, true)
+            .series("s", [(3.0, 0.2), (4000.0, 50.0)])
+            .svg();
+        let labels = texts(&svg);
+        for tick in ["1", "10", "100", "1000", "10k", "0.1"] {
+            assert!(labels.contains(&tick), "{tick} in {labels:?}");
+        }
+        // Decades only: no 2, 5 or 20 in between.
+        assert!(
+            !labels.contains(&"20") && !labels.contains(&"5"),
+            "{labels:?}"
+        );
     }
 
     #[test]
-    fn line_plot_has_one_marker_per_kept_point() {
-        let p = Plot::lines("p", "P & Q", "n", "runs")
+    fn a_line_plot_has_its_text_and_one_marker_per_kept_point() {
+        let svg = Plot::lines("p", "P & Q", "size", "runs")
             .log(true, true)
             .series("ours", [(1.0, 2.0), (2.0, 3.0), (0.0, 4.0)])
-            .series("theirs", [(1.0, 3.0), (2.0, 5.0)]);
-        let svg = p.svg();
-        assert_eq!(svg.matches("<circle").count(), 4);
-        assert_eq!(svg.matches("<polyline").count(), 2);
-        assert!(svg.contains("P &amp; Q"));
-        assert_eq!(svg, p.svg(), "rendering is deterministic");
+            .series("theirs", [(1.0, 3.0), (2.0, 5.0), (4.0, 9.0)])
+            .svg();
+        let labels = texts(&svg);
+        for want in ["P &amp; Q", "size", "runs", "ours", "theirs"] {
+            assert!(labels.contains(&want), "{want} in {labels:?}");
+        }
+        // A marker per point (x = 0 has no place on a log axis), and one
+        // beside each series' legend entry.
+        let circles = elements(&svg, "circle");
+        let of = |i: usize| circles.iter().filter(|c| c.contains(&fill(i))).count();
+        assert_eq!((of(0), of(1)), (2 + 1, 3 + 1), "{circles:?}");
     }
 
     #[test]
     fn bars_are_as_tall_as_their_values() {
-        let cats = vec!["a".to_string(), "b".to_string()];
-        let svg = Plot::bars("b", "B", &cats, "bytes")
-            .series("x", [(0.0, 10.0), (1.0, 5.0)])
+        let cats = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let svg = Plot::bars("b", "Bytes", &cats, "MB")
+            .series("x", [(0.0, 10.0), (1.0, 5.0), (2.0, 2.5)])
+            .series("y", [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)])
             .svg();
-        // The bars are the rectangles with a tooltip.
-        let heights: Vec<f64> = svg
-            .lines()
-            .filter(|l| l.contains("<title>"))
-            .filter_map(|l| l.split("height=\"").nth(1)?.split('"').next()?.parse().ok())
+        let labels = texts(&svg);
+        for want in ["Bytes", "MB", "a", "b", "c", "x", "y"] {
+            assert!(labels.contains(&want), "{want} in {labels:?}");
+        }
+        // Each series' color: its bars, then its legend sample.
+        let rects = elements(&svg, "rect");
+        let bars = |i: usize| -> Vec<f64> {
+            let own: Vec<&&str> = rects.iter().filter(|r| r.contains(&fill(i))).collect();
+            assert_eq!(own.len(), 3 + 1, "{own:?}");
+            own[..3].iter().map(|r| attr(r, "height")).collect()
+        };
+        let (x, y) = (bars(0), bars(1));
+        // The linear axis starts at zero, so heights are proportional.
+        assert!((x[0] - 2.0 * x[1]).abs() <= 1.0, "{x:?}");
+        assert!((x[1] - 2.0 * x[2]).abs() <= 1.0, "{x:?}");
+        assert!((y[2] - 3.0 * y[0]).abs() <= 1.0, "{y:?}");
+    }
+
+    #[test]
+    fn the_legend_keeps_off_the_data() {
+        // Log axes have no headroom: falling data fill the top left
+        // corner, rising data the top right.
+        let falling: Vec<(f64, f64)> = (0..20)
+            .map(|i| 0.15 * i as f64)
+            .map(|e| (10f64.powf(e), 10f64.powf(3.0 - e)))
             .collect();
-        assert_eq!(heights.len(), 2, "{svg}");
-        assert!((heights[0] - 2.0 * heights[1]).abs() < 0.2, "{heights:?}");
+        let rising: Vec<(f64, f64)> = falling.iter().map(|&(x, y)| (x, 1000.0 / y)).collect();
+        for points in [falling, rising] {
+            let svg = Plot::lines("p", "P", "x", "y")
+                .log(true, true)
+                .series("a long legend entry", points.iter().copied())
+                .series("another one", points.iter().map(|&(x, y)| (x, y * 0.8)))
+                .svg();
+            let legend = elements(&svg, "rect")
+                .into_iter()
+                .find(|r| r.contains("opacity=\"0.85\""))
+                .expect("a legend box");
+            let (x0, y0) = (attr(legend, "x"), attr(legend, "y"));
+            let (x1, y1) = (x0 + attr(legend, "width"), y0 + attr(legend, "height"));
+            for c in elements(&svg, "circle") {
+                let (cx, cy) = (attr(c, "cx"), attr(c, "cy"));
+                let inside = x0 <= cx && cx <= x1 && y0 <= cy && cy <= y1;
+                // The legend's own samples are the only markers inside.
+                assert!(
+                    !inside || cx < x0 + LEGEND_SAMPLE as f64,
+                    "{c} under {legend}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn category_labels_wrap_at_spaces() {
+        let fits = |s: &str| s.len() <= 10;
+        assert_eq!(
+            wrap("conv-relu fusion enabled *", fits),
+            ["conv-relu", "fusion", "enabled *"]
+        );
+        assert_eq!(wrap("matmul copy-all", |_| true), ["matmul copy-all"]);
+        assert_eq!(
+            wrap("averyveryverylongword x", fits),
+            ["averyveryverylongword", "x"]
+        );
+    }
+
+    #[test]
+    fn the_same_data_gives_the_same_bytes() {
+        let cats: Vec<String> = (0..8).map(|i| format!("case {i} of many")).collect();
+        let plots = [
+            Plot::bars("b", "B", &cats, "ms")
+                .log(false, true)
+                .series("x", (0..8).map(|i| (i as f64, 1.5 + i as f64)))
+                .series("y", (0..8).map(|i| (i as f64, 30.0 / (1.0 + i as f64)))),
+            Plot::lines("l", "L", "n", "µs")
+                .log(true, false)
+                .series("a", [(64.0, 0.3), (128.0, 0.7), (256.0, 1.9)])
+                .series("b", [(64.0, 0.5), (256.0, 1.1)]),
+        ];
+        for p in plots {
+            let (first, again) = (p.svg(), p.clone().svg());
+            assert!(first.starts_with("<svg ") && first.ends_with("</svg>\n"));
+            assert_eq!(first, again);
+        }
     }
 }
