@@ -40,7 +40,7 @@ mod stmt;
 mod types;
 pub mod verify;
 
-pub use entity::{Arena, EntityId};
+pub use entity::{Arena, EntityId, SecondaryMap};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use types::{Scalar, Type};
