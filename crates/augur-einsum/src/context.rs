@@ -2,8 +2,9 @@
 //! being generated for, and `run_on_gpu`.
 
 use crate::index::Index;
+use augur::dsl::{self, Seen};
 use augur::stage::gpu;
-use augur::{Dyn, Static};
+use augur::Dyn;
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::rc::Rc;
@@ -104,10 +105,9 @@ pub(crate) trait GpuTensor {
 }
 
 thread_local! {
-    /// The instance whose kernel is being generated on this thread (its
-    /// `Ctx` address; 0 when none): tensors of other instances have no
-    /// device buffers there.
-    static KERNEL_OWNER: Cell<usize> = const { Cell::new(0) };
+    /// The instance whose kernel is being generated on this thread:
+    /// tensors of other instances have no device buffers there.
+    static KERNEL_OWNER: Cell<Option<dsl::Id>> = const { Cell::new(None) };
 }
 
 /// Sets the kernel owner for its lifetime; dropped on unwinding too (runs
@@ -115,23 +115,23 @@ thread_local! {
 struct OwnerGuard;
 
 impl OwnerGuard {
-    fn new(ctx: &Rc<Ctx>) -> OwnerGuard {
-        KERNEL_OWNER.with(|o| o.set(Rc::as_ptr(ctx) as usize));
+    fn new(ctx: &dsl::State<Ctx>) -> OwnerGuard {
+        KERNEL_OWNER.with(|o| o.set(Some(ctx.id())));
         OwnerGuard
     }
 }
 
 impl Drop for OwnerGuard {
     fn drop(&mut self) {
-        KERNEL_OWNER.with(|o| o.set(0));
+        KERNEL_OWNER.with(|o| o.set(None));
     }
 }
 
 /// Panics when a kernel of another instance is being generated: `ctx`'s
 /// tensors would be read through host pointers there.
-pub(crate) fn check_kernel_owner(ctx: &Rc<Ctx>, tensor: &str, loc: &Location) {
+pub(crate) fn check_kernel_owner(ctx: &dsl::State<Ctx>, tensor: &str, loc: &Location) {
     let owner = KERNEL_OWNER.with(Cell::get);
-    if owner != 0 && owner != Rc::as_ptr(ctx) as usize {
+    if owner.is_some_and(|o| o != ctx.id()) {
         panic!(
             "einsum: tensor `{tensor}` belongs to another Einsum than the one whose \
              run_on_gpu is running: it has no device buffer there; make all tensors \
@@ -159,8 +159,11 @@ pub(crate) struct Ctx {
     pub finished: Cell<bool>,
     /// True inside `run_on_gpu`, on the GPU or (with `gpu: false`) not.
     pub in_run_on_gpu: Cell<bool>,
-    /// Tensors made so far, as first-stage state the engine sees.
-    pub tensor_count: RefCell<Static<u32>>,
+    /// Tensors made so far. Tags see it: a tensor made in a dyn loop
+    /// changes it on every turn, so the engine reports the loop (it can
+    /// never close: each turn would need a buffer of its own) instead of
+    /// running on.
+    pub tensor_count: Seen<u32>,
 }
 
 /// The DSL: make one at the start of a staged function, then tensors and
@@ -182,7 +185,7 @@ pub(crate) struct Ctx {
 /// ```
 #[derive(Clone)]
 pub struct Einsum {
-    pub(crate) ctx: Rc<Ctx>,
+    pub(crate) ctx: dsl::State<Ctx>,
 }
 
 impl Einsum {
@@ -202,14 +205,14 @@ impl Einsum {
             );
         }
         Einsum {
-            ctx: Rc::new(Ctx {
+            ctx: dsl::State::new(Ctx {
                 config,
                 tensors: RefCell::new(Vec::new()),
                 thread: Cell::new(None),
                 next_index: Cell::new(0),
                 finished: Cell::new(false),
                 in_run_on_gpu: Cell::new(false),
-                tensor_count: RefCell::new(Static::new(0)),
+                tensor_count: Seen::new(0),
             }),
         }
     }

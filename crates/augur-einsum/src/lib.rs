@@ -43,7 +43,12 @@
 //! matrix product). Each index takes the extent of the dimensions it
 //! indexes; disagreeing extents, a wrong number of indices, an index that
 //! indexes nothing, and a right side that reads the left tensor at other
-//! positions are errors naming the statement's line.
+//! positions are errors naming the statement's line: `augur::Error::Dsl`,
+//! whose `dsl_error::<`[`ShapeError`]`>()` says which, as data.
+//!
+//! The DSL's per-extraction state (configuration, the tensor registry, the
+//! tensor count that tags see) is an `augur::dsl::State`, shared by every
+//! tensor.
 //!
 //! ## Data movement ([`Movement`])
 //!
@@ -58,8 +63,8 @@
 //!   history is path-insensitive, so kernel loops keep their shape. Since
 //!   the whole tensor is copied out, a tensor the kernel writes only in
 //!   part (`S[i][i] = ...`) or only on some paths is copied in first: each
-//!   path through the kernel tracks in a `Static` whether it overwrote the
-//!   tensor completely, and where it did not, requires the prophecy
+//!   path through the kernel tracks, in state tags see (`augur::dsl::Seen`),
+//!   whether it overwrote the tensor completely, and where it did not, requires the prophecy
 //!   `gpu_partial` (the paper's scheme loses the other elements).
 //!
 //! ## Running
@@ -78,6 +83,7 @@
 
 mod context;
 mod elem;
+mod error;
 mod index;
 mod interp;
 mod macros;
@@ -89,9 +95,10 @@ mod term;
 
 pub use context::{Config, Einsum, Movement};
 pub use elem::Elem;
+pub use error::{Dim, ShapeError};
 pub use index::Index;
 pub use interp::SimInterpreter;
 pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
 pub use runtime::{cuda_prelude, sim_c, Counters};
-pub use tensor::Tensor;
-pub use term::{Access, Term};
+pub use tensor::{Access, Tensor};
+pub use term::Term;

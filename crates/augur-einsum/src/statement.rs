@@ -11,10 +11,12 @@
 
 use crate::context::{check_kernel_owner, Thread};
 use crate::elem::Elem;
+use crate::error::{Dim, ShapeError};
 use crate::index::{dedup, Index};
-use crate::term::{Access, Term};
+use crate::tensor::Access;
+use crate::term::Term;
 use augur::stage::gpu;
-use augur::Dyn;
+use augur::{dsl, Dyn};
 use std::panic::Location;
 
 /// Which statement.
@@ -90,10 +92,9 @@ struct Plan<'a, E: Elem> {
 
 #[track_caller]
 fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Location<'static>) {
-    // Panics here (not in closures) so that their location is the user's line.
     let plan = match check(lhs, op, rhs, loc) {
         Ok(p) => p,
-        Err(m) => panic!("einsum: {m}, in `{}` at {loc}", describe(lhs, op)),
+        Err(e) => dsl::fail(e, loc),
     };
     let Some(ctx) = lhs.tensor.state.ctx.upgrade() else {
         panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
@@ -145,22 +146,26 @@ fn check<'a, E: Elem>(
     op: Op,
     rhs: Term<E>,
     loc: &'static Location<'static>,
-) -> Result<Plan<'a, E>, String> {
-    // Where each index got its range (dimension, tensor name), described
-    // only for an error: a statement is checked on every run.
+) -> Result<Plan<'a, E>, ShapeError> {
+    // Where each index got its range (dimension, tensor name), made into
+    // data only for an error: a statement is checked on every run.
     let mut ranges: Vec<(Index, usize, (usize, &str))> = Vec::new();
     let accesses = std::iter::once(lhs).chain(rhs.accesses());
-    let describe = |(d, name): (usize, &str)| format!("dimension {d} of `{name}`");
+    let dim = |(dimension, tensor): (usize, &str), extent| Dim {
+        tensor: tensor.to_string(),
+        dimension,
+        extent,
+    };
     for a in accesses {
         for (d, (&i, &n)) in a.indices.iter().zip(a.tensor.shape()).enumerate() {
             match ranges.iter().find(|(j, _, _)| *j == i) {
                 Some(&(_, m, there)) if m != n => {
-                    return Err(format!(
-                        "index `{}` is bound to {m} by {} and to {n} by {}",
-                        i.name,
-                        describe(there),
-                        describe((d, a.tensor.name()))
-                    ))
+                    return Err(ShapeError::Extents {
+                        statement: describe(lhs, op),
+                        index: i.name,
+                        first: dim(there, m),
+                        second: dim((d, a.tensor.name()), n),
+                    })
                 }
                 Some(_) => {}
                 None => ranges.push((i, n, (d, a.tensor.name()))),
@@ -174,21 +179,18 @@ fn check<'a, E: Elem>(
         .iter()
         .find(|i| !ranges.iter().any(|(j, _)| j == *i))
     {
-        return Err(format!(
-            "index `{}` has no range: it indexes no tensor of the statement",
-            i.name
-        ));
+        return Err(ShapeError::Unbound {
+            statement: describe(lhs, op),
+            index: i.name,
+        });
     }
     for a in rhs.accesses() {
         if a.tensor.same(&lhs.tensor) && a.indices != lhs.indices {
-            return Err(format!(
-                "the right side reads `{}{}` while the statement writes `{}{}`: elements \
-                 would be read after they are overwritten; compute into another tensor",
-                a.tensor.name(),
-                brackets(&a.indices),
-                lhs.tensor.name(),
-                brackets(&lhs.indices)
-            ));
+            return Err(ShapeError::Overwritten {
+                statement: describe(lhs, op),
+                read: format!("{}{}", a.tensor.name(), brackets(&a.indices)),
+                written: format!("{}{}", lhs.tensor.name(), brackets(&lhs.indices)),
+            });
         }
     }
     let reduced = rhs_indices
@@ -206,21 +208,6 @@ fn check<'a, E: Elem>(
     })
 }
 
-/// `for (v = start; v < n; v += step) body(v)` as a dyn loop.
-fn dyn_loop(name: &str, start: Dyn<i32>, n: usize, step: i32, mut body: impl FnMut(Dyn<i32>)) {
-    // The last `v + step` must not overflow `int32_t` (undefined in C).
-    if n as i64 + step as i64 > i32::MAX as i64 {
-        panic!(
-            "einsum: index `{name}` runs to {n}, too close to 2^31 for loops that step by {step}"
-        );
-    }
-    let v = Dyn::named(name, start);
-    while v.lt(n as i32).is_true() {
-        body(v);
-        v.set(v + step);
-    }
-}
-
 impl<E: Elem> Plan<'_, E> {
     fn range(&self, i: Index) -> usize {
         self.ranges
@@ -228,6 +215,25 @@ impl<E: Elem> Plan<'_, E> {
             .find(|(j, _)| *j == i)
             .expect("checked")
             .1
+    }
+
+    /// `for (i = start; i < range(i); i += step) body(i)` as a dyn loop.
+    fn dyn_loop(&self, i: Index, start: Dyn<i32>, step: i32, mut body: impl FnMut(Dyn<i32>)) {
+        let n = self.range(i);
+        // The last `i + step` must not overflow `int32_t` (undefined in C).
+        if n as i64 + step as i64 > i32::MAX as i64 {
+            let error = ShapeError::TooLong {
+                index: i.name,
+                extent: n,
+                step,
+            };
+            dsl::fail(error, self.loc);
+        }
+        let v = Dyn::named(i.name, start);
+        while v.lt(n as i32).is_true() {
+            body(v);
+            v.set(v + step);
+        }
     }
 
     /// Plain loops over the left side's indices, then the element.
@@ -255,16 +261,16 @@ impl<E: Elem> Plan<'_, E> {
             1 => {
                 let start = t.bid * threads as i32 + t.tid;
                 let step = (blocks * threads) as i32;
-                dyn_loop(l[0].name, start, self.range(l[0]), step, |v| {
+                self.dyn_loop(l[0], start, step, |v| {
                     env.push((l[0], v));
                     self.element(&mut env);
                     env.pop();
                 });
             }
             _ => {
-                dyn_loop(l[0].name, t.bid, self.range(l[0]), blocks as i32, |v0| {
+                self.dyn_loop(l[0], t.bid, blocks as i32, |v0| {
                     env.push((l[0], v0));
-                    dyn_loop(l[1].name, t.tid, self.range(l[1]), threads as i32, |v1| {
+                    self.dyn_loop(l[1], t.tid, threads as i32, |v1| {
                         env.push((l[1], v1));
                         self.loops(&l[2..], &mut env, &mut |env| self.element(env));
                         env.pop();
@@ -281,7 +287,7 @@ impl<E: Elem> Plan<'_, E> {
             inner(env);
             return;
         };
-        dyn_loop(first.name, Dyn::lit(0), self.range(first), 1, |v| {
+        self.dyn_loop(first, Dyn::lit(0), 1, |v| {
             env.push((first, v));
             self.loops(rest, env, inner);
             env.pop();

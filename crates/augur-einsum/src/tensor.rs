@@ -3,14 +3,15 @@
 
 use crate::context::{Config, Ctx, Einsum, GpuTensor, Movement};
 use crate::elem::Elem;
+use crate::error::ShapeError;
 use crate::index::Index;
 use crate::runtime;
-use crate::term::Access;
+use augur::dsl::{self, Seen, WeakState};
 use augur::prophecy::{History, Prophecy};
-use augur::{Dyn, Static};
-use std::cell::{Cell, RefCell};
+use augur::Dyn;
+use std::cell::Cell;
 use std::panic::Location;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 /// A tensor of `E` with a first-stage shape (row-major).
 ///
@@ -21,10 +22,43 @@ pub struct Tensor<E: Elem> {
     pub(crate) state: Rc<State<E>>,
 }
 
+/// `A[i][k]`: a tensor with one index per dimension. On the left of a
+/// statement it is written ([`Access::set`], `+=`, `*=`); on the right it is
+/// read.
+///
+/// ```
+/// use augur::{Builder, Dyn};
+/// use augur_einsum::{compile_cpu, Config, Einsum};
+/// let ex = Builder::new()
+///     .extract("rows", |m: Dyn<*mut i32>, r: Dyn<*mut i32>| {
+///         let ein = Einsum::new(Config::cpu());
+///         let (i, j) = (ein.index("i"), ein.index("j"));
+///         let m = ein.tensor_on::<i32>("m", [2, 3], m);
+///         let r = ein.tensor_on::<i32>("r", [2], r);
+///         r.at([i]).set(1);          // r[i] = 1
+///         r.at([i]).add_to(m.at([i, j])); // r[i] += sum over j of m[i][j]
+///         let mut ri = r.at([i]);             // operators need a place:
+///         ri *= 2 + i;                        // r[i] *= 2 + i
+///         ein.finish();
+///     })
+///     .unwrap();
+/// let p = compile_cpu(&ex, false).unwrap();
+/// let (mut m, mut r) = ([1, 2, 3, 4, 5, 6], [0, 0]);
+/// // SAFETY: the buffers hold 6 and 2 ints, as the shapes say.
+/// unsafe { (p.get())(m.as_mut_ptr(), r.as_mut_ptr()) };
+/// assert_eq!(r, [(1 + 6) * 2, (1 + 15) * 3]);
+/// ```
+#[derive(Clone)]
+pub struct Access<E: Elem> {
+    pub(crate) tensor: Tensor<E>,
+    pub(crate) indices: Vec<Index>,
+    pub(crate) loc: &'static Location<'static>,
+}
+
 /// One tensor's first-stage state.
 pub(crate) struct State<E: Elem> {
     /// The DSL instance (weak: the instance's registry holds the tensor).
-    pub ctx: Weak<Ctx>,
+    pub ctx: WeakState<Ctx>,
     pub config: Config,
     pub name: String,
     pub shape: Vec<usize>,
@@ -47,10 +81,11 @@ pub(crate) struct State<E: Elem> {
     /// "Some path through the current kernel leaves elements of me
     /// unwritten": then what is copied out must have been copied in.
     pub gpu_partial: Cell<Option<Prophecy<bool>>>,
-    /// "This path through the kernel has overwritten every element of me":
-    /// a `Static`, so that paths that differ in it do not share code and
+    /// "This path through the kernel has overwritten every element of me"
+    /// (under `Movement::Prophecy` on the GPU; false outside kernels):
+    /// seen by tags, so that paths that differ in it do not share code and
     /// each reaches the kernel's end with its own value.
-    pub gpu_full: RefCell<Option<Static<bool>>>,
+    pub gpu_full: Option<Seen<bool>>,
 }
 
 impl Einsum {
@@ -96,12 +131,7 @@ impl Einsum {
                  make it before, at {loc}"
             );
         }
-        // A `Static` count of tensors: a tensor made in a dyn loop changes
-        // it on every turn, so the engine reports the loop (it can never
-        // close: each turn would need a buffer of its own) instead of
-        // running on.
-        let mut count = self.ctx.tensor_count.borrow_mut();
-        let n = count.get();
+        let n = self.ctx.tensor_count.get();
         if n >= self.ctx.config.max_tensors {
             panic!(
                 "einsum: more than {} tensors (Config::max_tensors): is tensor `{name}` made \
@@ -110,7 +140,7 @@ impl Einsum {
                 self.ctx.config.max_tensors
             );
         }
-        count.set(n + 1);
+        self.ctx.tensor_count.set(n + 1);
     }
 
     fn make<E: Elem>(
@@ -136,7 +166,7 @@ impl Einsum {
             Dyn::named(&format!("{name}_gpu"), p)
         });
         let state = Rc::new(State {
-            ctx: Rc::downgrade(&self.ctx),
+            ctx: self.ctx.downgrade(),
             config: self.config(),
             name: name.to_string(),
             shape,
@@ -148,7 +178,7 @@ impl Einsum {
             gpu_written: Cell::new(None),
             gpu_may_write: Cell::new(None),
             gpu_partial: Cell::new(None),
-            gpu_full: RefCell::new(None),
+            gpu_full: (gpu && movement == Movement::Prophecy).then(|| Seen::new(false)),
         });
         self.register(state.clone());
         Tensor { state }
@@ -157,12 +187,16 @@ impl Einsum {
 
 /// The shape, after checking the element count fits the generated code's
 /// `int32_t` indices.
-fn checked_shape(name: &str, shape: &[usize], loc: &Location) -> Vec<usize> {
+fn checked_shape(name: &str, shape: &[usize], loc: &'static Location<'static>) -> Vec<usize> {
     let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match total {
         Some(n) if n <= i32::MAX as usize => shape.to_vec(),
-        _ => panic!(
-            "einsum: tensor `{name}` of shape {shape:?} has more than 2^31 - 1 elements, at {loc}"
+        _ => dsl::fail(
+            ShapeError::TooLarge {
+                tensor: name.to_string(),
+                shape: shape.to_vec(),
+            },
+            loc,
         ),
     }
 }
@@ -178,15 +212,12 @@ impl<E: Elem> Tensor<E> {
         let indices = indices.as_ref().to_vec();
         let loc = Location::caller();
         if indices.len() != self.state.shape.len() {
-            panic!(
-                "einsum: `{}` has {} dimension{} (shape {:?}) but is indexed with {} ({}), at {loc}",
-                self.state.name,
-                self.state.shape.len(),
-                if self.state.shape.len() == 1 { "" } else { "s" },
-                self.state.shape,
-                indices.len(),
-                indices.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-            );
+            let error = ShapeError::Rank {
+                tensor: self.state.name.clone(),
+                shape: self.state.shape.clone(),
+                indices: indices.iter().map(|i| i.name).collect(),
+            };
+            dsl::fail(error, loc);
         }
         Access {
             tensor: self.clone(),
@@ -234,7 +265,7 @@ impl<E: Elem> Tensor<E> {
     /// Records that this path through the current kernel has overwritten
     /// every element (a statement with distinct indices on the left).
     pub(crate) fn mark_fully_written(&self) {
-        if let Some(f) = self.state.gpu_full.borrow_mut().as_mut() {
+        if let Some(f) = &self.state.gpu_full {
             f.set(true);
         }
     }
@@ -302,7 +333,6 @@ impl<E: Elem> GpuTensor for State<E> {
                 self.gpu_partial.set(Some(partial));
                 self.gpu_written
                     .set(Some(History::named(format!("{name}.gpu_written"), false)));
-                *self.gpu_full.borrow_mut() = Some(Static::new(false));
                 // What the kernel reads must be there; so must what it
                 // writes only in part (or on some paths), since all of it
                 // is copied out.
@@ -326,12 +356,10 @@ impl<E: Elem> GpuTensor for State<E> {
         self.gpu_written.set(None);
         self.gpu_may_write.set(None);
         self.gpu_partial.set(None);
-        self.gpu_full.borrow_mut().take();
     }
 
     fn end_of_kernel_path(&self) {
-        let mut full = self.gpu_full.borrow_mut();
-        let Some(f) = full.as_mut() else { return };
+        let Some(f) = &self.gpu_full else { return };
         // Only a tensor the kernel may write needs to be whole on the device.
         let may_write = self.gpu_may_write.get().is_some_and(|w| w.get());
         if !f.get() && may_write {

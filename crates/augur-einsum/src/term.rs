@@ -3,43 +3,9 @@
 
 use crate::elem::Elem;
 use crate::index::{dedup, Index};
-use crate::tensor::Tensor;
+use crate::tensor::Access;
 use augur::Dyn;
 use std::ops::{Add, Mul, Neg, Sub};
-use std::panic::Location;
-
-/// `A[i][k]`: a tensor with one index per dimension. On the left of a
-/// statement it is written ([`Access::set`], `+=`, `*=`); on the right it is
-/// read.
-///
-/// ```
-/// use augur::{Builder, Dyn};
-/// use augur_einsum::{compile_cpu, Config, Einsum};
-/// let ex = Builder::new()
-///     .extract("rows", |m: Dyn<*mut i32>, r: Dyn<*mut i32>| {
-///         let ein = Einsum::new(Config::cpu());
-///         let (i, j) = (ein.index("i"), ein.index("j"));
-///         let m = ein.tensor_on::<i32>("m", [2, 3], m);
-///         let r = ein.tensor_on::<i32>("r", [2], r);
-///         r.at([i]).set(1);          // r[i] = 1
-///         r.at([i]).add_to(m.at([i, j])); // r[i] += sum over j of m[i][j]
-///         let mut ri = r.at([i]);             // operators need a place:
-///         ri *= 2 + i;                        // r[i] *= 2 + i
-///         ein.finish();
-///     })
-///     .unwrap();
-/// let p = compile_cpu(&ex, false).unwrap();
-/// let (mut m, mut r) = ([1, 2, 3, 4, 5, 6], [0, 0]);
-/// // SAFETY: the buffers hold 6 and 2 ints, as the shapes say.
-/// unsafe { (p.get())(m.as_mut_ptr(), r.as_mut_ptr()) };
-/// assert_eq!(r, [(1 + 6) * 2, (1 + 15) * 3]);
-/// ```
-#[derive(Clone)]
-pub struct Access<E: Elem> {
-    pub(crate) tensor: Tensor<E>,
-    pub(crate) indices: Vec<Index>,
-    pub(crate) loc: &'static Location<'static>,
-}
 
 /// A right-hand side. Made from an [`Access`], an element constant, a
 /// `Dyn<E>` value, an [`Index`] (its value), and `+`, `-`, `*`, unary `-`.

@@ -1,10 +1,14 @@
-//! Errors in einsum programs: shape errors and nested kernels fail the
-//! extraction with an `augur::Error::Panic` whose message names the
-//! problem, the tensors and indices, and the user's statement (file and
-//! line); the builder extracts good programs after a failure.
+//! Errors in einsum programs: shape errors fail the extraction with
+//! `augur::Error::Dsl` carrying a `ShapeError` the caller can match, at the
+//! user's statement, and a message naming the problem, the tensors and
+//! indices and the statement (file and line); nested kernels and use after
+//! `finish` fail with `augur::Error::Panic`; the builder extracts good
+//! programs after a failure.
 
 use augur::{Builder, Error, Extracted};
-use augur_einsum::{compile_cpu, compile_simulated, Config, Einsum, Index, Tensor};
+use augur_einsum::{
+    compile_cpu, compile_simulated, Config, Dim, Einsum, Index, ShapeError, Tensor,
+};
 use std::cell::Cell;
 
 type Native = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32);
@@ -71,73 +75,113 @@ fn ways() -> [(Config, bool); 2] {
     [(Config::cpu(), false), (Config::default(), true)]
 }
 
-/// Expects `stage` to fail both ways with a panic whose message has every
-/// one of `parts` and the noted line of this file; returns the message.
-fn fails(stage: fn(&T), parts: &[&str]) -> String {
-    let mut last = String::new();
+/// Expects `stage` to fail both ways with `Error::Dsl` at the noted line
+/// of this file, whose message has every one of `parts`; returns its
+/// `ShapeError`.
+fn fails(stage: fn(&T), parts: &[&str]) -> ShapeError {
+    let mut last = None;
     for (config, kernel) in ways() {
         let (ex, line) = extract(&Builder::new(), config, kernel, stage);
-        let Err(Error::Panic { message, .. }) = ex else {
-            panic!(
-                "expected a panic under {config:?}, got {:?}",
-                ex.map(|_| ())
-            )
+        let e = ex.map(|_| ()).expect_err("a shape error");
+        let Error::Dsl { location, .. } = &e else {
+            panic!("expected a DSL error under {config:?}, got {e}")
         };
-        assert_ne!(line, 0, "the stage noted no line");
-        let at = format!(" at {}:{line}:", file!());
-        for part in parts.iter().copied().chain([at.as_str()]) {
+        assert_eq!((location.file, location.line), (file!(), line));
+        let message = e.to_string();
+        for part in parts {
             assert!(message.contains(part), "{part:?} not in {message:?}");
         }
-        last = message;
+        assert!(message.ends_with(&format!(" at {location}")), "{message}");
+        last = Some(e.dsl_error::<ShapeError>().expect("a ShapeError").clone());
     }
-    last
+    last.expect("two ways")
+}
+
+fn dim(tensor: &str, dimension: usize, extent: usize) -> Dim {
+    Dim {
+        tensor: tensor.to_string(),
+        dimension,
+        extent,
+    }
 }
 
 #[test]
 fn index_bound_to_two_ranges() {
-    let message = fails(
+    let error = fails(
         |t| here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i]))),
-        &["index `i` is bound to 3 by dimension 0 of `v` and to 4 by dimension 1 of `A`"],
+        &["einsum: index `i` is bound to 3 by dimension 0 of `v` and to 4 by dimension 1 of `A`, in `v[i] = ...`"],
     );
-    assert!(message.contains("in `v[i] = ...`"), "{message}");
+    let ShapeError::Extents {
+        statement,
+        index,
+        first,
+        second,
+    } = error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!((&statement[..], index), ("v[i] = ...", "i"));
+    assert_eq!((first, second), (dim("v", 0, 3), dim("A", 1, 4)));
     // A product whose inner dimensions differ.
-    fails(
+    let error = fails(
         |t| {
             let aa = t.a.at([t.i, t.k]) * t.a.at([t.k, t.j]);
             here!(t, t.s.at([t.i, t.j]).set(aa))
         },
         &["index `k` is bound to 4 by dimension 1 of `A` and to 3 by dimension 0 of `A`"],
     );
+    assert!(
+        matches!(&error, ShapeError::Extents { index: "k", first, second, .. }
+            if first.extent == 4 && second.extent == 3),
+        "{error:?}"
+    );
 }
 
 #[test]
 fn wrong_number_of_indices() {
-    fails(
+    let error = fails(
         |t| here!(t, t.a.at([t.i]).set(1.0f32)),
         &["`A` has 2 dimensions (shape [3, 4]) but is indexed with 1 (i)"],
     );
+    let expected = ShapeError::Rank {
+        tensor: "A".into(),
+        shape: vec![3, 4],
+        indices: vec!["i"],
+    };
+    assert_eq!(error, expected);
     fails(
         |t| here!(t, t.v.at([t.i]).add_to(t.v.at([t.i, t.j, t.k]))),
         &["`v` has 1 dimension (shape [3]) but is indexed with 3 (i, j, k)"],
     );
-    fails(
+    let error = fails(
         |t| here!(t, t.s.at([]).set(0.0f32)),
         &["`S` has 2 dimensions (shape [3, 3]) but is indexed with 0 ()"],
+    );
+    assert!(
+        matches!(&error, ShapeError::Rank { indices, .. } if indices.is_empty()),
+        "{error:?}"
     );
 }
 
 #[test]
 fn index_that_indexes_no_tensor() {
-    let message = fails(
+    let error = fails(
         |t| here!(t, t.v.at([t.i]).set(t.a.at([t.i, t.j]) + t.k)),
-        &["index `k` has no range: it indexes no tensor of the statement"],
+        &["index `k` has no range: it indexes no tensor of the statement, in `v[i] = ...`"],
     );
-    assert!(message.contains("in `v[i] = ...`"), "{message}");
-    let message = fails(
+    let expected = ShapeError::Unbound {
+        statement: "v[i] = ...".into(),
+        index: "k",
+    };
+    assert_eq!(error, expected);
+    let error = fails(
         |t| here!(t, t.v.at([t.i]).add_to(t.j)),
-        &["index `j` has no range"],
+        &["index `j` has no range", "in `v[i] += ...`"],
     );
-    assert!(message.contains("in `v[i] += ...`"), "{message}");
+    assert!(
+        matches!(&error, ShapeError::Unbound { index: "j", .. }),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -146,11 +190,19 @@ fn reading_the_written_tensor_elsewhere() {
         |t| here!(t, t.s.at([t.i, t.j]).set(t.s.at([t.j, t.i]))),
         &["the right side reads `S[j][i]` while the statement writes `S[i][j]`"],
     );
-    let message = fails(
+    let error = fails(
         |t| here!(t, t.s.at([t.i, t.j]).mul_by(t.s.at([t.i, t.k]))),
-        &["the right side reads `S[i][k]` while the statement writes `S[i][j]`"],
+        &[
+            "the right side reads `S[i][k]` while the statement writes `S[i][j]`",
+            "in `S[i][j] *= ...`",
+        ],
     );
-    assert!(message.contains("in `S[i][j] *= ...`"), "{message}");
+    let expected = ShapeError::Overwritten {
+        statement: "S[i][j] *= ...".into(),
+        read: "S[i][k]".into(),
+        written: "S[i][j]".into(),
+    };
+    assert_eq!(error, expected);
 }
 
 #[test]
@@ -184,10 +236,9 @@ fn run_on_gpu_inside_run_on_gpu_on_the_cpu() {
 fn statement_errors_are_located_at_the_statement() {
     let stage: fn(&T) = |t| here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i])));
     let (ex, line) = extract(&Builder::new(), Config::cpu(), false, stage);
-    let Err(Error::Panic { location, .. }) = ex else {
-        panic!("expected a panic, got {:?}", ex.map(|_| ()))
+    let Err(Error::Dsl { location, .. }) = ex else {
+        panic!("expected a DSL error, got {:?}", ex.map(|_| ()))
     };
-    let location = location.expect("a location");
     assert_eq!((location.file, location.line), (file!(), line));
 }
 
@@ -199,10 +250,11 @@ fn at_and_run_on_gpu_errors_are_located_at_the_call() {
     ];
     for stage in stages {
         let (ex, line) = extract(&Builder::new(), Config::default(), true, stage);
-        let Err(Error::Panic { location, .. }) = ex else {
-            panic!("expected a panic, got {:?}", ex.map(|_| ()))
+        let location = match ex {
+            Err(Error::Dsl { location, .. }) => location,
+            Err(Error::Panic { location, .. }) => location.expect("a location"),
+            other => panic!("expected an error, got {:?}", other.map(|_| ())),
         };
-        let location = location.expect("a location");
         assert_eq!((location.file, location.line), (file!(), line));
     }
 }
@@ -227,7 +279,7 @@ fn the_builder_extracts_after_a_failure() {
     for (config, kernel) in ways() {
         for stage in bad {
             let (ex, _) = extract(&builder, config, kernel, stage);
-            assert!(matches!(ex, Err(Error::Panic { .. })), "{config:?}");
+            assert!(matches!(ex, Err(Error::Dsl { .. })), "{config:?}");
             let (ex, _) = extract(&builder, config, kernel, good);
             let ex = ex.unwrap_or_else(|e| panic!("{config:?}: {e}"));
             let p = if kernel {
@@ -254,16 +306,19 @@ fn the_builder_extracts_after_a_failure() {
     }
 }
 
-/// The extraction error's `Display` says what panicked.
+/// The extraction error's `Display` is the shape error's message at the
+/// user's line.
 #[test]
 fn the_error_displays_its_message() {
     let (ex, line) = extract(&Builder::new(), Config::cpu(), false, |t| {
         here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i])))
     });
     let text = ex.map(|_| ()).unwrap_err().to_string();
-    assert!(text.contains("first-stage code panicked"), "{text}");
-    assert!(text.contains("index `i` is bound to 3"), "{text}");
-    assert!(text.contains(&format!("{}:{line}:", file!())), "{text}");
+    assert!(
+        text.starts_with("einsum: index `i` is bound to 3"),
+        "{text}"
+    );
+    assert!(text.contains(&format!(" at {}:{line}:", file!())), "{text}");
 }
 
 /// After `Einsum::finish` (which frees the buffers) the DSL refuses
@@ -300,5 +355,41 @@ fn using_the_dsl_after_finish() {
         };
         assert!(message.contains(expected), "{message}");
         assert!(message.contains(file!()), "{message}");
+    }
+}
+
+/// Sizes the generated code's `int32_t` indices cannot reach: a tensor of
+/// more than 2^31 - 1 elements, and a loop whose last step would overflow.
+#[test]
+fn sizes_beyond_int32_indices() {
+    type One = unsafe extern "C" fn(*mut f32);
+    let huge = [
+        (
+            1 << 31,
+            ShapeError::TooLarge {
+                tensor: "v".into(),
+                shape: vec![1 << 31],
+            },
+        ),
+        (
+            i32::MAX as usize,
+            ShapeError::TooLong {
+                index: "i",
+                extent: i32::MAX as usize,
+                step: 1,
+            },
+        ),
+    ];
+    for (n, expected) in huge {
+        let r: augur::Result<Extracted<One>> = Builder::new().extract("huge", |x| {
+            let ein = Einsum::new(Config::cpu());
+            let i = ein.index("i");
+            let v = ein.tensor_on::<f32>("v", [n], x);
+            v.at([i]).set(1.0f32);
+            ein.finish();
+        });
+        let e = r.map(|_| ()).unwrap_err();
+        assert_eq!(e.dsl_error::<ShapeError>(), Some(&expected), "{n}: {e}");
+        assert!(e.to_string().contains(file!()), "{e}");
     }
 }

@@ -37,7 +37,9 @@
 //! allocated ([`Net::alloc`], [`Net::free`]); [`Net::copy_to`] and
 //! [`Net::data`] for results. Sizes are first-stage values: filters of up
 //! to 32 taps are unrolled with their taps in locals, and the 1-D
-//! convolution's `%` only runs in a tail of `k - 1` outputs.
+//! convolution's `%` only runs in a tail of `k - 1` outputs. Tensors a
+//! layer cannot take end the extraction with `augur::Error::Dsl`, whose
+//! `dsl_error::<`[`ShapeError`]`>()` says which, as data.
 //!
 //! ## Fusion
 //!
@@ -47,8 +49,9 @@
 //! what follows the bias add, so conv + bias + ReLU is one loop);
 //! different thresholds, a non-pointwise follower on some path, or reading
 //! the tensor (`data`, `copy_to`) make it `Conflict`: unfused. The history
-//! is the `Net`'s "last operation was this producer", mirrored in a
-//! `Static` so that a network inside a dyn loop keeps its loop.
+//! is the `Net`'s "last operation was this producer", a field of its
+//! `augur::dsl::State` whose call site tags see (`augur::dsl::Seen`), so
+//! that a network inside a dyn loop keeps its loop.
 //! `Net::with_fusion(false)` gives the baseline.
 //!
 //! The paper's conv/ReLU benchmark (fused and unfused, beside the C BuildIt
@@ -58,9 +61,11 @@
 
 #![warn(missing_docs)]
 
+mod error;
 mod net;
 mod ops;
 mod tensor;
 
+pub use error::ShapeError;
 pub use net::{Epilogue, Net, Next};
 pub use tensor::Tensor;

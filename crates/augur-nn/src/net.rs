@@ -13,11 +13,10 @@
 //! followed: a producer predicted to absorb a bias add also predicts the
 //! operation after it (so conv + bias + ReLU is one loop).
 
+use augur::dsl::{self, Seen};
 use augur::prophecy::{Flat, Prophecy};
-use augur::Static;
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
-use std::rc::Rc;
 
 /// An operation that can run inside a producer's loop.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -53,21 +52,29 @@ pub(crate) struct Pending {
     pub after_bias: Option<Prophecy<Next>>,
     /// The bias tensor the producer added (its id), when it fused one.
     pub fused_bias: Option<u32>,
+    /// The producer's call site (or the fused bias add's).
+    pub site: &'static Location<'static>,
 }
 
-/// A tensor's id, shape and data.
-pub(crate) type Buffer = (u32, Vec<usize>, augur::Dyn<*mut f32>);
+/// What tags see of the producer that ran last: its call site.
+type Site = Option<&'static Location<'static>>;
+
+/// A tensor the `Net` made: what a producer needs to add it as a bias.
+pub(crate) struct Buffer {
+    pub id: u32,
+    pub shape: Vec<usize>,
+    pub data: augur::Dyn<*mut f32>,
+}
 
 pub(crate) struct Ctx {
     pub fusion: bool,
     /// The history: the producer that ran last (`None` after any other
-    /// operation).
-    pub last: Cell<Option<Pending>>,
-    /// `last`'s call site, mirrored in a `Static` so that tags see it: the
-    /// state crosses dyn loops' back edges (a network in a batch loop) and
-    /// decides what a turn generates; a plain value there would hide the
-    /// first turn's difference from the engine.
-    pub site: RefCell<Static<Option<usize>>>,
+    /// operation). Tags see its call site: the state crosses dyn loops'
+    /// back edges (a network in a batch loop) and decides what a turn
+    /// generates; a plain value there would hide the first turn's
+    /// difference from the engine. Its ids and prophecies stay out of
+    /// tags (ids grow from turn to turn).
+    pub last: Seen<Option<Pending>, Site>,
     pub next_id: Cell<u32>,
     /// Every tensor's id, shape and buffer, so that a producer can add a
     /// bias tensor it was predicted to absorb.
@@ -79,23 +86,24 @@ pub(crate) struct Ctx {
 /// allow.
 #[derive(Clone)]
 pub struct Net {
-    pub(crate) ctx: Rc<Ctx>,
+    pub(crate) ctx: dsl::State<Ctx>,
 }
 
 impl Net {
     /// A network DSL instance that fuses.
+    #[track_caller]
     pub fn new() -> Net {
         Net::with_fusion(true)
     }
 
     /// A network DSL instance; `fusion: false` generates every operation
     /// as its own pass (the baseline the benchmark compares with).
+    #[track_caller]
     pub fn with_fusion(fusion: bool) -> Net {
         Net {
-            ctx: Rc::new(Ctx {
+            ctx: dsl::State::new(Ctx {
                 fusion,
-                last: Cell::new(None),
-                site: RefCell::new(Static::new(None)),
+                last: Seen::keyed(None, |p| p.map(|p| p.site)),
                 next_id: Cell::new(0),
                 buffers: RefCell::new(Vec::new()),
             }),
@@ -118,8 +126,7 @@ impl Net {
     /// counts). Returns its pending state, for fused followers.
     #[track_caller]
     pub(crate) fn follow(&self, me: Next) -> Option<Pending> {
-        let p = self.ctx.last.take()?;
-        self.ctx.site.borrow_mut().set(None);
+        let p = self.ctx.last.replace(None)?;
         p.next.require(me);
         Some(p)
     }
@@ -140,10 +147,8 @@ impl Net {
     }
 
     /// Records that a producer (or a fused bias add) ran last.
-    pub(crate) fn produced(&self, p: Pending, site: &'static Location<'static>) {
+    pub(crate) fn produced(&self, p: Pending) {
         self.ctx.last.set(Some(p));
-        let key = site as *const Location as usize;
-        self.ctx.site.borrow_mut().set(Some(key));
     }
 
     /// The epilogues a producer of `shape` applies: its prophecy, and the
@@ -163,19 +168,14 @@ impl Net {
             next,
             after_bias: None,
             fused_bias: None,
+            site: Location::caller(),
         };
         match next.get().exactly() {
             Some(&Epilogue::Relu(t)) => epilogues.push(Fused::Relu(f32::from_bits(t))),
             Some(&Epilogue::Bias(id)) => {
-                let buffer = self
-                    .ctx
-                    .buffers
-                    .borrow()
-                    .iter()
-                    .find(|b| b.0 == id)
-                    .cloned();
-                if let Some((_, bshape, data)) = buffer.filter(|b| b.1 == shape) {
-                    debug_assert_eq!(bshape, shape);
+                let buffers = self.ctx.buffers.borrow();
+                let bias = buffers.iter().find(|b| b.id == id && b.shape == shape);
+                if let Some(data) = bias.map(|b| b.data) {
                     epilogues.push(Fused::Bias(data));
                     pending.fused_bias = Some(id);
                     let after = Prophecy::named(format!("after {what} + bias"), Flat::Unknown);

@@ -7,10 +7,11 @@
 //! locals) and the 1-D convolution's wrap-around `%` is confined to a
 //! short tail loop.
 
+use crate::error::ShapeError;
 use crate::net::{Epilogue, Fused, Net};
 use crate::tensor::Tensor;
 use augur::prophecy::Flat;
-use augur::Dyn;
+use augur::{dsl, Dyn};
 use std::panic::Location;
 
 /// Filters with at most this many taps are unrolled.
@@ -54,8 +55,8 @@ fn epilogue(mut v: Dyn<f32>, fused: &[Fused], i: Dyn<i32>) -> Dyn<f32> {
 }
 
 #[track_caller]
-fn shape_error(what: &str, detail: String) -> ! {
-    panic!("nn: {what}: {detail}, at {}", Location::caller())
+fn shape_error(error: ShapeError) -> ! {
+    dsl::fail(error, Location::caller())
 }
 
 impl Net {
@@ -67,13 +68,10 @@ impl Net {
         self.check_own(w);
         let (n, k) = (x.len(), w.len());
         if x.shape.len() != 1 || w.shape.len() != 1 || k == 0 || k > n {
-            shape_error(
-                "conv1d",
-                format!(
-                    "needs 1-D x and w with 1 <= len(w) <= len(x), got {:?} and {:?}",
-                    x.shape, w.shape
-                ),
-            );
+            shape_error(ShapeError::Conv1d {
+                x: x.shape.clone(),
+                w: w.shape.clone(),
+            });
         }
         self.follow(Flat::Conflict);
         let y = self.alloc([n]);
@@ -96,7 +94,7 @@ impl Net {
             y.data.at(i).set(epilogue(sum, &fused, i));
         });
         if let Some(p) = pending {
-            self.produced(p, Location::caller());
+            self.produced(p);
         }
         y
     }
@@ -110,10 +108,10 @@ impl Net {
         let [h, wd] = dims2(x, "conv2d");
         let [kh, kw] = dims2(w, "conv2d");
         if kh == 0 || kw == 0 || kh > h || kw > wd {
-            shape_error(
-                "conv2d",
-                format!("filter {:?} does not fit input {:?}", w.shape, x.shape),
-            );
+            shape_error(ShapeError::Conv2d {
+                x: x.shape.clone(),
+                w: w.shape.clone(),
+            });
         }
         self.follow(Flat::Conflict);
         let (oh, ow) = (h - kh + 1, wd - kw + 1);
@@ -131,7 +129,7 @@ impl Net {
             });
         });
         if let Some(p) = pending {
-            self.produced(p, Location::caller());
+            self.produced(p);
         }
         y
     }
@@ -144,13 +142,10 @@ impl Net {
         self.check_own(weights);
         let [m, n] = dims2(weights, "fully_connected");
         if x.len() != n {
-            shape_error(
-                "fully_connected",
-                format!(
-                    "weights {:?} need an input of {n}, got {:?}",
-                    weights.shape, x.shape
-                ),
-            );
+            shape_error(ShapeError::FullyConnected {
+                weights: weights.shape.clone(),
+                x: x.shape.clone(),
+            });
         }
         self.follow(Flat::Conflict);
         let y = self.alloc([m]);
@@ -163,7 +158,7 @@ impl Net {
             y.data.at(o).set(epilogue(sum, &fused, o));
         });
         if let Some(p) = pending {
-            self.produced(p, Location::caller());
+            self.produced(p);
         }
         y
     }
@@ -195,10 +190,10 @@ impl Net {
         self.check_own(&t);
         self.check_own(b);
         if t.shape != b.shape {
-            shape_error(
-                "bias_add",
-                format!("bias {:?} for a tensor {:?}", b.shape, t.shape),
-            );
+            shape_error(ShapeError::BiasAdd {
+                bias: b.shape.clone(),
+                tensor: t.shape.clone(),
+            });
         }
         let me = Epilogue::Bias(b.id);
         if let Some(p) = self.follow_on(Flat::Exactly(me), &t) {
@@ -210,8 +205,9 @@ impl Net {
                         next: after,
                         after_bias: None,
                         fused_bias: None,
+                        site: Location::caller(),
                     };
-                    self.produced(next, Location::caller());
+                    self.produced(next);
                 }
                 return t;
             }
@@ -267,9 +263,12 @@ impl Net {
 }
 
 #[track_caller]
-fn dims2(t: &Tensor, what: &str) -> [usize; 2] {
+fn dims2(t: &Tensor, layer: &'static str) -> [usize; 2] {
     match t.shape[..] {
         [a, b] => [a, b],
-        _ => shape_error(what, format!("needs a 2-D tensor, got {:?}", t.shape)),
+        _ => shape_error(ShapeError::NotMatrix {
+            layer,
+            shape: t.shape.clone(),
+        }),
     }
 }

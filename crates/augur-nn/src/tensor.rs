@@ -1,9 +1,10 @@
 //! Tensors: `f32` data with a first-stage shape.
 
-use crate::net::Net;
+use crate::error::ShapeError;
+use crate::net::{Buffer, Net};
 use augur::libc::{FREE, MALLOC, MEMCPY};
 use augur::prophecy::Flat;
-use augur::Dyn;
+use augur::{dsl, Dyn};
 use std::panic::Location;
 
 /// A tensor of `f32` with a first-stage shape (row-major), over a buffer
@@ -12,8 +13,8 @@ use std::panic::Location;
 /// Operations that work in place (ReLU, bias add) take the tensor by value
 /// and hand it back: the value before them is gone, in Rust as in C.
 pub struct Tensor {
-    /// The `Net` that made it (its address): tensors of two nets do not mix.
-    pub(crate) net: usize,
+    /// The `Net` that made it: tensors of two nets do not mix.
+    pub(crate) net: dsl::Id,
     pub(crate) id: u32,
     pub(crate) shape: Vec<usize>,
     pub(crate) data: Dyn<*mut f32>,
@@ -68,31 +69,20 @@ impl Net {
         // dyn loop) is the same tensor: the same id keeps a prediction
         // about it ("a bias add of tensor 2 follows") the same in every
         // turn, so it can hold.
-        let seen = (!owned)
-            .then(|| {
-                let buffers = self.ctx.buffers.borrow();
-                let b = buffers
-                    .iter()
-                    .find(|b| b.2.same_handle(data) && b.1 == shape);
-                b.map(|b| b.0)
-            })
-            .flatten();
-        if let Some(id) = seen {
-            return Tensor {
-                net: self.key(),
-                id,
-                shape,
-                data,
-                owned,
-            };
-        }
-        let id = self.fresh_id();
-        self.ctx
-            .buffers
-            .borrow_mut()
-            .push((id, shape.clone(), data));
+        let buffers = &self.ctx.buffers;
+        let seen = buffers
+            .borrow()
+            .iter()
+            .find(|b| !owned && b.data.same_handle(data) && b.shape == shape)
+            .map(|b| b.id);
+        let id = seen.unwrap_or_else(|| {
+            let id = self.fresh_id();
+            let shape = shape.clone();
+            buffers.borrow_mut().push(Buffer { id, shape, data });
+            id
+        });
         Tensor {
-            net: self.key(),
+            net: self.ctx.id(),
             id,
             shape,
             data,
@@ -135,15 +125,11 @@ impl Net {
 }
 
 impl Net {
-    pub(crate) fn key(&self) -> usize {
-        std::rc::Rc::as_ptr(&self.ctx) as usize
-    }
-
     /// Panics when `t` was made by another `Net`: its fusion state is that
     /// other net's.
     #[track_caller]
     pub(crate) fn check_own(&self, t: &Tensor) {
-        if t.net != self.key() {
+        if t.net != self.ctx.id() {
             panic!(
                 "nn: a tensor of another Net used here; make a network's tensors with \
                  the Net that runs it, at {}",
@@ -153,10 +139,15 @@ impl Net {
     }
 }
 
-fn checked(shape: &[usize], loc: &Location) -> Vec<usize> {
+fn checked(shape: &[usize], loc: &'static Location<'static>) -> Vec<usize> {
     let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match total {
         Some(n) if n <= i32::MAX as usize => shape.to_vec(),
-        _ => panic!("nn: a tensor of shape {shape:?} has more than 2^31 - 1 elements, at {loc}"),
+        _ => dsl::fail(
+            ShapeError::TooLarge {
+                shape: shape.to_vec(),
+            },
+            loc,
+        ),
     }
 }

@@ -332,14 +332,15 @@ fn shape_errors_name_the_line() {
         net.fully_connected(&x, &w);
     });
     match r {
-        Err(augur::Error::Panic { message, .. }) => {
+        Err(e @ augur::Error::Dsl { .. }) => {
+            let message = e.to_string();
             assert!(
                 message.contains("weights [2, 3] need an input of 3"),
                 "{message}"
             );
             assert!(message.contains("fusion.rs"), "{message}");
         }
-        other => panic!("expected a panic, got {:?}", other.map(|_| ())),
+        other => panic!("expected a DSL error, got {:?}", other.map(|_| ())),
     }
 }
 

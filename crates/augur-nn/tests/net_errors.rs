@@ -1,9 +1,87 @@
-//! Networks the DSL refuses, with an error at the user's line: tensors of
-//! two `Net`s mixed, and a tensor carried across a dyn loop in a plain
-//! Rust variable (the loop could never close).
+//! Networks the DSL refuses, with an error at the user's line: shapes a
+//! layer cannot take (a `ShapeError` the caller matches), tensors of two
+//! `Net`s mixed, and a tensor carried across a dyn loop in a plain Rust
+//! variable (the loop could never close).
 
-use augur::{Builder, Dyn};
-use augur_nn::Net;
+use augur::{Builder, Dyn, Error};
+use augur_nn::{Net, ShapeError, Tensor};
+
+/// A network over two caller buffers of the given shapes.
+type Layer = fn(&Net, &Tensor, &Tensor);
+
+/// Each layer given shapes it cannot take ends the extraction with
+/// `Error::Dsl` at the layer's line, carrying the `ShapeError` that says
+/// which layer and which shapes.
+#[test]
+fn shape_errors_are_typed() {
+    type F = unsafe extern "C" fn(*mut f32, *mut f32);
+    let cases: [([&[usize]; 2], Layer, ShapeError); 6] = [
+        (
+            [&[4], &[5]],
+            |n, x, w| drop(n.conv1d(x, w)),
+            ShapeError::Conv1d {
+                x: vec![4],
+                w: vec![5],
+            },
+        ),
+        (
+            [&[4, 4], &[2, 5]],
+            |n, x, w| drop(n.conv2d(x, w)),
+            ShapeError::Conv2d {
+                x: vec![4, 4],
+                w: vec![2, 5],
+            },
+        ),
+        (
+            [&[4, 4, 1], &[2, 2]],
+            |n, x, w| drop(n.conv2d(x, w)),
+            ShapeError::NotMatrix {
+                layer: "conv2d",
+                shape: vec![4, 4, 1],
+            },
+        ),
+        (
+            [&[4], &[2, 3]],
+            |n, x, w| drop(n.fully_connected(x, w)),
+            ShapeError::FullyConnected {
+                weights: vec![2, 3],
+                x: vec![4],
+            },
+        ),
+        (
+            [&[4], &[3]],
+            |n, x, b| drop(n.bias_add(n.alloc(x.shape()), b)),
+            ShapeError::BiasAdd {
+                bias: vec![3],
+                tensor: vec![4],
+            },
+        ),
+        (
+            [&[4], &[3]],
+            |n, _, _| drop(n.alloc([1 << 16, 1 << 16])),
+            ShapeError::TooLarge {
+                shape: vec![1 << 16, 1 << 16],
+            },
+        ),
+    ];
+    for ([xs, ws], layer, expected) in cases {
+        let r: augur::Result<augur::Extracted<F>> =
+            Builder::new().extract("bad", |x: Dyn<*mut f32>, w: Dyn<*mut f32>| {
+                let net = Net::new();
+                let (x, w) = (net.tensor_on(xs, x), net.tensor_on(ws, w));
+                layer(&net, &x, &w)
+            });
+        let e = r.map(|_| ()).unwrap_err();
+        assert_eq!(e.dsl_error::<ShapeError>(), Some(&expected), "{e}");
+        // At the layer's call, in this file.
+        let Error::Dsl { location, .. } = &e else {
+            panic!("not a DSL error: {e}")
+        };
+        assert_eq!(location.file, file!());
+        assert_eq!(e.to_string(), format!("{expected} at {location}"));
+        assert!(e.to_string().starts_with("nn: "), "{e}");
+    }
+}
 
 /// Tensors of two Nets do not mix (their ids and fusion states are each
 /// Net's own): using one with the other Net is an error at the user's line.

@@ -3,6 +3,7 @@
 use crate::ir::SrcLoc;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Everything that can go wrong, each naming the problem and where it is.
 #[derive(Debug, Clone)]
@@ -14,6 +15,15 @@ pub enum Error {
         message: String,
         /// Where it panicked.
         location: Option<SrcLoc>,
+    },
+    /// A DSL refused the program (a shape that does not fit, say): the
+    /// DSL's own error, as data ([`Error::dsl_error`] gives it back typed),
+    /// raised with [`dsl::fail`](crate::dsl::fail).
+    Dsl {
+        /// The DSL's error; its `Display` says what is wrong.
+        error: Arc<dyn std::error::Error + Send + Sync + 'static>,
+        /// The user's line.
+        location: SrcLoc,
     },
     /// The staging API was used wrongly (a handle from another extraction,
     /// assigning to a computed value, ...).
@@ -163,6 +173,7 @@ impl fmt::Display for Error {
             Error::Panic { message, location } => {
                 write!(f, "first-stage code panicked{}: {message}", at(location))
             }
+            Error::Dsl { error, location } => write!(f, "{error} at {location}"),
             Error::Misuse { message, location } => write!(f, "{message}{}", at(location)),
             Error::NonDeterministic {
                 message,
@@ -267,7 +278,44 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Dsl { error, .. } => Some(&**error),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// The DSL error this is, as its type `E`: `None` when this is not
+    /// [`Error::Dsl`] or its error is of another type.
+    ///
+    /// ```
+    /// # use augur::{dsl, Builder, Dyn};
+    /// #[derive(Debug)]
+    /// struct Empty;
+    /// impl std::fmt::Display for Empty {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         f.write_str("an empty tensor")
+    ///     }
+    /// }
+    /// impl std::error::Error for Empty {}
+    ///
+    /// let r = Builder::new().extract("f", |_: Dyn<i32>| -> Dyn<i32> {
+    ///     dsl::fail(Empty, std::panic::Location::caller())
+    /// });
+    /// let e = r.map(|_| ()).unwrap_err();
+    /// assert!(e.dsl_error::<Empty>().is_some());
+    /// assert!(e.dsl_error::<std::fmt::Error>().is_none());
+    /// ```
+    pub fn dsl_error<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            Error::Dsl { error, .. } => error.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
+}
 
 /// Shorthand for results with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

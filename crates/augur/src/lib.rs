@@ -109,6 +109,7 @@ pub use error::{Error, Result};
 pub use exec::interp::{Interpreter, Value};
 pub use prophecy::{History, Prophecy, ProphecyMode};
 pub use stage::ctype::{CChar, CScalar, CType};
+pub use stage::dsl;
 pub use stage::dyn_val::{annotate, in_extraction, AnyArg, Dyn, IntoArg, IntoIndex};
 pub use stage::extern_fn::ExternFn;
 pub use stage::libc;

@@ -1,6 +1,5 @@
-//! The IR's text form: C-like, one statement a line, used by tests and `Display`.
-//!
-//! Expression printing (precedence, constants) is shared with the C backend.
+//! C-like printing of expressions (precedence, constants) and statements,
+//! for the C backend; the IR's own text form is in [`text`](super::text).
 
 use super::{
     Annotation, BinOp, Block, Const, Expr, ExprId, Function, Launch, Scalar, SrcLoc, Stmt,
@@ -9,7 +8,7 @@ use super::{
 use std::fmt::{self, Write};
 
 /// C operator precedence levels (higher binds tighter).
-fn binop_prec(op: BinOp) -> u8 {
+pub(crate) fn binop_prec(op: BinOp) -> u8 {
     match op {
         BinOp::Mul | BinOp::Div | BinOp::Rem => 13,
         BinOp::Add | BinOp::Sub => 12,
@@ -311,14 +310,6 @@ pub(crate) trait LineMarks {
     fn syntax(&self, out: &mut String);
 }
 
-/// No source mapping.
-pub(crate) struct NoMarks;
-
-impl LineMarks for NoMarks {
-    fn statement(&self, _: &mut String, _: Option<SrcLoc>, _: usize) {}
-    fn syntax(&self, _: &mut String) {}
-}
-
 /// Prints a block; shared by `Display` and the C backend, which passes its own
 /// hooks for declarations and source mapping.
 pub(crate) struct BlockPrinter<'a> {
@@ -527,28 +518,8 @@ pub(crate) fn comment_text(c: &str) -> String {
 }
 
 impl fmt::Display for Function {
-    /// `fn name(params) -> ret {` then the body, C-like.
+    /// The text form ([`text`](super::text)), which [`parse`](super::parse) reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = |v| self.var_name(v);
-        let decl = |v: super::VarId| format!("{}: {}", self.var_name(v), self.vars[v].ty);
-        let printer = BlockPrinter {
-            exprs: ExprPrinter {
-                func: self,
-                name: &name,
-                narrow_casts: false,
-            },
-            decl: &|v| format!("let {}", decl(v)),
-            marks: &NoMarks,
-        };
-        let params: Vec<String> = self.params.iter().map(|&p| decl(p)).collect();
-        write!(f, "fn {}({})", self.name, params.join(", "))?;
-        if self.ret != Type::Void {
-            write!(f, " -> {}", self.ret)?;
-        }
-        f.write_str(" {\n")?;
-        let mut body = String::new();
-        printer.block(&mut body, &self.body, 1);
-        f.write_str(&body)?;
-        f.write_str("}\n")
+        f.write_str(&super::text::print(self))
     }
 }

@@ -30,19 +30,22 @@
 //!    `break`, `continue`, `return` or `goto` leaves (a loop around a launch
 //!    is not one its body can leave).
 //!
-//! The text form ([`Display`](std::fmt::Display)) is C-like and is what the
-//! tests compare; the C backend lives in [`codegen`](crate::codegen).
+//! The text form ([`Display`](std::fmt::Display), specified in [`text`]) is
+//! what file tests and error messages show, and [`parse`] reads it back; the
+//! C backend lives in [`codegen`](crate::codegen).
 
 pub(crate) mod display;
 mod entity;
 mod expr;
 mod stmt;
+pub mod text;
 mod types;
 pub mod verify;
 
 pub use entity::{Arena, EntityId, SecondaryMap};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
+pub use text::{parse, ParseError};
 pub use types::{Scalar, Type};
 
 pub(crate) use entity::entity;

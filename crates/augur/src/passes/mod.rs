@@ -13,27 +13,50 @@ mod scope;
 use crate::error::Error;
 use crate::ir::{verify::verify, Function};
 
+type Pass = (&'static str, fn(&mut Function));
+
+/// Each pass by the short name file tests (`crates/augur/filetests/`) give it.
+const NAMED: [Pass; 6] = [
+    ("scope", scope::run),
+    ("copy_elim", copy_elim::run),
+    ("dead", dead::run),
+    ("fold", fold::run),
+    ("control", control::run),
+    ("naming", naming::run),
+];
+
+/// Runs the one pass `name` names (`scope`, `copy_elim`, `dead`, `fold`,
+/// `control`, `naming`) and verifies the IR after it; `None` if no pass
+/// has that name. For file tests and tools: [`run`] is the pipeline.
+pub fn run_named(name: &str, f: &mut Function) -> Option<Result<(), Error>> {
+    let (_, pass) = NAMED.iter().find(|(n, _)| *n == name)?;
+    pass(f);
+    Some(verify(f).map_err(|message| Error::Internal {
+        message: format!("IR invalid after {name}: {message}\n{f}"),
+    }))
+}
+
 /// Runs every pass in order, verifying after each in debug builds and
 /// after the last one always.
 pub fn run(f: &mut Function) -> Result<(), Error> {
-    type Pass = (&'static str, fn(&mut Function));
-    let passes: [Pass; 9] = [
-        ("scope repair", scope::run),
-        ("copy elimination", copy_elim::run),
-        ("dead code", dead::run),
-        ("copy elimination after dead code", copy_elim::run),
-        ("constant folding", fold::run),
-        ("control cleanup", control::run),
-        ("dead code after cleanup", dead::run),
-        ("scope repair again", scope::run),
-        ("naming", naming::run),
+    let pipeline = [
+        "scope",
+        "copy_elim",
+        "dead",
+        "copy_elim",
+        "fold",
+        "control",
+        "dead",
+        "scope",
+        "naming",
     ];
-    let last = passes.len() - 1;
-    for (i, (name, pass)) in passes.into_iter().enumerate() {
+    let last = pipeline.len() - 1;
+    for (i, name) in pipeline.into_iter().enumerate() {
+        let (_, pass) = NAMED.iter().find(|(n, _)| *n == name).expect("a pass");
         pass(f);
         if cfg!(debug_assertions) || i == last {
             verify(f).map_err(|message| Error::Internal {
-                message: format!("IR invalid after {name}: {message}\n{f}"),
+                message: format!("IR invalid after pass {i} ({name}): {message}\n{f}"),
             })?;
         }
     }

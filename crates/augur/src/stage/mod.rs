@@ -1,6 +1,8 @@
-//! The first-stage API: `Dyn`, `Static`, operators, externs, annotations.
+//! The first-stage API: `Dyn`, `Static`, operators, externs, annotations,
+//! the DSL kit.
 
 pub mod ctype;
+pub mod dsl;
 pub mod dyn_val;
 pub mod extern_fn;
 pub mod gpu;

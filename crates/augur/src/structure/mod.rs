@@ -193,6 +193,28 @@ fn check_exits(cfg: &Cfg, nodes: &Arena<NodeId, Node>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Runs the goto-removal step `name` names on IR (`breaks`: forward gotos
+/// out of a stretch become `break`s out of one-turn loops; `guards`: the
+/// rest become guards on a `jump` variable) and verifies it; returns the
+/// gotos removed, `None` if no step has that name. For file tests.
+pub fn run_named(name: &str, f: &mut Function) -> Option<Result<u64, Error>> {
+    let removed = match name {
+        "breaks" => {
+            let truth = f.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));
+            breaks::forward_breaks(f, truth)
+        }
+        "guards" => guards::forward_guards(f),
+        _ => return None,
+    };
+    Some(
+        crate::ir::verify::verify(f)
+            .map(|()| removed)
+            .map_err(|message| Error::Internal {
+                message: format!("IR invalid after {name}: {message}\n{f}"),
+            }),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::ir::{Stmt, StmtKind};

@@ -205,9 +205,10 @@
 //! * **Make the DSL's state inside the closure.** Each run of the closure
 //!   builds its own `Pipeline`; nothing carries over from one run to the
 //!   next except prophecies and histories, which the engine keeps.
-//! * **Keep first-stage state that outlives a dyn branch in a `Static`.**
-//!   After a branch, extraction shares the code that follows between the
-//!   paths when their program points agree. Plain Rust state is not part
+//! * **Keep first-stage state that outlives a dyn branch in a `Static`**
+//!   (in state shared by handles, a `dsl::Seen`, below). After a branch,
+//!   extraction shares the code that follows between the paths when
+//!   their program points agree. Plain Rust state is not part
 //!   of program points, so two paths that differ only in it (here: whether
 //!   an `affine` is still waiting for its follower) could share code, and
 //!   a requirement made only on a side the engine's checks do not take
@@ -230,6 +231,101 @@
 //! `cargo run -p augur --example tutorial_5_dsl`, adds an `add` operation
 //! and two more programs (a clamp on only one path, a clamp of another
 //! vector).
+//!
+//! # Shared state and typed errors: `augur::dsl`
+//!
+//! `Pipeline` above is one value the user threads through every call. A
+//! DSL whose values carry their own operations (`v.clamp(0)`) needs
+//! state every value reaches: [`dsl::State`](crate::dsl::State) shares it
+//! for the run that made it (and refuses to be used in another run, where
+//! it would carry one run's decisions into the next). Fields set through
+//! `&self` are `Cell`s; a field that decides later code, which a
+//! `Static` would hold in `Pipeline`, is a [`dsl::Seen`](crate::dsl::Seen):
+//! one declaration, and tags see it. A program the DSL refuses ends with
+//! [`dsl::fail`](crate::dsl::fail): the DSL's own error type reaches the
+//! caller as [`Error::Dsl`](crate::Error::Dsl) at the user's line, and
+//! [`Error::dsl_error`](crate::Error::dsl_error) gives it back typed.
+//!
+//! Here a clamp right after the same clamp does nothing, which only the
+//! state of the path can say:
+//!
+//! ```
+//! use augur::{dsl, Builder, Dyn};
+//! use std::cell::Cell;
+//! use std::panic::Location;
+//!
+//! struct Shared {
+//!     n: Dyn<i32>,
+//!     vectors: Cell<usize>, // bookkeeping
+//!     /// The clamp just before (vector, bound): it decides what the next
+//!     /// clamp generates, so tags see it.
+//!     last: dsl::Seen<Option<(usize, i32)>>,
+//! }
+//!
+//! #[derive(Debug, PartialEq)]
+//! struct NegativeBound(i32);
+//! impl std::fmt::Display for NegativeBound {
+//!     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+//!         write!(f, "clamp at {}: bounds are at least 0", self.0)
+//!     }
+//! }
+//! impl std::error::Error for NegativeBound {}
+//!
+//! #[derive(Clone)]
+//! struct Vector {
+//!     data: Dyn<*mut i32>,
+//!     id: usize,
+//!     shared: dsl::State<Shared>,
+//! }
+//!
+//! fn vector(shared: &dsl::State<Shared>, data: Dyn<*mut i32>) -> Vector {
+//!     let id = shared.vectors.get();
+//!     shared.vectors.set(id + 1);
+//!     Vector { data, id, shared: shared.clone() }
+//! }
+//!
+//! impl Vector {
+//!     #[track_caller]
+//!     fn clamp(&self, lo: i32) {
+//!         if lo < 0 {
+//!             dsl::fail(NegativeBound(lo), Location::caller());
+//!         }
+//!         if self.shared.last.replace(Some((self.id, lo))) == Some((self.id, lo)) {
+//!             return; // clamped already
+//!         }
+//!         let i = Dyn::named("i", 0);
+//!         while i.lt(self.shared.n).is_true() {
+//!             let x = self.data.at(i);
+//!             self.data.at(i).set(Dyn::select(x.lt(lo), lo, x));
+//!             i.set(i + 1);
+//!         }
+//!     }
+//! }
+//!
+//! let program = |lo: i32| {
+//!     move |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
+//!         let shared = dsl::State::new(Shared {
+//!             n,
+//!             vectors: Cell::new(0),
+//!             last: dsl::Seen::new(None),
+//!         });
+//!         let x = vector(&shared, x);
+//!         if c.eq(0).is_true() {
+//!             x.clamp(0);
+//!         }
+//!         x.clamp(lo); // a loop on one path only
+//!     }
+//! };
+//! let f = Builder::new().extract("clamped", program(0))?;
+//! assert_eq!(f.c_code().matches("for (").count(), 2, "{}", f.c_code());
+//!
+//! let e = Builder::new().extract("negative", program(-1)).map(|_| ()).unwrap_err();
+//! assert_eq!(e.dsl_error::<NegativeBound>(), Some(&NegativeBound(-1)));
+//! assert!(e.to_string().starts_with("clamp at -1: bounds are at least 0 at "));
+//! # Ok::<(), augur::Error>(())
+//! ```
+//!
+//! `augur-einsum` and `augur-nn` keep their state this way.
 //!
 //! # Full-size DSLs
 //!

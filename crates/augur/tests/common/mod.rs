@@ -238,7 +238,16 @@ where
         "{name}: C differs between extractions"
     );
     assert_eq!(ex.stats().gotos, 0, "{name}: gotos in\n{code}");
+    assert_text_round_trip(ex.ir());
     ex
+}
+
+/// Asserts that `f`'s IR text reads back as a function that prints the same.
+#[track_caller]
+pub fn assert_text_round_trip(f: &augur::ir::Function) {
+    let text = f.to_string();
+    let back = augur::ir::parse(&text).unwrap_or_else(|e| panic!("{e} in\n{text}"));
+    assert_eq!(back.to_string(), text, "the IR text reads back otherwise");
 }
 
 /// [`extract_with`] a default builder.

@@ -129,6 +129,18 @@ pub(crate) fn check_program(p: &Program, walk: Walk, compile: bool) -> Result<St
         );
         return Err(failure("nondeterministic C", what, Some(&code)));
     }
+    let text = ex.ir().to_string();
+    let read_back = match augur::ir::parse(&text) {
+        Ok(f) if f.to_string() == text => f,
+        Ok(f) => {
+            let what = format!("the IR text reads back as another text:\n{f}");
+            return Err(failure("IR text round trip", what, Some(&text)));
+        }
+        Err(e) => {
+            let what = format!("the IR text does not read back: {e}");
+            return Err(failure("IR text round trip", what, Some(&text)));
+        }
+    };
     let gotos = ex.stats().gotos;
     let mut soft = None;
     // Code from structured Rust is structured. Plain values make copies of
@@ -179,6 +191,14 @@ pub(crate) fn check_program(p: &Program, walk: Walk, compile: bool) -> Result<St
             if got != Value::from(want) {
                 let what = format!("{at}: interpreter gives {got}, expected {want}");
                 return Err(failure("wrong result", what, Some(&code)));
+            }
+            let mut it = augur::exec::Interpreter::new();
+            match it.call(&read_back, &[a.into(), b.into()]) {
+                Ok(v) if v == got => {}
+                other => {
+                    let what = format!("{at}: the IR read back from its text gives {other:?}");
+                    return Err(failure("IR text round trip", what, Some(&text)));
+                }
             }
         }
         if let Some(c) = &compiled {

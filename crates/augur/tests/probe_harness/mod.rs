@@ -58,6 +58,12 @@ where
     let code = ex.c_code();
     let gotos = ex.stats().gotos;
     let mut problems = Vec::new();
+    let text = ex.ir().to_string();
+    match augur::ir::parse(&text) {
+        Ok(back) if back.to_string() == text => {}
+        Ok(back) => problems.push(format!("the IR text reads back as\n{back}")),
+        Err(e) => problems.push(format!("the IR text does not read back: {e}\n{text}")),
+    }
     let compiled = match ex.compile_with(&c.opts) {
         Ok(x) => Some(x),
         Err(e) => {
