@@ -1,4 +1,5 @@
-//! Typed `u32` handles and the arenas they index (Cranelift's entity style).
+//! Typed `u32` handles, the arenas they index and side tables keyed by them
+//! (Cranelift's entity style).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -79,8 +80,16 @@ impl<K: EntityId, V> Arena<K, V> {
         self.items.iter().enumerate().map(|(i, v)| (K::new(i), v))
     }
     /// All handles, in creation order.
-    pub fn keys(&self) -> impl Iterator<Item = K> {
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = K> + ExactSizeIterator {
         (0..self.items.len()).map(K::new)
+    }
+    /// All entries, in creation order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.items.iter()
+    }
+    /// All entries, mutably, in creation order.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.items.iter_mut()
     }
     /// Shared access by handle, `None` when out of range.
     pub fn get(&self, k: K) -> Option<&V> {
@@ -89,6 +98,28 @@ impl<K: EntityId, V> Arena<K, V> {
     /// Mutable access by handle, `None` when out of range.
     pub fn get_mut(&mut self, k: K) -> Option<&mut V> {
         self.items.get_mut(k.index())
+    }
+}
+
+impl<K: EntityId, V> FromIterator<V> for Arena<K, V> {
+    fn from_iter<I: IntoIterator<Item = V>>(items: I) -> Self {
+        Arena {
+            items: items.into_iter().collect(),
+            _k: PhantomData,
+        }
+    }
+}
+
+impl<K: EntityId, V> IntoIterator for Arena<K, V> {
+    type Item = (K, V);
+    type IntoIter =
+        std::iter::Map<std::iter::Enumerate<std::vec::IntoIter<V>>, fn((usize, V)) -> (K, V)>;
+    /// All handles with their entries, in creation order.
+    fn into_iter(self) -> Self::IntoIter {
+        self.items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (K::new(i), v))
     }
 }
 
@@ -108,5 +139,82 @@ impl<K: EntityId, V> IndexMut<K> for Arena<K, V> {
 impl<K: EntityId, V: fmt::Debug> fmt::Debug for Arena<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// A side table: a value for each handle of one kind, `default` for every
+/// handle never written (Cranelift's `SecondaryMap`). A write past the end
+/// grows the table, so it needs no size up front; analyses keep their facts
+/// about blocks, nodes or variables here instead of in vectors indexed by
+/// raw integers.
+#[derive(Clone)]
+pub struct SecondaryMap<K: EntityId, V: Clone> {
+    items: Vec<V>,
+    default: V,
+    _k: PhantomData<K>,
+}
+
+impl<K: EntityId, V: Clone + Default> SecondaryMap<K, V> {
+    /// A table that holds `V::default()` for every handle.
+    pub fn new() -> Self {
+        Self::with_default(V::default())
+    }
+}
+
+impl<K: EntityId, V: Clone + Default> Default for SecondaryMap<K, V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: EntityId, V: Clone> SecondaryMap<K, V> {
+    /// A table that holds `default` for every handle.
+    pub fn with_default(default: V) -> Self {
+        SecondaryMap {
+            items: Vec::new(),
+            default,
+            _k: PhantomData,
+        }
+    }
+}
+
+impl<K: EntityId, V: Clone> Index<K> for SecondaryMap<K, V> {
+    type Output = V;
+    fn index(&self, k: K) -> &V {
+        self.items.get(k.index()).unwrap_or(&self.default)
+    }
+}
+
+impl<K: EntityId, V: Clone> IndexMut<K> for SecondaryMap<K, V> {
+    fn index_mut(&mut self, k: K) -> &mut V {
+        let i = k.index();
+        if i >= self.items.len() {
+            self.items.resize(i + 1, self.default.clone());
+        }
+        &mut self.items[i]
+    }
+}
+
+impl<K: EntityId, V: Clone + fmt::Debug> fmt::Debug for SecondaryMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entries = self.items.iter().enumerate().map(|(i, v)| (K::new(i), v));
+        f.debug_map().entries(entries).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::VarId;
+
+    #[test]
+    fn a_side_table_reads_its_default_until_written_and_grows_on_write() {
+        let mut t: SecondaryMap<VarId, u32> = SecondaryMap::new();
+        assert_eq!(t[VarId(7)], 0);
+        t[VarId(3)] += 2;
+        assert_eq!((t[VarId(3)], t[VarId(2)], t[VarId(9)]), (2, 0, 0));
+        let mut flags = SecondaryMap::with_default(true);
+        flags[VarId(1)] = false;
+        assert!(flags[VarId(0)] && !flags[VarId(1)] && flags[VarId(5)]);
     }
 }

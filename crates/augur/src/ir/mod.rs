@@ -42,7 +42,7 @@ pub mod text;
 mod types;
 pub mod verify;
 
-pub use entity::{Arena, EntityId};
+pub use entity::{Arena, EntityId, SecondaryMap};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};

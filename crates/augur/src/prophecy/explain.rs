@@ -1,9 +1,17 @@
 //! Why each prophecy ended at its value: the report of
 //! [`Extracted::explain`](crate::Extracted::explain).
 
-use super::store::CellKind;
 use crate::ir::SrcLoc;
 use std::fmt;
+
+/// Which handle type made a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellKind {
+    /// A [`Prophecy`](super::Prophecy): read first, required later.
+    Prophecy,
+    /// A [`History`](super::History): recorded first, read later.
+    History,
+}
 
 /// One join: a requirement that raised a value.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The handles DSL authors hold: [`Prophecy`] and [`History`].
 
-use super::store::CellKind;
+use super::store::CellId;
+use super::CellKind;
 use super::Lattice;
 use crate::error::Error;
 use crate::ir::SrcLoc;
@@ -91,7 +92,7 @@ pub struct History<L> {
 /// The cell a handle names, in the extraction that made it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct CellRef {
-    id: u32,
+    id: CellId,
     extraction: u64,
     created: SrcLoc,
 }

@@ -81,10 +81,9 @@ mod lattice;
 pub(crate) mod store;
 
 pub use builtin::{Flat, Max, Set};
-pub use explain::{CellReport, Explanation, JoinEvent};
+pub use explain::{CellKind, CellReport, Explanation, JoinEvent};
 pub use handle::{History, Prophecy};
 pub use lattice::{check_laws, Lattice};
-pub use store::CellKind;
 
 /// When a violated requirement starts the extraction over.
 ///

@@ -8,22 +8,19 @@
 //! at the end of the sweep in [`ProphecyMode::Collect`]); a join of a value
 //! nobody read yet in this attempt takes effect at once, with no restart.
 
-use super::explain::{CellReport, Explanation, JoinEvent};
+use super::explain::{CellKind, CellReport, Explanation, JoinEvent};
 use super::{Lattice, ProphecyMode};
 use crate::error::Error;
-use crate::ir::SrcLoc;
+use crate::ir::{Arena, SrcLoc};
 use crate::trace::tag::{FastMap, Tag};
 use std::any::Any;
 use std::fmt::Debug;
 
-/// Which handle type made a cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CellKind {
-    /// A [`Prophecy`](super::Prophecy): read first, required later.
-    Prophecy,
-    /// A [`History`](super::History): recorded first, read later.
-    History,
-}
+crate::ir::entity!(
+    /// Handle of a cell in the [`Store`].
+    CellId,
+    "c"
+);
 
 /// A lattice value with its type erased (the store applies deferred joins
 /// without knowing the type).
@@ -81,8 +78,8 @@ pub enum Verdict {
 
 /// All cells of one extraction, found by creation tag and occurrence.
 pub struct Store {
-    cells: Vec<Cell>,
-    by_key: FastMap<(Tag, u32), u32>,
+    cells: Arena<CellId, Cell>,
+    by_key: FastMap<(Tag, u32), CellId>,
     mode: ProphecyMode,
     attempt: u32,
     /// Deferred joins in the current attempt.
@@ -93,7 +90,7 @@ impl Store {
     /// An empty store.
     pub fn new(mode: ProphecyMode) -> Store {
         Store {
-            cells: Vec::new(),
+            cells: Arena::new(),
             by_key: FastMap::default(),
             mode,
             attempt: 1,
@@ -113,10 +110,10 @@ impl Store {
         name: Option<String>,
         loc: SrcLoc,
         check: bool,
-    ) -> Result<(u32, Verdict), Error> {
+    ) -> Result<(CellId, Verdict), Error> {
         if let Some(&id) = self.by_key.get(&key) {
             let attempt = self.attempt;
-            let cell = &mut self.cells[id as usize];
+            let cell = &mut self.cells[id];
             cell.opened = attempt;
             if cell.kind != kind || cell.value.as_any().downcast_ref::<L>().is_none() {
                 return Err(Error::Misuse {
@@ -136,8 +133,7 @@ impl Store {
             let verdict = self.join(id, initial, loc, false)?;
             return Ok((id, verdict));
         }
-        let id = self.cells.len() as u32;
-        self.cells.push(Cell {
+        let id = self.cells.push(Cell {
             kind,
             name,
             created: loc,
@@ -155,8 +151,8 @@ impl Store {
     }
 
     /// The current value; with `mark`, the cell counts as read.
-    pub fn get<L: Lattice>(&mut self, id: u32, mark: bool) -> L {
-        let cell = &mut self.cells[id as usize];
+    pub fn get<L: Lattice>(&mut self, id: CellId, mark: bool) -> L {
+        let cell = &mut self.cells[id];
         cell.read |= mark;
         value_of::<L>(&*cell.value).clone()
     }
@@ -164,7 +160,7 @@ impl Store {
     /// Requires `required` of cell `id` at `loc`.
     pub fn require<L: Lattice>(
         &mut self,
-        id: u32,
+        id: CellId,
         required: L,
         loc: SrcLoc,
     ) -> Result<Verdict, Error> {
@@ -175,13 +171,13 @@ impl Store {
     /// allow; `site`: count `loc` as a requirement site for reports.
     fn join<L: Lattice>(
         &mut self,
-        id: u32,
+        id: CellId,
         required: L,
         loc: SrcLoc,
         site: bool,
     ) -> Result<Verdict, Error> {
         let (mode, attempt) = (self.mode, self.attempt);
-        let cell = &mut self.cells[id as usize];
+        let cell = &mut self.cells[id];
         if site && !cell.sites.contains(&loc) {
             cell.sites.push(loc);
         }
@@ -233,7 +229,7 @@ impl Store {
     /// Ends a sweep: deferred joins become the values. True if any did.
     pub fn settle(&mut self) -> bool {
         let mut changed = false;
-        for cell in &mut self.cells {
+        for cell in self.cells.values_mut() {
             if let Some(p) = cell.pending.take() {
                 cell.value = p;
                 changed = true;
@@ -244,7 +240,7 @@ impl Store {
 
     /// True when a deferred join waits for the end of the sweep.
     pub fn has_pending(&self) -> bool {
-        self.cells.iter().any(|c| c.pending.is_some())
+        self.cells.values().any(|c| c.pending.is_some())
     }
 
     /// Joins deferred in the current attempt so far.
@@ -256,7 +252,7 @@ impl Store {
     pub fn start_attempt(&mut self, attempt: u32) {
         self.attempt = attempt;
         self.deferred = 0;
-        for cell in &mut self.cells {
+        for cell in self.cells.values_mut() {
             cell.read = false;
             cell.sites.clear();
         }
@@ -269,7 +265,7 @@ impl Store {
         Explanation {
             cells: self
                 .cells
-                .iter()
+                .values()
                 .filter(|c| all || c.opened == self.attempt)
                 .map(|c| CellReport {
                     kind: c.kind,
@@ -288,7 +284,7 @@ impl Store {
     /// Number of cells the current attempt used.
     pub fn used(&self) -> usize {
         self.cells
-            .iter()
+            .values()
             .filter(|c| c.opened == self.attempt)
             .count()
     }

@@ -1,12 +1,12 @@
 //! `Dyn<T>`: a second-stage value.
 
 use super::ctype::{CScalar, CType};
+use crate::error::Error;
 use crate::ir::{SrcLoc, Type, VarId};
 use crate::trace::driver::{self, with};
 use crate::trace::engine::{Ctl, Engine};
 use crate::trace::graph::{Op, OpExpr, Operand, Place};
 pub use crate::trace::values::Arg;
-use crate::Error;
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::Location;

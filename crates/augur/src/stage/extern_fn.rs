@@ -2,10 +2,10 @@
 
 use super::ctype::CType;
 use super::dyn_val::{caller, AnyArg, Arg, Dyn, IntoArg};
+use crate::error::Error;
 use crate::ir::{ExternSig, Type};
 use crate::trace::driver::with;
 use crate::trace::graph::{Op, OpExpr};
-use crate::Error;
 use std::marker::PhantomData;
 
 /// An extern C function of Rust signature `F` (a `fn(A, B) -> R` type):

@@ -2,12 +2,21 @@
 //! dominators, loops.
 
 use crate::error::Error;
-use crate::ir::{Arena, VarData, VarId};
-use crate::trace::graph::{map_vars, Node, NodeId, Op, OpExpr, Succ};
+use crate::ir::{Arena, EntityId, SecondaryMap, VarData, VarId};
+use crate::trace::graph::{Access, Node, NodeId, Op, OpExpr, Succ};
 use std::collections::HashMap;
 
-/// A block index (dense, in creation order).
-pub type BlockId = usize;
+crate::ir::entity!(
+    /// Handle of a basic block (dense, in creation order).
+    BlockId,
+    "b"
+);
+
+/// The entry block.
+pub const ENTRY: BlockId = BlockId(0);
+
+/// A set of blocks: a flag per block, unset for blocks never marked.
+pub type BlockSet = SecondaryMap<BlockId, bool>;
 
 /// A branch condition: one decision, or decisions joined by the
 /// short-circuit operators Rust's `a.is_true() && b.is_true()` produces.
@@ -64,27 +73,52 @@ pub struct Block {
     pub term: Term,
 }
 
+impl Block {
+    /// Every node of the block in order: its statements, then its
+    /// terminator's (a branch's decisions and the lets absorbed into its
+    /// condition, or the return).
+    pub fn ops(&self) -> impl Iterator<Item = NodeId> + '_ {
+        let mut term = Vec::new();
+        match &self.term {
+            Term::Branch(c, ..) => c.nodes(&mut term),
+            Term::Return(n) => term.push(*n),
+            Term::Goto(_) => {}
+        }
+        self.nodes.iter().copied().chain(term)
+    }
+
+    /// The blocks control goes to next (then before else).
+    pub fn succs(&self) -> impl Iterator<Item = BlockId> {
+        let (x, y) = match &self.term {
+            Term::Goto(t) => (Some(*t), None),
+            Term::Branch(_, t, e) => (Some(*t), Some(*e)),
+            Term::Return(_) => (None, None),
+        };
+        x.into_iter().chain(y)
+    }
+}
+
 /// Blocks plus the analyses structuring needs.
 pub struct Cfg {
-    /// Blocks; block 0 is the entry.
-    pub blocks: Vec<Block>,
+    /// Blocks; [`ENTRY`] is the entry.
+    pub blocks: Arena<BlockId, Block>,
     /// Reverse postorder index of each block.
-    pub rpo_index: Vec<usize>,
+    pub rpo_index: SecondaryMap<BlockId, usize>,
     /// Blocks in reverse postorder.
     pub rpo: Vec<BlockId>,
     /// Immediate dominator (the entry's is itself).
-    pub idom: Vec<BlockId>,
+    pub idom: SecondaryMap<BlockId, BlockId>,
     /// Dominator-tree children, sorted by reverse postorder.
-    pub dom_children: Vec<Vec<BlockId>>,
+    pub dom_children: SecondaryMap<BlockId, Vec<BlockId>>,
     /// Predecessors through forward (non-back) edges.
-    pub forward_preds: Vec<u32>,
+    pub forward_preds: SecondaryMap<BlockId, u32>,
     /// True for blocks that are the target of a back-edge.
-    pub is_header: Vec<bool>,
+    pub is_header: BlockSet,
     /// For loop headers: the blocks of the natural loop.
-    pub loop_body: Vec<Vec<bool>>,
+    pub loop_body: SecondaryMap<BlockId, BlockSet>,
     /// Pre/post numbers of the dominator tree for O(1) dominance queries.
-    dom_pre: Vec<u32>,
-    dom_post: Vec<u32>,
+    dom_pre: SecondaryMap<BlockId, u32>,
+    dom_post: SecondaryMap<BlockId, u32>,
 }
 
 impl Cfg {
@@ -96,11 +130,10 @@ impl Cfg {
         )))
     }
 
-    /// The analyses of a block graph (block 0 is the entry).
-    pub fn from_blocks(blocks: Vec<Block>) -> Cfg {
-        let n = blocks.len();
+    /// The analyses of a block graph ([`ENTRY`] is the entry).
+    pub fn from_blocks(blocks: Arena<BlockId, Block>) -> Cfg {
         let rpo = reverse_postorder(&blocks);
-        let mut rpo_index = vec![usize::MAX; n];
+        let mut rpo_index = SecondaryMap::with_default(usize::MAX);
         for (i, &b) in rpo.iter().enumerate() {
             rpo_index[b] = i;
         }
@@ -111,12 +144,12 @@ impl Cfg {
             rpo_index,
             rpo,
             idom,
-            dom_children: vec![Vec::new(); n],
-            forward_preds: vec![0; n],
-            is_header: vec![false; n],
-            loop_body: vec![Vec::new(); n],
-            dom_pre: vec![0; n],
-            dom_post: vec![0; n],
+            dom_children: SecondaryMap::new(),
+            forward_preds: SecondaryMap::new(),
+            is_header: SecondaryMap::new(),
+            loop_body: SecondaryMap::new(),
+            dom_pre: SecondaryMap::new(),
+            dom_post: SecondaryMap::new(),
         };
         cfg.dom_tree();
         cfg.loops(&preds);
@@ -131,23 +164,22 @@ impl Cfg {
     /// Returns the new blocks, or `None` if nothing could be split.
     pub fn split(
         &self,
-        targets: &[bool],
+        targets: &[BlockId],
         nodes: &mut Arena<NodeId, Node>,
         vars: &mut Arena<VarId, VarData>,
-    ) -> Option<Vec<Block>> {
+    ) -> Option<Arena<BlockId, Block>> {
         let mut blocks = self.blocks.clone();
         let preds = predecessors(&blocks);
         let uses = use_counts(&blocks, nodes);
         let mut any = false;
-        for (t, _) in targets.iter().enumerate().filter(|(_, &g)| g) {
+        for &t in targets {
             let b = &self.blocks[t];
             let small = b.nodes.len() <= 16;
             if !small || self.is_header[t] || !defines_only_locals(b, nodes, &uses) {
                 continue;
             }
             for &p in preds[t].iter().skip(1) {
-                let copy = blocks.len();
-                blocks.push(copy_block(b, nodes, vars));
+                let copy = blocks.push(copy_block(b, nodes, vars));
                 retarget(&mut blocks[p].term, t, copy);
                 any = true;
             }
@@ -155,13 +187,9 @@ impl Cfg {
         any.then(|| compact(blocks))
     }
 
-    /// Successor blocks of `b`.
-    pub fn succs(&self, b: BlockId) -> Vec<BlockId> {
-        match &self.blocks[b].term {
-            Term::Goto(t) => vec![*t],
-            Term::Branch(_, t, e) => vec![*t, *e],
-            Term::Return(_) => vec![],
-        }
+    /// Successor blocks of `b` (then before else).
+    pub fn succs(&self, b: BlockId) -> impl Iterator<Item = BlockId> {
+        self.blocks[b].succs()
     }
 
     /// True if `a` dominates `b`.
@@ -177,17 +205,18 @@ impl Cfg {
     fn dom_tree(&mut self) {
         let n = self.blocks.len();
         for &b in &self.rpo {
-            if b != 0 {
+            if b != ENTRY {
                 self.dom_children[self.idom[b]].push(b);
             }
         }
-        for c in &mut self.dom_children {
-            c.sort_by_key(|&x| self.rpo_index[x]);
+        for b in self.blocks.keys() {
+            let rpo_index = &self.rpo_index;
+            self.dom_children[b].sort_by_key(|&x| rpo_index[x]);
         }
         // Iterative pre/post numbering.
         let mut counter = 0u32;
-        let mut stack = vec![(0usize, 0usize)];
-        self.dom_pre[0] = 0;
+        let mut stack = vec![(ENTRY, 0usize)];
+        self.dom_pre[ENTRY] = 0;
         while let Some(&mut (b, ref mut i)) = stack.last_mut() {
             if *i == 0 {
                 self.dom_pre[b] = counter;
@@ -206,9 +235,8 @@ impl Cfg {
         debug_assert!(counter as usize == 2 * n);
     }
 
-    fn loops(&mut self, preds: &[Vec<BlockId>]) {
-        let n = self.blocks.len();
-        for b in 0..n {
+    fn loops(&mut self, preds: &SecondaryMap<BlockId, Vec<BlockId>>) {
+        for b in self.blocks.keys() {
             for s in self.succs(b) {
                 if self.is_back_edge(b, s) {
                     self.is_header[s] = true;
@@ -217,11 +245,11 @@ impl Cfg {
                 }
             }
         }
-        for h in 0..n {
+        for h in self.blocks.keys() {
             if !self.is_header[h] {
                 continue;
             }
-            let mut body = vec![false; n];
+            let mut body = BlockSet::new();
             body[h] = true;
             let mut stack: Vec<BlockId> = preds[h]
                 .iter()
@@ -240,12 +268,12 @@ impl Cfg {
 }
 
 /// Splits the reachable graph into basic blocks.
-fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>, Error> {
-    let mut preds = vec![0u32; nodes.len()];
-    let mut branch_target = vec![false; nodes.len()];
-    let mut seen = vec![false; nodes.len()];
+fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Arena<BlockId, Block>, Error> {
+    let mut preds: SecondaryMap<NodeId, u32> = SecondaryMap::new();
+    let mut branch_target: SecondaryMap<NodeId, bool> = SecondaryMap::new();
+    let mut seen: SecondaryMap<NodeId, bool> = SecondaryMap::new();
     let mut stack = vec![entry];
-    seen[entry.0 as usize] = true;
+    seen[entry] = true;
     while let Some(n) = stack.pop() {
         let node = &nodes[n];
         let is_branch = matches!(node.op, Op::Branch(_));
@@ -259,26 +287,23 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
             _ => {}
         }
         for s in node.successors() {
-            preds[s.0 as usize] += 1;
-            branch_target[s.0 as usize] |= is_branch;
-            if !seen[s.0 as usize] {
-                seen[s.0 as usize] = true;
+            preds[s] += 1;
+            branch_target[s] |= is_branch;
+            if !seen[s] {
+                seen[s] = true;
                 stack.push(s);
             }
         }
     }
-    let leader = |n: NodeId| {
-        let i = n.0 as usize;
-        n == entry || preds[i] != 1 || branch_target[i]
-    };
-    let mut block_of = vec![usize::MAX; nodes.len()];
+    let leader = |n: NodeId| n == entry || preds[n] != 1 || branch_target[n];
+    let mut block_of: SecondaryMap<NodeId, Option<BlockId>> = SecondaryMap::new();
     let mut order = Vec::new();
     let mut stack = vec![entry];
     while let Some(n) = stack.pop() {
-        if block_of[n.0 as usize] != usize::MAX {
+        if block_of[n].is_some() {
             continue;
         }
-        block_of[n.0 as usize] = order.len();
+        block_of[n] = Some(BlockId::new(order.len()));
         order.push(n);
         // Visit successors of the whole chain.
         let mut cur = n;
@@ -299,7 +324,9 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
             }
         }
     }
-    let mut blocks = Vec::with_capacity(order.len());
+    // Every leader reached was given its block above.
+    let block = |n: &NodeId| block_of[*n].expect("a block per leader");
+    let mut blocks = Arena::new();
     for &start in &order {
         let mut list = Vec::new();
         let mut cur = start;
@@ -307,11 +334,7 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
             let node = &nodes[cur];
             match (&node.op, &node.succ) {
                 (Op::Branch(_), Succ::Branch(Some(t), Some(e))) => {
-                    break Term::Branch(
-                        Cond::Node(cur),
-                        block_of[t.0 as usize],
-                        block_of[e.0 as usize],
-                    );
+                    break Term::Branch(Cond::Node(cur), block(t), block(e));
                 }
                 (Op::Return(_), _) => {
                     break Term::Return(cur);
@@ -319,7 +342,7 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
                 (_, Succ::Next(s)) => {
                     list.push(cur);
                     if leader(*s) {
-                        break Term::Goto(block_of[s.0 as usize]);
+                        break Term::Goto(block(s));
                     }
                     cur = *s;
                 }
@@ -335,32 +358,22 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Vec<Block>,
     Ok(blocks)
 }
 
-fn successors(b: &Block) -> impl Iterator<Item = BlockId> {
-    let (x, y) = match &b.term {
-        Term::Goto(t) => (Some(*t), None),
-        Term::Branch(_, t, e) => (Some(*t), Some(*e)),
-        Term::Return(_) => (None, None),
-    };
-    x.into_iter().chain(y)
-}
-
-fn predecessors(blocks: &[Block]) -> Vec<Vec<BlockId>> {
-    let mut preds = vec![Vec::new(); blocks.len()];
-    for (b, block) in blocks.iter().enumerate() {
-        for s in successors(block) {
+fn predecessors(blocks: &Arena<BlockId, Block>) -> SecondaryMap<BlockId, Vec<BlockId>> {
+    let mut preds: SecondaryMap<BlockId, Vec<BlockId>> = SecondaryMap::new();
+    for (b, block) in blocks.iter() {
+        for s in block.succs() {
             preds[s].push(b);
         }
     }
     preds
 }
 
-/// Reverse postorder from block 0, iteratively (then-sides first).
-fn reverse_postorder(blocks: &[Block]) -> Vec<BlockId> {
-    let n = blocks.len();
-    let mut visited = vec![false; n];
-    let mut post = Vec::with_capacity(n);
-    let mut stack: Vec<(BlockId, Vec<BlockId>)> = vec![(0, successors(&blocks[0]).collect())];
-    visited[0] = true;
+/// Reverse postorder from the entry, iteratively (then-sides first).
+fn reverse_postorder(blocks: &Arena<BlockId, Block>) -> Vec<BlockId> {
+    let mut visited = BlockSet::new();
+    let mut post = Vec::with_capacity(blocks.len());
+    let mut stack: Vec<(BlockId, Vec<BlockId>)> = vec![(ENTRY, blocks[ENTRY].succs().collect())];
+    visited[ENTRY] = true;
     while let Some((b, rest)) = stack.last_mut() {
         if rest.is_empty() {
             post.push(*b);
@@ -370,7 +383,7 @@ fn reverse_postorder(blocks: &[Block]) -> Vec<BlockId> {
         let s = rest.remove(0);
         if !visited[s] {
             visited[s] = true;
-            stack.push((s, successors(&blocks[s]).collect()));
+            stack.push((s, blocks[s].succs().collect()));
         }
     }
     post.reverse();
@@ -378,18 +391,23 @@ fn reverse_postorder(blocks: &[Block]) -> Vec<BlockId> {
 }
 
 /// Cooper, Harvey and Kennedy's iterative dominators.
-fn dominators(rpo: &[BlockId], rpo_index: &[usize], preds: &[Vec<BlockId>]) -> Vec<BlockId> {
-    let n = rpo_index.len();
-    let undef = usize::MAX;
-    let mut idom = vec![undef; n];
-    idom[0] = 0;
-    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+fn dominators(
+    rpo: &[BlockId],
+    rpo_index: &SecondaryMap<BlockId, usize>,
+    preds: &SecondaryMap<BlockId, Vec<BlockId>>,
+) -> SecondaryMap<BlockId, BlockId> {
+    // `None` until a block's first processed predecessor is seen.
+    let mut idom: SecondaryMap<BlockId, Option<BlockId>> = SecondaryMap::new();
+    idom[ENTRY] = Some(ENTRY);
+    // Both walks go up through processed blocks only.
+    let up = |idom: &SecondaryMap<BlockId, Option<BlockId>>, b| idom[b].expect("processed");
+    let intersect = |idom: &SecondaryMap<BlockId, Option<BlockId>>, mut a, mut b| {
         while a != b {
             while rpo_index[a] > rpo_index[b] {
-                a = idom[a];
+                a = up(idom, a);
             }
             while rpo_index[b] > rpo_index[a] {
-                b = idom[b];
+                b = up(idom, b);
             }
         }
         a
@@ -398,16 +416,15 @@ fn dominators(rpo: &[BlockId], rpo_index: &[usize], preds: &[Vec<BlockId>]) -> V
     while changed {
         changed = false;
         for &b in rpo.iter().skip(1) {
-            let mut new = undef;
+            let mut new = None;
             for &p in &preds[b] {
-                if idom[p] == undef {
+                if idom[p].is_none() {
                     continue;
                 }
-                new = if new == undef {
-                    p
-                } else {
-                    intersect(&idom, p, new)
-                };
+                new = Some(match new {
+                    None => p,
+                    Some(new) => intersect(&idom, p, new),
+                });
             }
             if new != idom[b] {
                 idom[b] = new;
@@ -415,23 +432,30 @@ fn dominators(rpo: &[BlockId], rpo_index: &[usize], preds: &[Vec<BlockId>]) -> V
             }
         }
     }
-    idom
+    let mut done = SecondaryMap::with_default(ENTRY);
+    for &b in rpo {
+        done[b] = up(&idom, b);
+    }
+    done
 }
 
 /// Folds `if a { if b {X} else {Y} } else {Y}` into `if a && b {X} else {Y}`
 /// (and the `||` shape) when the inner block only computes its condition:
 /// Rust's `a.is_true() && b.is_true()` takes two decisions, C takes one
 /// condition, and without this the join would need a `goto`.
-fn fold_short_circuits(mut blocks: Vec<Block>, nodes: &Arena<NodeId, Node>) -> Vec<Block> {
+fn fold_short_circuits(
+    mut blocks: Arena<BlockId, Block>,
+    nodes: &Arena<NodeId, Node>,
+) -> Arena<BlockId, Block> {
     let uses = use_counts(&blocks, nodes);
-    let mut preds = vec![0u32; blocks.len()];
-    for b in &blocks {
-        successors(b).for_each(|s| preds[s] += 1);
+    let mut preds: SecondaryMap<BlockId, u32> = SecondaryMap::new();
+    for (_, b) in blocks.iter() {
+        b.succs().for_each(|s| preds[s] += 1);
     }
     let mut changed = true;
     while changed {
         changed = false;
-        for a in (0..blocks.len()).rev() {
+        for a in blocks.keys().rev() {
             let Term::Branch(_, t, e) = blocks[a].term.clone() else {
                 continue;
             };
@@ -448,7 +472,8 @@ fn fold_short_circuits(mut blocks: Vec<Block>, nodes: &Arena<NodeId, Node>) -> V
                 if !shared {
                     continue;
                 }
-                let Term::Branch(ca, ..) = std::mem::replace(&mut blocks[a].term, Term::Goto(0))
+                let Term::Branch(ca, ..) =
+                    std::mem::replace(&mut blocks[a].term, Term::Goto(ENTRY))
                 else {
                     unreachable!("checked above")
                 };
@@ -473,7 +498,7 @@ fn fold_short_circuits(mut blocks: Vec<Block>, nodes: &Arena<NodeId, Node>) -> V
 
 /// True if `b` holds only pure lets read nowhere but in its own condition
 /// (and nothing annotated, which folding would lose).
-fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool {
+fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &SecondaryMap<VarId, u32>) -> bool {
     let Term::Branch(c, ..) = &b.term else {
         return false;
     };
@@ -489,47 +514,41 @@ fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool 
         let Some(def) = node.def.filter(|_| pure && node.annotations.is_empty()) else {
             return false;
         };
-        let all = uses.get(def.0 as usize).copied().unwrap_or(0);
-        local.get(&def).copied().unwrap_or(0) == all
+        local.get(&def).copied().unwrap_or(0) == uses[def]
     })
 }
 
-/// How often each variable is read inside `b` (its nodes and terminator).
+/// Calls `f` with each variable `op` uses: reads and assigns. These are the
+/// uses a definition must dominate and that keep a block's definitions from
+/// being renamed in a copy. (An address taken is not counted.)
+pub fn for_each_use(op: &Op, mut f: impl FnMut(VarId)) {
+    op.for_each_var(|v, access| {
+        if access != Access::Address {
+            f(v)
+        }
+    })
+}
+
+/// How often each variable is used inside `b` (its nodes and terminator).
 fn local_uses(b: &Block, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
     let mut local = HashMap::new();
-    let mut vars = Vec::new();
-    for n in block_nodes(b) {
-        vars.clear();
-        super::lower::uses(&nodes[n].op, &mut vars);
-        for v in &vars {
-            *local.entry(*v).or_insert(0u32) += 1;
-        }
+    for n in b.ops() {
+        for_each_use(&nodes[n].op, |v| *local.entry(v).or_insert(0u32) += 1);
     }
     local
 }
 
-/// The nodes of `b` and of its terminator, in order.
-fn block_nodes(b: &Block) -> Vec<NodeId> {
-    let mut all = b.nodes.clone();
-    match &b.term {
-        Term::Branch(c, ..) => c.nodes(&mut all),
-        Term::Return(n) => all.push(*n),
-        Term::Goto(_) => {}
-    }
-    all
-}
-
-/// True if every variable `b` defines is read only inside `b`, so a copy
+/// True if every variable `b` defines is used only inside `b`, so a copy
 /// of `b` may define its own.
-fn defines_only_locals(b: &Block, nodes: &Arena<NodeId, Node>, uses: &[u32]) -> bool {
+fn defines_only_locals(
+    b: &Block,
+    nodes: &Arena<NodeId, Node>,
+    uses: &SecondaryMap<VarId, u32>,
+) -> bool {
     let local = local_uses(b, nodes);
-    block_nodes(b)
-        .iter()
-        .filter_map(|&n| nodes[n].def)
-        .all(|v| {
-            let all = uses.get(v.0 as usize).copied().unwrap_or(0);
-            local.get(&v).copied().unwrap_or(0) == all
-        })
+    b.ops()
+        .filter_map(|n| nodes[n].def)
+        .all(|v| local.get(&v).copied().unwrap_or(0) == uses[v])
 }
 
 /// A copy of `b` made of new nodes; each variable `b` defines gets a new
@@ -542,7 +561,7 @@ fn copy_block(
     let mut renamed: HashMap<VarId, VarId> = HashMap::new();
     let mut copy_node = |n: NodeId, nodes: &mut Arena<NodeId, Node>| {
         let mut node = nodes[n].clone();
-        node.op = map_vars(&node.op, &mut |v| renamed.get(&v).copied().unwrap_or(v));
+        node.op = node.op.map_vars(|v| renamed.get(&v).copied().unwrap_or(v));
         if let Some(v) = node.def {
             let fresh = vars.push(vars[v].clone());
             renamed.insert(v, fresh);
@@ -576,28 +595,15 @@ fn copy_cond(c: &Cond, copy: &mut impl FnMut(NodeId) -> NodeId) -> Cond {
     }
 }
 
-fn use_counts(blocks: &[Block], nodes: &Arena<NodeId, Node>) -> Vec<u32> {
-    let mut counts = Vec::new();
-    let mut vars = Vec::new();
-    let mut all = Vec::new();
-    for b in blocks {
-        all.clear();
-        all.extend(&b.nodes);
-        match &b.term {
-            Term::Branch(c, ..) => c.nodes(&mut all),
-            Term::Return(n) => all.push(*n),
-            Term::Goto(_) => {}
-        }
-        for &n in &all {
-            vars.clear();
-            super::lower::uses(&nodes[n].op, &mut vars);
-            for v in &vars {
-                let i = v.0 as usize;
-                if counts.len() <= i {
-                    counts.resize(i + 1, 0);
-                }
-                counts[i] += 1;
-            }
+/// How often each variable is used in all of `blocks`.
+fn use_counts(
+    blocks: &Arena<BlockId, Block>,
+    nodes: &Arena<NodeId, Node>,
+) -> SecondaryMap<VarId, u32> {
+    let mut counts = SecondaryMap::new();
+    for (_, b) in blocks.iter() {
+        for n in b.ops() {
+            for_each_use(&nodes[n].op, |v| counts[v] += 1);
         }
     }
     counts
@@ -613,29 +619,35 @@ fn retarget(term: &mut Term, from: BlockId, to: BlockId) {
     }
 }
 
-/// Drops blocks no longer reachable from block 0 and renumbers the rest.
-fn compact(blocks: Vec<Block>) -> Vec<Block> {
-    let mut new_id = vec![usize::MAX; blocks.len()];
-    let mut order = vec![0];
-    new_id[0] = 0;
+/// Drops blocks no longer reachable from the entry and renumbers the rest
+/// in breadth-first order.
+fn compact(blocks: Arena<BlockId, Block>) -> Arena<BlockId, Block> {
+    let mut new_id: SecondaryMap<BlockId, Option<BlockId>> = SecondaryMap::new();
+    let mut order = vec![ENTRY];
+    new_id[ENTRY] = Some(ENTRY);
     let mut i = 0;
     while i < order.len() {
-        for s in successors(&blocks[order[i]]) {
-            if new_id[s] == usize::MAX {
-                new_id[s] = order.len();
+        for s in blocks[order[i]].succs() {
+            if new_id[s].is_none() {
+                new_id[s] = Some(BlockId::new(order.len()));
                 order.push(s);
             }
         }
         i += 1;
     }
-    let mut slots: Vec<Option<Block>> = blocks.into_iter().map(Some).collect();
+    // Every successor of a kept block is kept.
+    let renumber = |b: BlockId| new_id[b].expect("reachable");
+    let mut slots: SecondaryMap<BlockId, Option<Block>> = SecondaryMap::new();
+    for (b, block) in blocks {
+        slots[b] = Some(block);
+    }
     order
         .iter()
         .map(|&old| {
             let mut b = slots[old].take().expect("each block once");
             b.term = match b.term {
-                Term::Goto(t) => Term::Goto(new_id[t]),
-                Term::Branch(c, t, e) => Term::Branch(c, new_id[t], new_id[e]),
+                Term::Goto(t) => Term::Goto(renumber(t)),
+                Term::Branch(c, t, e) => Term::Branch(c, renumber(t), renumber(e)),
                 r @ Term::Return(_) => r,
             };
             b

@@ -12,9 +12,9 @@
 //! * anything else (a labelled Rust `break 'outer`, irreducible flow) becomes
 //!   a `goto`, counted in the stats; code from structured Rust needs none.
 
-use super::cfg::{BlockId, Cfg, Term};
+use super::cfg::{BlockId, BlockSet, Cfg, Term, ENTRY};
 use super::lower;
-use crate::ir::Arena;
+use crate::ir::{Arena, SecondaryMap};
 use crate::ir::{Block, Const, Expr, Function, LabelId, Scalar, Stmt, StmtKind, Type};
 use crate::trace::graph::{Node, NodeId, Op};
 
@@ -31,29 +31,28 @@ pub struct Emitter<'a> {
     cfg: &'a Cfg,
     nodes: &'a Arena<NodeId, Node>,
     func: &'a mut Function,
-    emitted: Vec<bool>,
-    follow: Vec<Option<BlockId>>,
-    goto_targets: Vec<bool>,
+    emitted: BlockSet,
+    follow: SecondaryMap<BlockId, Option<BlockId>>,
+    goto_targets: BlockSet,
     /// Blocks whose copying would remove a `goto` (targets and the joins
     /// a jump had to cross).
-    split_candidates: Vec<bool>,
+    split_candidates: BlockSet,
     pub gotos: u64,
 }
 
 impl<'a> Emitter<'a> {
     pub fn new(cfg: &'a Cfg, nodes: &'a Arena<NodeId, Node>, func: &'a mut Function) -> Self {
-        let n = cfg.blocks.len();
         let mut e = Emitter {
             cfg,
             nodes,
             func,
-            emitted: vec![false; n],
-            follow: vec![None; n],
-            goto_targets: vec![false; n],
-            split_candidates: vec![false; n],
+            emitted: BlockSet::new(),
+            follow: SecondaryMap::new(),
+            goto_targets: BlockSet::new(),
+            split_candidates: BlockSet::new(),
             gotos: 0,
         };
-        for h in 0..n {
+        for h in cfg.blocks.keys() {
             if cfg.is_header[h] {
                 e.follow[h] = e.loop_follow(h);
             }
@@ -64,16 +63,22 @@ impl<'a> Emitter<'a> {
     /// Emits the whole function body; returns it, its `goto` count, the
     /// blocks gotos jump to, and the joins that C could not reach between
     /// a jump and its target (copying them may remove the jump).
-    pub fn run(mut self) -> (Block, u64, Vec<bool>, Vec<bool>) {
+    pub fn run(mut self) -> (Block, u64, BlockSet, BlockSet) {
         let mut ctx = Vec::new();
-        let mut body = self.emit_block(0, &mut ctx);
+        let mut body = self.emit_block(ENTRY, &mut ctx);
         // Blocks reached only by `goto` (never in structured code).
-        for b in 0..self.cfg.blocks.len() {
+        for b in self.cfg.blocks.keys() {
             if !self.emitted[b] {
                 body.extend(self.emit_block(b, &mut ctx));
             }
         }
-        strip_labels(&mut body, &self.goto_targets);
+        // Labels of no block (a launch's end) are `launches`' to remove.
+        let blocks = &self.cfg.blocks;
+        let keep = |l: LabelId| {
+            let b = block_of(l);
+            blocks.get(b).is_none() || self.goto_targets[b]
+        };
+        strip_labels(&mut body, &keep);
         (body, self.gotos, self.goto_targets, self.split_candidates)
     }
 
@@ -82,7 +87,7 @@ impl<'a> Emitter<'a> {
     fn loop_follow(&self, h: BlockId) -> Option<BlockId> {
         let body = &self.cfg.loop_body[h];
         let mut exits: Vec<BlockId> = Vec::new();
-        for b in 0..self.cfg.blocks.len() {
+        for b in self.cfg.blocks.keys() {
             if body[b] {
                 for s in self.cfg.succs(b) {
                     if !body[s] && !exits.contains(&s) {
@@ -119,7 +124,7 @@ impl<'a> Emitter<'a> {
         let single = |x: BlockId| self.cfg.forward_preds[x] <= 1;
         // An exit that also leaves an enclosing loop cannot be a `break`.
         let leaves_parent = |x: BlockId| {
-            (0..self.cfg.blocks.len()).any(|p| {
+            self.cfg.blocks.keys().any(|p| {
                 p != h
                     && self.cfg.is_header[p]
                     && self.cfg.loop_body[p][h]
@@ -132,8 +137,10 @@ impl<'a> Emitter<'a> {
         let private_return =
             |x: BlockId| self.returns_only(x) && (single(x) || self.copyable_return(x));
         let edges_in = |x: BlockId| {
-            (0..self.cfg.blocks.len())
-                .filter(|&b| body[b] && self.cfg.succs(b).contains(&x))
+            self.cfg
+                .blocks
+                .keys()
+                .filter(|&b| body[b] && self.cfg.succs(b).any(|s| s == x))
                 .count()
         };
         exits.sort_by_key(|&b| {
@@ -152,7 +159,7 @@ impl<'a> Emitter<'a> {
     /// loop: the code ends in `return` without rejoining anything.
     fn returns_only(&self, b: BlockId) -> bool {
         let mut stack = vec![b];
-        let mut seen = vec![false; self.cfg.blocks.len()];
+        let mut seen = BlockSet::new();
         while let Some(x) = stack.pop() {
             if seen[x] {
                 continue;
@@ -250,7 +257,7 @@ impl<'a> Emitter<'a> {
     /// is returned as the continuation.
     fn emit_node(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> (Block, Option<BlockId>) {
         self.emitted[b] = true;
-        let mut out = vec![Stmt::new(StmtKind::Label(LabelId(b as u32)))];
+        let mut out = vec![Stmt::new(StmtKind::Label(label(b)))];
         for &n in &self.cfg.blocks[b].nodes {
             out.push(lower::stmt(self.func, &self.nodes[n]));
         }
@@ -449,18 +456,12 @@ impl<'a> Emitter<'a> {
         if !self.copyable_return(target) {
             return None;
         }
-        let block = &self.cfg.blocks[target];
-        let Term::Return(r) = block.term else {
-            return None;
-        };
-        let mut out: Block = block
-            .nodes
-            .clone()
-            .iter()
-            .map(|&n| lower::stmt(self.func, &self.nodes[n]))
-            .collect();
-        out.push(lower::stmt(self.func, &self.nodes[r]));
-        Some(out)
+        // Its statements, then the return.
+        let ops = self.cfg.blocks[target].ops();
+        Some(
+            ops.map(|n| lower::stmt(self.func, &self.nodes[n]))
+                .collect(),
+        )
     }
 
     /// True for a short block that only returns and declares nothing.
@@ -482,20 +483,29 @@ impl<'a> Emitter<'a> {
         }
         self.gotos += 1;
         self.goto_targets[target] = true;
-        vec![Stmt::new(StmtKind::Goto(LabelId(target as u32)))]
+        vec![Stmt::new(StmtKind::Goto(label(target)))]
     }
 }
 
-/// Removes labels no `goto` targets.
-fn strip_labels(b: &mut Block, targets: &[bool]) {
+/// The label of a block's code: the block's number.
+fn label(b: BlockId) -> LabelId {
+    LabelId(b.0)
+}
+
+/// The block whose label `l` is (past the last block for a label of none).
+fn block_of(l: LabelId) -> BlockId {
+    BlockId(l.0)
+}
+
+/// Removes the labels `keep` refuses.
+fn strip_labels(b: &mut Block, keep: &impl Fn(LabelId) -> bool) {
     b.retain(|s| match s.kind {
-        // Labels of no block (a launch's end) are `launches`' to remove.
-        StmtKind::Label(l) => targets.get(l.0 as usize).copied().unwrap_or(true),
+        StmtKind::Label(l) => keep(l),
         _ => true,
     });
     for s in b.iter_mut() {
         s.kind
             .blocks_mut()
-            .for_each(|inner| strip_labels(inner, targets));
+            .for_each(|inner| strip_labels(inner, keep));
     }
 }

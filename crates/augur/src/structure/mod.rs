@@ -18,11 +18,11 @@ mod launches;
 mod lower;
 
 use crate::error::Error;
-use crate::ir::{Arena, Const, Expr, Function, Scalar, SrcLoc, Type};
+use crate::ir::{Arena, Const, Expr, Function, Scalar, SecondaryMap, Type, VarId};
 use crate::trace::engine::Trace;
-use crate::trace::graph::{Node, NodeId};
+use crate::trace::graph::{Node, NodeId, Op};
 use crate::trace::Config;
-use cfg::{Cfg, Term};
+use cfg::{BlockId, BlockSet, Cfg};
 
 /// Builds the function's body from its trace; returns the `goto` count.
 pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error> {
@@ -68,9 +68,9 @@ struct Emission {
     /// unrolled plain loop that `break`s out of it does).
     gotos: u64,
     /// Blocks gotos jump to.
-    targets: Vec<bool>,
+    targets: BlockSet,
     /// Joins between a goto and its target (see `Emitter::run`).
-    joins: Vec<bool>,
+    joins: BlockSet,
 }
 
 impl Emission {
@@ -96,26 +96,19 @@ impl Emission {
     /// targets, and (when there are few) each one alone, since copying one
     /// block can make another join unreachable. `None` if none is better.
     fn split(&self, nodes: &mut Arena<NodeId, Node>) -> Option<Emission> {
-        let both: Vec<bool> = self
-            .joins
-            .iter()
-            .zip(&self.targets)
-            .map(|(j, t)| *j || *t)
+        // Each try is a set of blocks, listed in block order.
+        let blocks = || self.cfg.blocks.keys();
+        let joins: Vec<BlockId> = blocks().filter(|&b| self.joins[b]).collect();
+        let both: Vec<BlockId> = blocks()
+            .filter(|&b| self.joins[b] || self.targets[b])
             .collect();
-        let marked: Vec<usize> = (0..both.len()).filter(|&b| both[b]).collect();
-        let singles = marked
-            .iter()
-            .filter(|_| marked.len() > 1 && marked.len() <= 16);
-        let tries = [self.joins.clone(), both.clone()]
+        let singles = both.iter().filter(|_| both.len() > 1 && both.len() <= 16);
+        let tries = [joins, both.clone()]
             .into_iter()
-            .chain(singles.map(|&b| {
-                let mut one = vec![false; both.len()];
-                one[b] = true;
-                one
-            }));
-        let mut tried: Vec<Vec<bool>> = Vec::new();
+            .chain(singles.map(|&b| vec![b]));
+        let mut tried: Vec<Vec<BlockId>> = Vec::new();
         for targets in tries {
-            if tried.contains(&targets) || !targets.contains(&true) {
+            if tried.contains(&targets) || targets.is_empty() {
                 continue;
             }
             let mut func = self.func.clone();
@@ -137,39 +130,23 @@ impl Emission {
 }
 
 /// Every use of a variable must be dominated by its definition.
-fn check_definitions(
-    cfg: &Cfg,
-    nodes: &crate::ir::Arena<NodeId, Node>,
-    func: &Function,
-) -> Result<(), Error> {
-    let mut def = vec![None; func.vars.len()];
-    for (b, block) in cfg.blocks.iter().enumerate() {
+fn check_definitions(cfg: &Cfg, nodes: &Arena<NodeId, Node>, func: &Function) -> Result<(), Error> {
+    // Where each variable is defined: its block and position there. (The
+    // lets a branch's condition absorbed are read there only.)
+    let mut def: SecondaryMap<VarId, Option<(BlockId, usize)>> = SecondaryMap::new();
+    for (b, block) in cfg.blocks.iter() {
         for (i, &n) in block.nodes.iter().enumerate() {
             if let Some(v) = nodes[n].def {
-                def[v.0 as usize] = Some((b, i));
+                def[v] = Some((b, i));
             }
         }
     }
-    let mut uses = Vec::new();
-    for (b, block) in cfg.blocks.iter().enumerate() {
-        let mut term_nodes = Vec::new();
-        match &block.term {
-            Term::Branch(c, ..) => c.nodes(&mut term_nodes),
-            Term::Return(n) => term_nodes.push(*n),
-            Term::Goto(_) => {}
-        }
-        let all = block
-            .nodes
-            .iter()
-            .copied()
-            .enumerate()
-            .chain(term_nodes.into_iter().map(|n| (usize::MAX, n)));
-        for (i, n) in all {
-            uses.clear();
-            lower::uses(&nodes[n].op, &mut uses);
-            for v in &uses {
-                let Some((db, di)) = def[v.0 as usize] else {
-                    continue; // a parameter
+    for (b, block) in cfg.blocks.iter() {
+        for (i, n) in block.ops().enumerate() {
+            let mut undefined = None;
+            cfg::for_each_use(&nodes[n].op, |v| {
+                let Some((db, di)) = def[v] else {
+                    return; // a parameter
                 };
                 let ok = if db == b {
                     di < i
@@ -177,13 +154,16 @@ fn check_definitions(
                     cfg.dominates(db, b)
                 };
                 if !ok {
-                    // A return's location is the `extract` call: say nothing.
-                    let returned = matches!(nodes[n].op, crate::trace::graph::Op::Return(_));
-                    return Err(Error::UndefinedValue {
-                        defined: func.vars[*v].loc,
-                        used: (!returned).then_some(nodes[n].loc),
-                    });
+                    undefined = undefined.or(Some(v));
                 }
+            });
+            if let Some(v) = undefined {
+                // A return's location is the `extract` call: say nothing.
+                let returned = matches!(nodes[n].op, Op::Return(_));
+                return Err(Error::UndefinedValue {
+                    defined: func.vars[v].loc,
+                    used: (!returned).then_some(nodes[n].loc),
+                });
             }
         }
     }
@@ -191,32 +171,26 @@ fn check_definitions(
 }
 
 /// Every loop needs an exit edge (a `break`, a `return` or its condition).
-fn check_exits(cfg: &Cfg, nodes: &crate::ir::Arena<NodeId, Node>) -> Result<(), Error> {
-    for h in 0..cfg.blocks.len() {
+fn check_exits(cfg: &Cfg, nodes: &Arena<NodeId, Node>) -> Result<(), Error> {
+    for h in cfg.blocks.keys() {
         if !cfg.is_header[h] {
             continue;
         }
         let body = &cfg.loop_body[h];
-        let exits = (0..cfg.blocks.len())
+        let exits = cfg
+            .blocks
+            .keys()
             .filter(|&b| body[b])
-            .any(|b| cfg.succs(b).iter().any(|&s| !body[s]));
+            .any(|b| cfg.succs(b).any(|s| !body[s]));
         if !exits {
+            // The loop's first operation says where it is.
+            let first = cfg.blocks[h].ops().next();
             return Err(Error::LoopNeverExits {
-                location: first_loc(cfg, nodes, h),
+                location: first.map(|n| nodes[n].loc),
             });
         }
     }
     Ok(())
-}
-
-fn first_loc(cfg: &Cfg, nodes: &crate::ir::Arena<NodeId, Node>, b: usize) -> Option<SrcLoc> {
-    let block = &cfg.blocks[b];
-    let n = block.nodes.first().copied().or(match &block.term {
-        Term::Branch(c, ..) => Some(c.first()),
-        Term::Return(n) => Some(*n),
-        Term::Goto(_) => None,
-    })?;
-    Some(nodes[n].loc)
 }
 
 /// Runs the goto-removal step `name` names on IR (`breaks`: forward gotos

@@ -3,7 +3,7 @@
 //! leaves without a decision was a plain Rust loop.
 
 use super::engine::{Ctl, Engine};
-use super::graph::{Node, NodeId, Op, Place, Succ};
+use super::graph::{Node, NodeId, Op, Succ};
 use super::run::{Check, Job, LinkCheck, Mode, Verify};
 use super::tag::{FastMap, FastSet, Tag};
 use crate::ir::{Arena, SrcLoc};
@@ -91,14 +91,12 @@ impl Engine {
             return;
         };
         let old = &self.nodes[expected].op;
-        if super::graph::erase_vars(old) != super::graph::erase_vars(op) {
+        let Some(pairs) = old.renamed_vars(op) else {
             return;
-        }
+        };
         let in_turn = |n: NodeId| v.cycle.iter().any(|&(m, _)| m == n);
-        let computed = super::graph::vars_of(old)
+        let computed = pairs
             .into_iter()
-            .zip(super::graph::vars_of(op))
-            .filter(|(a, b)| a != b)
             .find_map(|(_, b)| self.var_def.get(&b).copied().filter(|&d| in_turn(d)));
         let decision = v.cycle.iter().find(|(_, d)| d.is_some());
         if let (Some(d), Some(&(n, _))) = (computed, decision) {
@@ -119,22 +117,14 @@ impl Engine {
         use super::graph::{OpExpr, Operand};
         let mut variant: FastSet<crate::ir::VarId> = self.assigned.clone();
         for &(n, _) in turn {
-            if let Op::Assign {
-                place: Place::Var(v),
-                ..
-            } = &self.nodes[n].op
-            {
-                variant.insert(*v);
+            if let Some(v) = self.nodes[n].op.assigned_var() {
+                variant.insert(v);
             }
         }
         for &(n, _) in turn {
             let node = &self.nodes[n];
             let Some(def) = node.def else { continue };
-            let reads_variant = || {
-                super::graph::vars_of(&node.op)
-                    .iter()
-                    .any(|v| variant.contains(v))
-            };
+            let reads_variant = || node.op.vars().iter().any(|v| variant.contains(v));
             let changes = match &node.op {
                 Op::Let { expr, .. } | Op::Eval(expr) => {
                     matches!(expr, OpExpr::Load(_) | OpExpr::Call(..)) || reads_variant()

@@ -4,8 +4,8 @@
 use super::engine::{Ctl, Engine};
 use crate::error::Error;
 use crate::ir::SrcLoc;
-use crate::prophecy::store::{CellKind, Verdict};
-use crate::prophecy::{Lattice, ProphecyMode};
+use crate::prophecy::store::{CellId, Verdict};
+use crate::prophecy::{CellKind, Lattice, ProphecyMode};
 
 /// Adaptive mode's view of the current attempt's violations.
 #[derive(Clone, Copy, Debug, Default)]
@@ -39,7 +39,7 @@ impl Engine {
         initial: L,
         name: Option<String>,
         loc: SrcLoc,
-    ) -> Result<u32, Ctl> {
+    ) -> Result<CellId, Ctl> {
         let key = self.point_key();
         let calls = self.run.oracle_calls;
         let streak = self
@@ -65,7 +65,7 @@ impl Engine {
 
     /// Reads a cell (operations of a run that already ended do not count
     /// as reads).
-    pub(crate) fn cell_get<L: Lattice>(&mut self, id: u32) -> L {
+    pub(crate) fn cell_get<L: Lattice>(&mut self, id: CellId) -> L {
         let mark = self.detached.is_none();
         self.cells.get(id, mark)
     }
@@ -73,7 +73,7 @@ impl Engine {
     /// Requires (or records) `v` of cell `id`.
     pub(crate) fn cell_require<L: Lattice>(
         &mut self,
-        id: u32,
+        id: CellId,
         v: L,
         loc: SrcLoc,
     ) -> Result<(), Ctl> {

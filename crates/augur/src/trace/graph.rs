@@ -183,72 +183,184 @@ impl Node {
     }
 }
 
-/// `op` with every variable `v` replaced by `f(v)`, in operand order.
-pub fn map_vars(op: &Op, f: &mut impl FnMut(VarId) -> VarId) -> Op {
-    fn operand(o: &Operand, f: &mut impl FnMut(VarId) -> VarId) -> Operand {
-        match o {
-            Operand::Var(x) => Operand::Var(f(*x)),
-            c => c.clone(),
-        }
-    }
-    fn place(p: &Place, f: &mut impl FnMut(VarId) -> VarId) -> Place {
-        match p {
-            Place::Var(x) => Place::Var(f(*x)),
-            Place::Index(a, b) => Place::Index(operand(a, f), operand(b, f)),
-            Place::Deref(a) => Place::Deref(operand(a, f)),
-        }
-    }
-    fn expr(e: &OpExpr, f: &mut impl FnMut(VarId) -> VarId) -> OpExpr {
-        match e {
-            OpExpr::Use(a) => OpExpr::Use(operand(a, f)),
-            OpExpr::Unary(u, a) => OpExpr::Unary(*u, operand(a, f)),
-            OpExpr::Binary(b, x, y) => OpExpr::Binary(*b, operand(x, f), operand(y, f)),
-            OpExpr::Cast(a) => OpExpr::Cast(operand(a, f)),
-            OpExpr::Load(p) => OpExpr::Load(place(p, f)),
-            OpExpr::AddrOf(p) => OpExpr::AddrOf(place(p, f)),
-            OpExpr::Call(g, args) => OpExpr::Call(*g, args.iter().map(|a| operand(a, f)).collect()),
-            OpExpr::Select(c, x, y) => OpExpr::Select(operand(c, f), operand(x, f), operand(y, f)),
-        }
-    }
-    match op {
-        Op::Let { ty, expr: e } => Op::Let {
-            ty: *ty,
-            expr: expr(e, f),
-        },
-        Op::Decl { ty, init, hint } => Op::Decl {
-            ty: *ty,
-            init: init.as_ref().map(|o| operand(o, f)),
-            hint: hint.clone(),
-        },
-        Op::Assign { place: p, value } => Op::Assign {
-            place: place(p, f),
-            value: operand(value, f),
-        },
-        Op::Eval(e) => Op::Eval(expr(e, f)),
-        Op::Branch(c) => Op::Branch(operand(c, f)),
-        Op::Return(r) => Op::Return(r.as_ref().map(|o| operand(o, f))),
-        Op::Launch { .. } | Op::LaunchEnd => op.clone(),
-    }
+/// How an operation mentions a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Its value is read: an operand, or a `Load` of the variable itself.
+    Read,
+    /// It is the place an `Assign` writes.
+    Write,
+    /// Its address is taken: the place of an `AddrOf`.
+    Address,
 }
 
-/// The variables `op` uses, in operand order.
-pub fn vars_of(op: &Op) -> Vec<VarId> {
-    let mut vars = Vec::new();
-    map_vars(op, &mut |v| {
-        vars.push(v);
-        v
-    });
-    vars
+/// The one walk over the variables an operation mentions, in operand order
+/// (a place before the value assigned to it). It is written once and
+/// instantiated twice, over shared and over mutable references: the match
+/// arms bind by reference either way.
+macro_rules! walk_vars {
+    ($walk:ident $(, $m:tt)?) => {
+        fn $walk<F: FnMut(&$($m)? VarId, Access)>(op: &$($m)? Op, f: &mut F) {
+            fn operand<F: FnMut(&$($m)? VarId, Access)>(o: &$($m)? Operand, f: &mut F) {
+                if let Operand::Var(v) = o {
+                    f(v, Access::Read)
+                }
+            }
+            fn place<F: FnMut(&$($m)? VarId, Access)>(p: &$($m)? Place, whole: Access, f: &mut F) {
+                match p {
+                    Place::Var(v) => f(v, whole),
+                    Place::Index(b, i) => {
+                        operand(b, f);
+                        operand(i, f)
+                    }
+                    Place::Deref(q) => operand(q, f),
+                }
+            }
+            fn expr<F: FnMut(&$($m)? VarId, Access)>(e: &$($m)? OpExpr, f: &mut F) {
+                match e {
+                    OpExpr::Use(a) | OpExpr::Unary(_, a) | OpExpr::Cast(a) => operand(a, f),
+                    OpExpr::Binary(_, a, b) => {
+                        operand(a, f);
+                        operand(b, f)
+                    }
+                    OpExpr::Load(p) => place(p, Access::Read, f),
+                    OpExpr::AddrOf(p) => place(p, Access::Address, f),
+                    OpExpr::Call(_, args) => {
+                        for a in args {
+                            operand(a, f)
+                        }
+                    }
+                    OpExpr::Select(c, a, b) => {
+                        operand(c, f);
+                        operand(a, f);
+                        operand(b, f)
+                    }
+                }
+            }
+            match op {
+                Op::Let { expr: e, .. } | Op::Eval(e) => expr(e, f),
+                Op::Decl { init: o, .. } | Op::Return(o) => {
+                    if let Some(o) = o {
+                        operand(o, f)
+                    }
+                }
+                Op::Assign { place: p, value } => {
+                    place(p, Access::Write, f);
+                    operand(value, f)
+                }
+                Op::Branch(c) => operand(c, f),
+                Op::Launch { .. } | Op::LaunchEnd => {}
+            }
+        }
+    };
 }
+walk_vars!(walk);
+walk_vars!(walk_mut, mut);
 
-/// `op` with every variable replaced by the same one: its shape.
-pub fn erase_vars(op: &Op) -> Op {
-    map_vars(op, &mut |_| VarId(0))
+impl Op {
+    /// Calls `f` with every variable the operation mentions and how it
+    /// mentions it, in operand order (a place before the value assigned to
+    /// it).
+    pub fn for_each_var(&self, mut f: impl FnMut(VarId, Access)) {
+        walk(self, &mut |v, access| f(*v, access))
+    }
+
+    /// The operation with every variable `v` replaced by `f(v)`, in
+    /// operand order.
+    pub fn map_vars(&self, mut f: impl FnMut(VarId) -> VarId) -> Op {
+        let mut op = self.clone();
+        walk_mut(&mut op, &mut |v, _| *v = f(*v));
+        op
+    }
+
+    /// The variable the operation assigns as a whole (`v = ..`), if any.
+    pub fn assigned_var(&self) -> Option<VarId> {
+        match self {
+            Op::Assign {
+                place: Place::Var(v),
+                ..
+            } => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The variables the operation mentions, in operand order.
+    pub fn vars(&self) -> Vec<VarId> {
+        let mut vars = Vec::new();
+        self.for_each_var(|v, _| vars.push(v));
+        vars
+    }
+
+    /// Where `self` and `other` are one operation on other variables: the
+    /// pairs of variables in the same position that differ (`self`'s first),
+    /// in operand order. `None` where they differ in more than variables.
+    pub fn renamed_vars(&self, other: &Op) -> Option<Vec<(VarId, VarId)>> {
+        // Equal shapes: the same operation with every variable one.
+        let shape = |op: &Op| op.map_vars(|_| VarId(0));
+        if shape(self) != shape(other) {
+            return None;
+        }
+        let pairs = self.vars().into_iter().zip(other.vars());
+        Some(pairs.filter(|(a, b)| a != b).collect())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_walk_gives_each_variable_in_operand_order_with_its_access() {
+        let v = |i| Operand::Var(VarId(i));
+        let i32_ = Type::Scalar(Scalar::I32);
+        let accesses = |op: &Op| {
+            let mut seen = Vec::new();
+            op.for_each_var(|x, a| seen.push((x.0, a)));
+            seen
+        };
+        use Access::*;
+        let assign = Op::Assign {
+            place: Place::Var(VarId(1)),
+            value: v(2),
+        };
+        assert_eq!(accesses(&assign), [(1, Write), (2, Read)]);
+        let store = Op::Assign {
+            place: Place::Index(v(1), v(2)),
+            value: v(3),
+        };
+        assert_eq!(accesses(&store), [(1, Read), (2, Read), (3, Read)]);
+        assert_eq!(assign.assigned_var(), Some(VarId(1)));
+        assert_eq!(store.assigned_var(), None);
+        let load = Op::Let {
+            ty: i32_,
+            expr: OpExpr::Load(Place::Var(VarId(4))),
+        };
+        assert_eq!(accesses(&load), [(4, Read)]);
+        let addr = Op::Eval(OpExpr::AddrOf(Place::Var(VarId(5))));
+        assert_eq!(accesses(&addr), [(5, Address)]);
+        let call = Op::Eval(OpExpr::Call(FuncId(0), vec![v(6), v(7)]));
+        assert_eq!(call.vars(), [VarId(6), VarId(7)]);
+        let launch = Op::Launch { grid: 2, block: 3 };
+        assert!(launch.vars().is_empty());
+        // Mapping visits the same variables in the same order.
+        let mut order = Vec::new();
+        let moved = store.map_vars(|x| {
+            order.push(x);
+            VarId(x.0 + 10)
+        });
+        assert_eq!(order, store.vars());
+        assert_eq!(moved.vars(), [VarId(11), VarId(12), VarId(13)]);
+        assert_eq!(
+            store.renamed_vars(&moved),
+            Some(vec![
+                (VarId(1), VarId(11)),
+                (VarId(2), VarId(12)),
+                (VarId(3), VarId(13))
+            ])
+        );
+        assert_eq!(store.renamed_vars(&store), Some(Vec::new()));
+        assert_eq!(store.renamed_vars(&assign), None);
+    }
 
     #[test]
     fn constants_have_one_form_and_come_back_unchanged() {

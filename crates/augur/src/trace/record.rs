@@ -3,7 +3,7 @@
 //! node and variable arenas it fills.
 
 use super::engine::{internal, Ctl, Engine};
-use super::graph::{self, Node, NodeId, Op, Succ};
+use super::graph::{Node, NodeId, Op, Succ};
 use super::run::Cursor;
 use super::tag::Tag;
 use crate::error::Error;
@@ -93,14 +93,9 @@ impl Engine {
     }
 
     fn peeled_ops(&self, old: &Op, new: &Op, depth: u32) -> bool {
-        if graph::erase_vars(old) != graph::erase_vars(new) {
+        let Some(pairs) = old.renamed_vars(new) else {
             return false;
-        }
-        let pairs: Vec<(VarId, VarId)> = graph::vars_of(old)
-            .into_iter()
-            .zip(graph::vars_of(new))
-            .filter(|(a, b)| a != b)
-            .collect();
+        };
         !pairs.is_empty()
             && pairs
                 .into_iter()
@@ -178,12 +173,8 @@ impl Engine {
         if let Some(v) = def {
             self.var_def.insert(v, id);
         }
-        if let Op::Assign {
-            place: graph::Place::Var(v),
-            ..
-        } = &op
-        {
-            self.assigned.insert(*v);
+        if let Some(v) = op.assigned_var() {
+            self.assigned.insert(v);
         }
         Ok(self.nodes.push(Node {
             op,
