@@ -516,10 +516,3 @@ pub(crate) fn comment_text(c: &str) -> String {
         text
     }
 }
-
-impl fmt::Display for Function {
-    /// The text form ([`text`](super::text)), which [`parse`](super::parse) reads back.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&super::text::print(self))
-    }
-}

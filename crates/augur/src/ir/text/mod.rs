@@ -83,6 +83,13 @@ pub(crate) fn inferred(f: &Function, e: &Expr) -> Type {
     }
 }
 
+impl std::fmt::Display for Function {
+    /// The text form, which [`parse`] reads back.
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        out.write_str(&print(self))
+    }
+}
+
 /// Prints `f` in the text form.
 pub fn print(f: &Function) -> String {
     let mut p = Printer {
