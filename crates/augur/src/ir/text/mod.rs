@@ -39,6 +39,7 @@
 //! Source locations and variable hints are not part of the text form: a
 //! function read back prints the same text and behaves the same.
 
+mod lex;
 mod parse;
 
 pub use parse::{parse, ParseError};
