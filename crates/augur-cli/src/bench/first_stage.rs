@@ -6,15 +6,16 @@
 //!
 //! 2-core x86-64; runs include check runs.
 //!
-//! **einsum**: matmul with prophecies 32 runs in 4 attempts, 1.4 ms
-//! (BuildIt: 113 + 7 runs, 38 ms); in the paper's restart-at-once mode 48
-//! runs in 7 attempts, 1.9 ms; copy-all 15 runs, 0.84 ms (BuildIt: 25 runs,
-//! 9.2 ms); matvec with prophecies 25 runs, 1.1 ms (BuildIt: 89 + 7, 27 ms).
+//! **einsum** (kernel launches staged once, as statements): matmul with
+//! prophecies 29 runs in 4 attempts, 1.25 ms (BuildIt: 113 + 7 runs, 38
+//! ms); in the paper's restart-at-once mode 45 runs in 7 attempts, 1.7 ms;
+//! copy-all 13 runs, 0.75 ms (BuildIt: 25 runs, 9.2 ms); matvec with
+//! prophecies 23 runs, 1.05 ms (BuildIt: 89 + 7, 27 ms).
 //!
 //! **conv/ReLU**, the listing's whole benchmark (two loops of 10 turns, the
 //! first with a flag-dependent threshold): 32 runs (4 of them check runs)
-//! in 3 attempts, 1.4 ms; in the paper's restart-at-once mode 30 runs in 4
-//! attempts, 1.3 ms. BuildIt (the paper's table): 72 runs + 4 prophecy
+//! in 3 attempts, 1.3 ms; in the paper's restart-at-once mode 30 runs in 4
+//! attempts, 1.2 ms. BuildIt (the paper's table): 72 runs + 4 prophecy
 //! runs, 14.7 ms.
 
 use super::{ms, time, Ctx, Outcome};
