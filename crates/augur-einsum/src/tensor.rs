@@ -367,8 +367,9 @@ impl<E: Elem> GpuTensor for State<E> {
                 p.require(true);
             }
         }
-        // Back to the value each thread starts with, so that the launch's
-        // thread loop sees the same first-stage state on every turn.
+        // Back to the value each thread starts with, so that the paths
+        // through the kernel's body end in the same first-stage state and
+        // join: the code after the launch is staged once, not per path.
         f.set(false);
     }
 

@@ -10,7 +10,7 @@ use augur::ir::{
     VarData, VarKind,
 };
 use augur::stage::gpu::launch;
-use augur::{Builder, Dyn, Extracted};
+use augur::{Builder, Dyn, Extracted, Static};
 
 type F2 = unsafe extern "C" fn(*mut i32, i32);
 
@@ -161,6 +161,42 @@ fn launches_under_a_dyn_if_and_in_a_staged_loop() {
         let want = if n > 2 { 1000 } else { 0 } + (0..n).sum::<i32>();
         assert_eq!(interpret(&ex, 4, n), vec![want; 4], "n = {n}");
     }
+}
+
+/// A `Static` set on one side of a dyn `if` inside a kernel: the code after
+/// the launch would depend on each thread's path, which a GPU has no
+/// meaning for. A clear error at the launch, never code for one path.
+#[test]
+fn first_stage_state_that_differs_at_a_bodys_end_is_an_error() {
+    // `wrote` is set where a thread writes, or (`every_path`) by all.
+    let program = |every_path: bool| {
+        move |x: Dyn<*mut i32>, n: Dyn<i32>| {
+            let mut wrote = Static::new(false);
+            launch(1, 4, |_, tid| {
+                if tid.lt(n).is_true() {
+                    x.at(tid).set(1);
+                    wrote.set(true);
+                }
+                if every_path {
+                    wrote.set(true);
+                }
+            });
+            if wrote.get() {
+                x.at(0).set(7);
+            }
+        }
+    };
+    let err = Builder::new()
+        .extract("split", program(false))
+        .map(|ex: Extracted<F2>| ex.c_code())
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, augur::Error::Kernel { .. }), "{text}");
+    assert!(text.contains("different first-stage states"), "{text}");
+    assert!(text.contains("launch_statement.rs"), "{text}");
+    // Set alike on every path, the same program extracts.
+    let ex: Extracted<F2> = Builder::new().extract("joined", program(true)).unwrap();
+    assert_eq!(interpret(&ex, 4, 2), [7, 1, 0, 0]);
 }
 
 /// A function with one launch whose body is `body`, built by hand.

@@ -30,7 +30,10 @@ const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
 /// Everything the body reads from outside becomes a kernel parameter (passed
 /// by value); the body must not assign variables declared outside it. It
 /// is staged once, like straight-line code, so plain Rust state it changes
-/// stays changed after the launch:
+/// stays changed after the launch. First-stage state it changes (a
+/// `Static`) must end the same on every path through the body: what
+/// follows the launch cannot depend on the path each thread took
+/// (`Error::Kernel` says so at the launch).
 ///
 /// ```
 /// use augur::{stage::gpu, Builder, Dyn};

@@ -83,12 +83,16 @@ fn index(s: Option<Stmt>, loc: Option<SrcLoc>) -> Result<VarId, Error> {
     }
 }
 
-/// A launch whose body is not one stretch of code: control enters or
-/// leaves it in the middle.
+/// A launch whose body is not one stretch of code. A closure runs to its
+/// end, so what splits it is first-stage state: paths through the body
+/// that end with different `Static` values end at different program
+/// points, and the code after the launch is staged once per path.
 fn unstructured(loc: Option<SrcLoc>) -> Error {
     Error::Kernel {
-        message: "the kernel's body does not run from its start to its end as one block \
-                  (control flow enters or leaves it in the middle)"
+        message: "the kernel's body ends in different first-stage states on different paths \
+                  (a `Static`, or DSL state the tags see, set under a dyn condition inside \
+                  the kernel): what follows the launch would depend on the path each thread \
+                  took; set such state the same way on every path before the body ends"
             .to_string(),
         location: loc,
     }
