@@ -317,22 +317,28 @@ fn wait_until(
 
 /// Writes `path` through a private temporary file, so that a compiler reading
 /// `path` at the same time sees either nothing or all of it.
-fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", unique_suffix()));
-    let tmp = PathBuf::from(tmp);
+pub(super) fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = private(path);
     std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, "cannot write", e))?;
     rename(&tmp, path)
 }
 
-fn rename(from: &Path, to: &Path) -> Result<()> {
+/// `path` with a suffix unique to this process, thread and call.
+pub(super) fn private(path: &Path) -> PathBuf {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", unique_suffix()));
+    PathBuf::from(tmp)
+}
+
+/// Moves a finished file into place in a cache (the temporary goes on failure).
+pub(super) fn rename(from: &Path, to: &Path) -> Result<()> {
     std::fs::rename(from, to).map_err(|e| {
         let _ = std::fs::remove_file(from);
         io_error(to, "cannot move into the cache", e)
     })
 }
 
-fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
+pub(super) fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
     Error::Load {
         path: path.to_path_buf(),
         message: format!("{what}: {e}"),

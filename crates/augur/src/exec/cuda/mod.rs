@@ -20,11 +20,10 @@
 #[cfg(feature = "cuda-install")]
 mod install;
 
-use super::compile::CompileOptions;
+use super::compile::{io_error, private, rename, write_atomic, CompileOptions};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The CUDA release of [`PIP_PACKAGES`], which names [`install_dir`].
 pub const CUDA_VERSION: &str = "13.5.37";
@@ -260,38 +259,6 @@ fn not_found(dir: &Path) -> Error {
 fn missing(compiler: &str, message: String) -> Error {
     let compiler = compiler.to_string();
     Error::CompilerMissing { compiler, message }
-}
-
-/// `path` with a suffix unique to this process, thread and call.
-fn private(path: &Path) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let thread = format!("{:?}", std::thread::current().id());
-    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".{}-{thread}-{n}.tmp", std::process::id()));
-    PathBuf::from(name)
-}
-
-/// Writes `path` through a private temporary file.
-fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = private(path);
-    std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, "cannot write", e))?;
-    rename(&tmp, path)
-}
-
-fn rename(from: &Path, to: &Path) -> Result<()> {
-    std::fs::rename(from, to).map_err(|e| {
-        let _ = std::fs::remove_file(from);
-        io_error(to, "cannot move into place", e)
-    })
-}
-
-fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::Load {
-        path: path.to_path_buf(),
-        message: format!("{what}: {e}"),
-    }
 }
 
 /// FNV-1a-128 with length-prefixed parts, as in `compile`'s cache key.

@@ -14,11 +14,22 @@
 //! offsets, never host addresses. Host data goes in with
 //! [`Memory::alloc_slice`] and comes out with [`Memory::read_slice`].
 //!
-//! ```ignore
+//! ```
+//! use augur::exec::{Interpreter, Value};
+//! let func = augur::ir::parse(
+//!     "fn sum(p: *mut i32, n: i32) -> i32 {
+//!        var s: i32 = 0;
+//!        for (var i: i32 = 0; i < n; i = i + 1) {
+//!          s = s + p[i];
+//!        }
+//!        return s;
+//!      }",
+//! )?;
 //! let mut it = Interpreter::new();
 //! let xs = it.memory_mut().alloc_slice(&[1i32, 2, 3]);
 //! let sum = it.call(&func, &[xs, Value::I32(3)])?;
 //! assert_eq!(sum, Value::I32(6));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod builtins;
