@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::ir::{Arena, EntityId, SecondaryMap, VarData, VarId};
-use crate::trace::graph::{Access, Node, NodeId, Op, OpExpr, Succ};
+use crate::trace::graph::{Node, NodeId, Op, OpExpr, Succ};
 use std::collections::HashMap;
 
 crate::ir::entity!(
@@ -518,15 +518,12 @@ fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &SecondaryMap<Va
     })
 }
 
-/// Calls `f` with each variable `op` uses: reads and assigns. These are the
-/// uses a definition must dominate and that keep a block's definitions from
-/// being renamed in a copy. (An address taken is not counted.)
+/// Calls `f` with each variable `op` uses: reads, assigns and addresses
+/// taken. These are the uses a definition must dominate and that keep a
+/// block's definitions from being renamed in a copy: `&v` outside the block
+/// that defines `v` names that block's `v`, which a copy must not rename.
 pub fn for_each_use(op: &Op, mut f: impl FnMut(VarId)) {
-    op.for_each_var(|v, access| {
-        if access != Access::Address {
-            f(v)
-        }
-    })
+    op.for_each_var(|v, _| f(v))
 }
 
 /// How often each variable is used inside `b` (its nodes and terminator).

@@ -217,8 +217,100 @@ pub fn run_named(name: &str, f: &mut Function) -> Option<Result<u64, Error>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::ir::{Stmt, StmtKind};
-    use crate::{Builder, Dyn, Static};
+    use crate::ir::{Arena, Function, Scalar, SrcLoc, Stmt, StmtKind, Type, VarData, VarKind};
+    use crate::trace::engine::Trace;
+    use crate::trace::graph::{Node, NodeId, Op, OpExpr, Operand, Place, Succ};
+    use crate::trace::tag::Tag;
+    use crate::{Builder, Dyn, Error, Static};
+
+    /// A trace by hand: `if (c) { int64_t v = 1; }` then `&v` after the
+    /// join, where the path through the other side never declared `v`.
+    fn address_after_join() -> Trace {
+        let loc = SrcLoc {
+            file: file!(),
+            line: 1,
+            col: 1,
+        };
+        let mut func = Function::new("f", Type::Void);
+        let var = |kind| VarData {
+            ty: Type::Scalar(Scalar::I64),
+            kind,
+            hint: None,
+            name: None,
+            addr_taken: false,
+            loc: Some(loc),
+        };
+        let c = func.vars.push(VarData {
+            ty: Type::Scalar(Scalar::Bool),
+            ..var(VarKind::Param(0))
+        });
+        func.params.push(c);
+        let v = func.vars.push(var(VarKind::Local));
+        let p = func.vars.push(VarData {
+            ty: Type::ptr(Type::Scalar(Scalar::I64)),
+            ..var(VarKind::Temp)
+        });
+        let mut nodes = Arena::new();
+        let mut node = |op, def, succ| {
+            nodes.push(Node {
+                owns_heap: false,
+                op,
+                def,
+                annotations: Vec::new(),
+                loc,
+                base: Tag::default(),
+                key: Tag::default(),
+                occ: 0,
+                succ,
+            })
+        };
+        let (decl, addr, ret) = (NodeId(1), NodeId(2), NodeId(3));
+        let int = Type::Scalar(Scalar::I64);
+        let branch = Succ::Branch(Some(decl), Some(addr));
+        node(Op::Branch(Operand::Var(c)), None, branch);
+        let init = Some(Operand::Scalar(1, Scalar::I64));
+        node(
+            Op::Decl {
+                ty: int,
+                init,
+                hint: None,
+            },
+            Some(v),
+            Succ::Next(addr),
+        );
+        let take = OpExpr::AddrOf(Place::Var(v));
+        let ptr = Type::ptr(int);
+        node(
+            Op::Let {
+                ty: ptr,
+                expr: take,
+            },
+            Some(p),
+            Succ::Next(ret),
+        );
+        node(Op::Return(None), None, Succ::Open);
+        Trace {
+            func,
+            nodes,
+            entry: Some(NodeId(0)),
+            stats: Default::default(),
+            explanation: Default::default(),
+        }
+    }
+
+    /// An address is a use: taken where the declaration does not dominate
+    /// it, it names storage one path never declared (C would read an
+    /// uninitialised or out-of-scope variable through it). Counting only
+    /// reads and assignments let this through to lowering.
+    #[test]
+    fn an_address_taken_past_a_join_is_an_undefined_value() {
+        let got = super::structure(address_after_join(), &Default::default());
+        assert!(
+            matches!(got, Err(Error::UndefinedValue { .. })),
+            "{:?}",
+            got.map(|(f, _)| f.to_string())
+        );
+    }
 
     fn depth(b: &[Stmt]) -> usize {
         b.iter()
