@@ -232,7 +232,7 @@ impl Type {
 /// Structural, as derived, but inlined and short-cut on the interned
 /// element: the first stage compares the type of every operation it replays.
 impl PartialEq for Type {
-    #[inline]
+    #[inline(always)]
     fn eq(&self, other: &Type) -> bool {
         let same = |a: &'static Type, b: &'static Type| std::ptr::eq(a, b) || a == b;
         match (self, other) {

@@ -4,8 +4,8 @@
 
 use super::engine::{Ctl, Engine};
 use super::graph::{Node, NodeId, Op, Succ};
-use super::run::{Check, Job, LinkCheck, Mode, Verify};
-use super::tag::{FastMap, FastSet, Tag};
+use super::run::{Check, Job, LinkCheck, Mode, Verify, Visits};
+use super::tag::{FastSet, Tag};
 use crate::ir::{Arena, SrcLoc};
 
 impl Engine {
@@ -33,7 +33,9 @@ impl Engine {
     /// tell apart can only matter on other sides, which the loop's check run
     /// compares. (Taking a call path per operation of every audited turn was
     /// most of the first stage's time in DSLs with deep call stacks.)
-    pub(super) fn verify_step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+    /// `Ok(n)` only where `op` equals node `n`'s operation (`step` relies
+    /// on it to release `op`), as for `check_link_step` and `check_step`.
+    pub(super) fn verify_step(&mut self, op: &Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         let Mode::Verify(v) = &self.run.mode else {
             unreachable!("verify_step outside verify mode")
         };
@@ -41,7 +43,7 @@ impl Engine {
         let state = self.state_at(expected);
         let same = repeats(
             &self.nodes[expected],
-            &op,
+            op,
             loc,
             state,
             &self.run.pending_annotations,
@@ -52,7 +54,7 @@ impl Engine {
         };
         let decision = v.cycle[v.pos].1;
         if !same {
-            self.note_carried(expected, &op, loc);
+            self.note_carried(expected, op, loc);
             return self.reject_loop().map(|_| expected);
         }
         v.last_decision = decision;
@@ -179,9 +181,9 @@ impl Engine {
             steps: 1,
             decisions,
             last_decision: None,
-            visits: Default::default(),
         };
-        (c.expected, c.last_decision) = follow(&self.nodes, &mut c.visits, target);
+        self.run.visits.clear();
+        (c.expected, c.last_decision) = follow(&self.nodes, &mut self.run.visits, target);
         let open = c.expected.is_none();
         self.run.mode = Mode::CheckLink(Box::new(c));
         if open {
@@ -195,7 +197,7 @@ impl Engine {
     /// `Static` state (with plain-loop salt) must agree. What a call path
     /// would add (other code that happens to emit the same operations here)
     /// can only matter on other sides, which the link's check run compares.
-    pub(super) fn check_link_step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+    pub(super) fn check_link_step(&mut self, op: &Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         let Mode::CheckLink(c) = &self.run.mode else {
             unreachable!("check_link_step outside link-check mode")
         };
@@ -205,7 +207,7 @@ impl Engine {
         let state = self.state_at(expected);
         let node = &self.nodes[expected];
         let same = node.key.state == state
-            && node.op == op
+            && node.op == *op
             && node.loc == loc
             && node.annotations == self.run.pending_annotations;
         self.run.pending_annotations.clear();
@@ -217,7 +219,7 @@ impl Engine {
         let Mode::CheckLink(c) = &mut self.run.mode else {
             unreachable!("still in link-check mode")
         };
-        let (next, decision) = follow(&self.nodes, &mut c.visits, expected);
+        let (next, decision) = follow(&self.nodes, &mut self.run.visits, expected);
         c.expected = next;
         c.last_decision = decision;
         c.steps += 1;
@@ -323,9 +325,7 @@ impl Engine {
         let Mode::Check(c) = &mut self.run.mode else {
             return None;
         };
-        let v = c.visits.entry(n).or_insert(0);
-        *v += 1;
-        let visits = *v;
+        let visits = self.run.visits.bump(n);
         let first_visit = visits == 1;
         let (t, e) = match self.nodes[n].succ {
             Succ::Branch(t, e) => (t, e),
@@ -350,15 +350,16 @@ impl Engine {
     }
 
     /// One operation of a check run: compare with recorded code.
-    pub(super) fn check_step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+    pub(super) fn check_step(&mut self, op: &Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         let Some(n) = self.recorded_successor()? else {
             // Nothing recorded here to compare with (a path still open).
             return Err(Ctl::EndRun);
         };
-        if self.nodes[n].op != op || self.nodes[n].loc != loc {
+        if self.nodes[n].op != *op || self.nodes[n].loc != loc {
             return Err(self.check_failed(loc));
         }
-        self.pass(n);
+        // A check run never records, so it keeps no path (see `pass`).
+        self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
         let bound = 2 * self.nodes.len() as u64 + 64;
         if let (true, Mode::Check(c)) = (past_decisions, &mut self.run.mode) {
@@ -408,18 +409,17 @@ pub(super) const LOOP_CHECK_TURNS: u32 = 3;
 /// enters and reaches the end of the closure.
 fn follow(
     nodes: &Arena<NodeId, Node>,
-    visits: &mut FastMap<NodeId, u32>,
+    visits: &mut Visits,
     n: NodeId,
 ) -> (Option<NodeId>, Option<bool>) {
     match nodes[n].succ {
         Succ::Next(s) => (Some(s), None),
         Succ::Branch(t, e) => {
-            let v = visits.entry(n).or_insert(0);
-            *v += 1;
+            let first = visits.bump(n) == 1;
             // A side not recorded yet ends the comparison there.
             match (t, e) {
-                (Some(t), _) if *v == 1 => (Some(t), Some(true)),
-                (None, _) if *v == 1 => (None, Some(true)),
+                (Some(t), _) if first => (Some(t), Some(true)),
+                (None, _) if first => (None, Some(true)),
                 (_, e) => (e, Some(false)),
             }
         }

@@ -119,10 +119,11 @@ impl Engine {
         let Some(batch) = self.batch_run.take() else {
             return;
         };
-        let Mode::Check(c) = &self.run.mode else {
+        if !matches!(self.run.mode, Mode::Check(_)) {
             return;
-        };
-        let left = |head: &NodeId| c.visits.get(head).copied().unwrap_or(0) > LOOP_CHECK_TURNS;
+        }
+        let visits = &self.run.visits;
+        let left = |head: &NodeId| visits.get(*head) > LOOP_CHECK_TURNS;
         let mut unchecked: Vec<usize> = batch
             .heads
             .iter()

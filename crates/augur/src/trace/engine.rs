@@ -362,26 +362,36 @@ impl Engine {
         let mut tags = None;
         self.run.ops += 1;
         loop {
-            match self.run.mode {
-                Mode::Check(_) => return self.check_step(op, loc),
+            let compared = match self.run.mode {
+                Mode::Check(_) => self.check_step(&op, loc),
                 Mode::CatchUp => match self.recorded_successor()? {
-                    Some(n) => {
-                        self.check_replay(n, &op, loc)?;
+                    Some(n) => self.check_replay(n, &op, loc).map(|()| {
                         self.pass(n);
-                        return Ok(n);
-                    }
+                        n
+                    }),
                     None if self.run.pos < self.run.prefix.len() => {
                         return Err(self.nondeterministic(None, loc, "a new operation appeared"));
                     }
-                    None => self.run.mode = Mode::Record,
+                    None => {
+                        self.run.mode = Mode::Record;
+                        continue;
+                    }
                 },
                 // Comparing with linked code needs no call path (see
                 // `check_link_step`), which keeps long comparisons cheap.
-                Mode::CheckLink(_) => return self.check_link_step(op, loc),
-                Mode::Verify(_) => return self.verify_step(op, loc),
-                Mode::Record if tags.is_none() => tags = Some(self.tag_now()),
+                Mode::CheckLink(_) => self.check_link_step(&op, loc),
+                Mode::Verify(_) => self.verify_step(&op, loc),
+                Mode::Record if tags.is_none() => {
+                    tags = Some(self.tag_now());
+                    continue;
+                }
                 Mode::Record => return self.record(op, loc, tags.expect("tagged")),
+            };
+            // A node returned is one `op` was found equal to.
+            if let Ok(n) = compared {
+                op.release_as(self.nodes[n].owns_heap);
             }
+            return compared;
         }
     }
 
@@ -431,14 +441,20 @@ impl Engine {
 
     /// Updates the run's state for passing node `n` (catch-up).
     pub(super) fn pass(&mut self, n: NodeId) {
+        self.advance(n);
+        // What the run has seen is indexed only if it goes on to record
+        // (`sync_seen`): check runs, which only replay, never need it.
+        self.run.path.push((n, None));
+    }
+
+    /// Moves past node `n`: its plain-loop salt (which cells created later
+    /// are keyed by, in every mode) and the cursor.
+    pub(super) fn advance(&mut self, n: NodeId) {
         let base = self.nodes[n].base;
         if !self.never_close.is_empty() && self.never_close.contains(&base) {
             self.bump_salt(base);
         }
         self.run.pending_annotations.clear();
-        // What the run has seen is indexed only if it goes on to record
-        // (`sync_seen`): check runs, which only replay, never need it.
-        self.run.path.push((n, None));
         self.run.cursor = Cursor::After(n);
     }
 

@@ -177,6 +177,7 @@ impl Engine {
             self.assigned.insert(v);
         }
         Ok(self.nodes.push(Node {
+            owns_heap: op.owns_heap(),
             op,
             def,
             annotations,

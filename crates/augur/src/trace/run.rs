@@ -82,16 +82,12 @@ pub(super) struct LinkCheck {
     /// The run's decisions at the link point (to run it again on failure).
     pub(super) decisions: PathId,
     pub(super) last_decision: Option<bool>,
-    /// Visits of each branch node along the linked code (see `follow`).
-    pub(super) visits: FastMap<NodeId, u32>,
 }
 
 /// A check run's state: what it checks and how far it has compared.
 pub(super) struct CheckRun {
     /// What a mismatch would disprove.
     pub(super) check: Check,
-    /// Visits of each branch node past the run's decisions.
-    pub(super) visits: FastMap<NodeId, u32>,
     /// Operations compared past the run's decisions.
     pub(super) ops: u64,
 }
@@ -148,6 +144,10 @@ pub(super) struct Run {
     /// Per prophecy creation point: `oracle_calls` at its latest creation
     /// and how many creations in a row had no decision in between.
     pub(super) cell_streaks: FastMap<Tag, (u64, u32)>,
+    /// Visits of each branch node along the code a check run or a link
+    /// check follows past its decisions (see `audit::follow`). A run holds
+    /// at most one such comparison: a link check ends the run.
+    pub(super) visits: Visits,
 }
 
 impl Run {
@@ -174,6 +174,7 @@ impl Run {
             no_link_until: 0,
             oracle_calls: 0,
             cell_streaks: FastMap::default(),
+            visits: Visits::default(),
         };
         run.reset(job, tree);
         run
@@ -188,11 +189,7 @@ impl Run {
         self.at = PathId::ROOT;
         self.count = 0;
         self.mode = match job.check {
-            Some(check) => Mode::Check(Box::new(CheckRun {
-                check,
-                visits: FastMap::default(),
-                ops: 0,
-            })),
+            Some(check) => Mode::Check(Box::new(CheckRun { check, ops: 0 })),
             None => Mode::CatchUp,
         };
         self.cursor = Cursor::Root;
@@ -210,9 +207,54 @@ impl Run {
         self.no_link_until = job.no_link_until;
         self.oracle_calls = 0;
         self.cell_streaks.clear();
+        self.visits.clear();
     }
 
     pub(super) fn decision_count(&self) -> u32 {
         self.count
+    }
+}
+
+/// Visit counts per node, cleared in constant time: each count is stamped
+/// with the epoch it was made in, and clearing starts a new epoch. A check
+/// run counts a visit at every branch it passes, so a hash map here (grown
+/// anew each run) cost more than the comparison it serves.
+#[derive(Default)]
+pub(super) struct Visits {
+    epoch: u32,
+    counts: Vec<(u32, u32)>,
+}
+
+impl Visits {
+    /// Forgets every count.
+    pub(super) fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // After 2^32 clears an old stamp could look current.
+            self.counts.clear();
+            self.epoch = 1;
+        }
+    }
+
+    /// Counts a visit of `n`; returns its visits so far, this one included.
+    pub(super) fn bump(&mut self, n: NodeId) -> u32 {
+        let i = n.0 as usize;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, (0, 0));
+        }
+        let slot = &mut self.counts[i];
+        if slot.0 != self.epoch {
+            *slot = (self.epoch, 0);
+        }
+        slot.1 += 1;
+        slot.1
+    }
+
+    /// The visits of `n` counted since the last clear.
+    pub(super) fn get(&self, n: NodeId) -> u32 {
+        match self.counts.get(n.0 as usize) {
+            Some(&(epoch, count)) if epoch == self.epoch => count,
+            _ => 0,
+        }
     }
 }
