@@ -225,7 +225,7 @@ fn check_name(name: &str, loc: SrcLoc) -> Result<()> {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    let reserved = crate::codegen::c::keywords::RESERVED.contains(&name);
+    let reserved = crate::codegen::c::keywords::is_reserved(name);
     if ident && !reserved {
         return Ok(());
     }

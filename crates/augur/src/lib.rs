@@ -96,6 +96,7 @@ pub mod codegen;
 pub mod error;
 pub mod exec;
 pub mod ir;
+mod libm;
 pub mod passes;
 mod pipeline;
 pub mod prophecy;
@@ -113,6 +114,7 @@ pub use stage::dsl;
 pub use stage::dyn_val::{annotate, in_extraction, AnyArg, Dyn, IntoArg, IntoIndex};
 pub use stage::extern_fn::ExternFn;
 pub use stage::libc;
+pub use stage::math;
 pub use stage::static_var::{range, Static, StaticRange};
 pub use trace::{Stats, Tagger};
 

@@ -26,7 +26,7 @@ fn abs() {
 #[test]
 fn math_functions() {
     check(
-        "hypot",
+        "hypotenuse",
         |x: Dyn<f64>, y: Dyn<f64>| libc::SQRT.call(x * x + y * y) + libc::FABS.call(x),
         |&mut (x, y): &mut (f64, f64)| (x * x + y * y).sqrt() + x.abs(),
         &[

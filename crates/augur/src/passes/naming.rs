@@ -10,6 +10,7 @@ pub fn run(f: &mut Function) {
     let mut taken: HashSet<String> = RESERVED
         .iter()
         .chain(RESERVED_CUDA)
+        .chain(crate::libm::NAMES)
         .map(|s| s.to_string())
         .collect();
     for (_, e) in f.externs.iter() {

@@ -34,7 +34,5 @@ pub const MEMSET: ExternFn<fn(*mut u8, i32, u64) -> *mut u8> =
     ExternFn::new("memset").header("string.h");
 /// `int abs(int)`.
 pub const ABS: ExternFn<fn(i32) -> i32> = ExternFn::new("abs").header("stdlib.h");
-/// `double sqrt(double)`.
-pub const SQRT: ExternFn<fn(f64) -> f64> = ExternFn::new("sqrt").header("math.h");
-/// `double fabs(double)`.
-pub const FABS: ExternFn<fn(f64) -> f64> = ExternFn::new("fabs").header("math.h");
+/// `sqrt` and `fabs`, kept here too; [`crate::math`] has all of `<math.h>`.
+pub use super::math::{FABS, SQRT};

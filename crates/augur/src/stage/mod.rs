@@ -7,6 +7,7 @@ pub mod dyn_val;
 pub mod extern_fn;
 pub mod gpu;
 pub mod libc;
+pub mod math;
 mod ops;
 pub mod signature;
 pub mod static_var;

@@ -109,23 +109,6 @@ pub const RESERVED: &[&str] = &[
     "isinf",
     "isfinite",
     "signbit",
-    "sqrt",
-    "sqrtf",
-    "fabs",
-    "fabsf",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fmin",
-    "fmax",
-    "fmod",
-    "pow",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
     // <stdio.h>, <stdlib.h>, <string.h> and the program entry.
     "printf",
     "fprintf",
@@ -155,6 +138,13 @@ pub const RESERVED: &[&str] = &[
     "errno",
     "main",
 ];
+
+/// True if `name` is one the generated C cannot give a variable or a
+/// function: a [`RESERVED`] name or a `<math.h>` function
+/// ([`crate::math`]'s table).
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED.contains(&name) || crate::libm::NAMES.contains(&name)
+}
 
 /// Names variables must also avoid because CUDA units are C++: C++
 /// keywords, CUDA built-ins, and the locals of the CUDA backend's

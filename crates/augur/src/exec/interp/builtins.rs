@@ -74,64 +74,8 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
                 .map(Value::I64)
                 .ok_or_else(|| fail("labs of LONG_MIN overflows".into()))
         },
-        "fabs" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "fabs")?.abs())),
-        "fabsf" => |_, _, a| Ok(Value::F32(f32_arg(a, 0, "fabsf")?.abs())),
-        "sqrt" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "sqrt")?.sqrt())),
-        "sqrtf" => |_, _, a| Ok(Value::F32(f32_arg(a, 0, "sqrtf")?.sqrt())),
-        "exp" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "exp")?.exp())),
-        "log" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "log")?.ln())),
-        "sin" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "sin")?.sin())),
-        "cos" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "cos")?.cos())),
-        "floor" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "floor")?.floor())),
-        "ceil" => |_, _, a| Ok(Value::F64(f64_arg(a, 0, "ceil")?.ceil())),
-        "pow" => |_, _, a| {
-            Ok(Value::F64(
-                f64_arg(a, 0, "pow")?.powf(f64_arg(a, 1, "pow")?),
-            ))
-        },
-        "fmin" => |_, _, a| {
-            Ok(Value::F64(fmin(
-                f64_arg(a, 0, "fmin")?,
-                f64_arg(a, 1, "fmin")?,
-            )))
-        },
-        "fmax" => |_, _, a| {
-            Ok(Value::F64(fmax(
-                f64_arg(a, 0, "fmax")?,
-                f64_arg(a, 1, "fmax")?,
-            )))
-        },
-        "fminf" => |_, _, a| {
-            let (x, y) = (f32_arg(a, 0, "fminf")?, f32_arg(a, 1, "fminf")?);
-            Ok(Value::F32(fmin(x as f64, y as f64) as f32))
-        },
-        "fmaxf" => |_, _, a| {
-            let (x, y) = (f32_arg(a, 0, "fmaxf")?, f32_arg(a, 1, "fmaxf")?);
-            Ok(Value::F32(fmax(x as f64, y as f64) as f32))
-        },
-        _ => return None,
+        _ => return super::math::lookup(name),
     })
-}
-
-/// glibc's `fmin`: the first operand on ties (so `fmin(-0.0, 0.0)` is
-/// `-0.0`), the other operand when one is NaN.
-fn fmin(x: f64, y: f64) -> f64 {
-    match () {
-        _ if x <= y => x,
-        _ if x > y => y,
-        _ if y.is_nan() => x,
-        _ => y,
-    }
-}
-
-/// glibc's `fmax`, the mirror of [`fmin`].
-fn fmax(x: f64, y: f64) -> f64 {
-    match () {
-        _ if x >= y => x,
-        _ if x < y => y,
-        _ if y.is_nan() => x,
-        _ => y,
-    }
 }
 
 fn fail(message: String) -> Error {
@@ -149,7 +93,7 @@ fn arg(a: &[Value], i: usize, func: &str) -> Result<Value> {
 }
 
 /// An integer argument (any integer type, as a prototype would convert it).
-fn int(a: &[Value], i: usize, func: &str) -> Result<i64> {
+pub(super) fn int(a: &[Value], i: usize, func: &str) -> Result<i64> {
     let v = arg(a, i, func)?;
     v.as_i64().ok_or_else(|| {
         fail(format!(
@@ -172,7 +116,7 @@ fn size(a: &[Value], i: usize, func: &str) -> Result<u64> {
     Ok(n as u64)
 }
 
-fn ptr(a: &[Value], i: usize, func: &str) -> Result<u64> {
+pub(super) fn ptr(a: &[Value], i: usize, func: &str) -> Result<u64> {
     let v = arg(a, i, func)?;
     v.as_ptr().ok_or_else(|| {
         fail(format!(
@@ -183,7 +127,7 @@ fn ptr(a: &[Value], i: usize, func: &str) -> Result<u64> {
     })
 }
 
-fn f64_arg(a: &[Value], i: usize, func: &str) -> Result<f64> {
+pub(super) fn f64_arg(a: &[Value], i: usize, func: &str) -> Result<f64> {
     let v = arg(a, i, func)?;
     match v {
         Value::F64(x) => Ok(x),
@@ -199,7 +143,7 @@ fn f64_arg(a: &[Value], i: usize, func: &str) -> Result<f64> {
     }
 }
 
-fn f32_arg(a: &[Value], i: usize, func: &str) -> Result<f32> {
+pub(super) fn f32_arg(a: &[Value], i: usize, func: &str) -> Result<f32> {
     let v = arg(a, i, func)?;
     match v {
         Value::F32(x) => Ok(x),

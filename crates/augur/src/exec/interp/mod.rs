@@ -34,6 +34,7 @@
 
 mod builtins;
 mod eval;
+mod math;
 mod memory;
 mod ops;
 mod printf;
