@@ -33,6 +33,8 @@ use std::marker::PhantomData;
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     config: Config,
+    /// Parameters to declare `restrict` (see [`Builder::restrict`]).
+    restrict: Vec<usize>,
 }
 
 impl Builder {
@@ -177,7 +179,8 @@ impl Builder {
         let loc = caller();
         let (mut trace, config) = self.trace(name, f, loc)?;
         let explanation = std::mem::take(&mut trace.explanation);
-        let (func, stats) = pipeline::compile_trace(trace, &config)?;
+        let (mut func, stats) = pipeline::compile_trace(trace, &config)?;
+        func.restrict = self.restricted(&func, loc)?;
         Ok(Extracted {
             func,
             stats,
@@ -185,6 +188,37 @@ impl Builder {
             loc,
             _sig: PhantomData,
         })
+    }
+
+    /// Declares the pointer parameters at these positions (0 is the first)
+    /// `restrict`, so the C compiler may assume they do not alias: the
+    /// caller promises that memory the function modifies through one of
+    /// them is reached through no other parameter while it runs (C99
+    /// 6.7.3.1; breaking the promise is undefined behaviour, which the
+    /// interpreter does not detect). A position that is not a pointer
+    /// parameter is an [`Error::Misuse`](crate::Error::Misuse).
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// let axpy = Builder::new()
+    ///     .restrict([1, 2])
+    ///     .extract("axpy", |a: Dyn<f32>, x: Dyn<*const f32>, y: Dyn<*mut f32>| {
+    ///         for i in 0..4 {
+    ///             y.at(i).set(y.at(i) + a * x.at(i));
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// let c = axpy.c_code();
+    /// assert!(c.contains("const float *restrict arg1, float *restrict arg2"), "{c}");
+    /// let (x, mut y) = ([1.0f32, 2.0, 3.0, 4.0], [1.0f32; 4]);
+    /// // SAFETY: `axpy` reads 4 floats at `x` and writes 4 at `y`, which do
+    /// // not overlap.
+    /// unsafe { axpy.compile().unwrap().get()(2.0, x.as_ptr(), y.as_mut_ptr()) };
+    /// assert_eq!(y, [3.0, 5.0, 7.0, 9.0]);
+    /// ```
+    pub fn restrict(mut self, params: impl IntoIterator<Item = usize>) -> Self {
+        self.restrict = params.into_iter().collect();
+        self
     }
 
     /// Runs the first stage of `f`: its trace graph, before structuring,
@@ -214,6 +248,35 @@ impl Builder {
             });
         }
         Ok((trace, config))
+    }
+}
+
+impl Builder {
+    /// The parameters [`Builder::restrict`] names, checked to be pointers.
+    fn restricted(&self, func: &Function, loc: SrcLoc) -> Result<Vec<crate::ir::VarId>> {
+        let mut out = Vec::new();
+        for &i in &self.restrict {
+            let param = func.params.get(i).copied();
+            let ty = param.map(|p| func.vars[p].ty);
+            match (param, ty) {
+                (Some(p), Some(crate::ir::Type::Ptr { .. })) if !out.contains(&p) => out.push(p),
+                (Some(_), Some(crate::ir::Type::Ptr { .. })) => {}
+                _ => {
+                    return Err(crate::Error::Misuse {
+                        message: format!(
+                            "Builder::restrict names parameter {i}, which is {}: only \
+                             pointer parameters can be restrict",
+                            match ty {
+                                Some(t) => format!("of type {t}"),
+                                None => format!("not one of the {}", func.params.len()),
+                            }
+                        ),
+                        location: Some(loc),
+                    })
+                }
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -28,7 +28,9 @@
 //! 5. every `goto` names a label the function defines once;
 //! 6. a launch declares its two `int32_t` indices for its body, which no
 //!    `break`, `continue`, `return` or `goto` leaves (a loop around a launch
-//!    is not one its body can leave).
+//!    is not one its body can leave);
+//! 7. every [`restrict`](Function::restrict) variable is a parameter of
+//!    pointer type.
 //!
 //! The text form ([`Display`](std::fmt::Display), specified in [`text`]) is
 //! what file tests and error messages show, and [`parse`] reads it back; the
@@ -162,6 +164,12 @@ pub struct Function {
     pub externs: Arena<FuncId, ExternDecl>,
     /// The body.
     pub body: Block,
+    /// Pointer parameters declared `restrict` (C99 6.7.3.1): the caller
+    /// promises that an object reached through one of them and modified
+    /// while the function runs is reached through no other pointer. C
+    /// prints `T *restrict p`, CUDA `T *__restrict__ p`; the interpreter
+    /// and the kernels extracted from a GPU program do not use it.
+    pub restrict: Vec<VarId>,
 }
 
 impl Function {
@@ -175,6 +183,7 @@ impl Function {
             exprs: Arena::new(),
             externs: Arena::new(),
             body: Vec::new(),
+            restrict: Vec::new(),
         }
     }
 

@@ -23,6 +23,12 @@ pub fn verify(f: &Function) -> Result<(), String> {
             return Err(format!("parameter {p} is not marked as a parameter"));
         }
     }
+    for &p in &f.restrict {
+        let pointer = matches!(f.vars.get(p).map(|d| d.ty), Some(Type::Ptr { .. }));
+        if !f.params.contains(&p) || !pointer {
+            return Err(format!("restrict {p} is not a pointer parameter"));
+        }
+    }
     v.block(&f.body)?;
     for (l, region) in &v.gotos {
         match v.defined.iter().find(|(d, _)| d == l) {

@@ -52,7 +52,7 @@ pub fn write_module_with(fs: &[&Function], opts: &CodegenOptions) -> String {
     write_prototypes(&mut out, fs);
     for f in fs {
         out.push('\n');
-        write_definition(&mut out, f, opts);
+        write_definition(&mut out, f, opts, "restrict");
     }
     out
 }
@@ -144,12 +144,30 @@ pub(crate) fn prototype(d: &ExternDecl) -> String {
     c_declarator(&d.ret, &format!("{}({list})", d.name))
 }
 
-/// The definition of `f`; `out` holds the unit from its start (see [`write_body`]).
-pub(crate) fn write_definition(out: &mut String, f: &Function, opts: &CodegenOptions) {
+/// Parameter `p` of `f` declared, with `keyword` (`restrict`, or CUDA's
+/// `__restrict__`) after its `*` when `f` declares it restrict.
+pub(crate) fn param_declarator(f: &Function, p: crate::ir::VarId, keyword: &str) -> String {
+    let name = f.var_name(p);
+    if f.restrict.contains(&p) {
+        c_declarator(&f.vars[p].ty, &format!("{keyword} {name}"))
+    } else {
+        c_declarator(&f.vars[p].ty, &name)
+    }
+}
+
+/// The definition of `f`; `out` holds the unit from its start (see
+/// [`write_body`]). `restrict` is the language's keyword for restrict
+/// parameters (C++ has none: CUDA units say `__restrict__`).
+pub(crate) fn write_definition(
+    out: &mut String,
+    f: &Function,
+    opts: &CodegenOptions,
+    restrict: &str,
+) {
     let params: Vec<String> = f
         .params
         .iter()
-        .map(|&p| c_declarator(&f.vars[p].ty, &f.var_name(p)))
+        .map(|&p| param_declarator(f, p, restrict))
         .collect();
     let list = if params.is_empty() {
         "void".to_string()

@@ -88,7 +88,7 @@ pub fn write_cuda_module_with(
             write_launcher(&mut out, k);
         }
         out.push('\n');
-        write_definition(&mut out, &s.host, opts);
+        write_definition(&mut out, &s.host, opts, "__restrict__");
     }
     out.push_str("\n}  // extern \"C\"\n");
     Ok(out)
@@ -235,7 +235,7 @@ fn param_list(f: &Function, params: &[crate::ir::VarId]) -> String {
     }
     params
         .iter()
-        .map(|&p| c_declarator(&f.vars[p].ty, &f.var_name(p)))
+        .map(|&p| crate::codegen::c::writer::param_declarator(f, p, "__restrict__"))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -133,7 +133,18 @@ impl Printer<'_> {
             }
             self.out.push_str(";\n");
         }
-        let params: Vec<String> = f.params.iter().map(|&p| self.binding(p)).collect();
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|&p| {
+                let restrict = if f.restrict.contains(&p) {
+                    "restrict "
+                } else {
+                    ""
+                };
+                format!("{restrict}{}", self.binding(p))
+            })
+            .collect();
         let _ = write!(self.out, "fn {}({})", f.name, params.join(", "));
         if f.ret != Type::Void {
             let _ = write!(self.out, " -> {}", f.ret);

@@ -141,9 +141,13 @@ impl Parser {
             if !self.f.params.is_empty() {
                 self.expect(",")?;
             }
+            let restrict = self.eat("restrict");
             let kind = VarKind::Param(self.f.params.len() as u32);
             let v = self.binding(kind)?;
             self.f.params.push(v);
+            if restrict {
+                self.f.restrict.push(v);
+            }
         }
         if self.eat("->") {
             self.f.ret = self.ty()?;
