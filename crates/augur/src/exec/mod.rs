@@ -2,6 +2,7 @@
 
 pub mod compile;
 pub mod cuda;
+pub(crate) mod process;
 
 pub use compile::{compile, CompileOptions, Library};
 pub mod interp;

@@ -13,49 +13,10 @@ use crate::{Error, Result};
 use std::ffi::c_char;
 use std::sync::OnceLock;
 
-/// The address of the C library's `name` as the dynamic linker resolves
-/// it for compiled code: through the process's global scope, not a
-/// definition linked into this binary (Rust's runtime carries its own
-/// `cbrt`, `fmaxf` and others, which differ from the C library's in the
-/// last bit or the sign of a zero).
-#[cfg(unix)]
+/// The address of the C library's `name` (see [`crate::exec::process`]).
 fn c_symbol(name: &str) -> Result<usize> {
-    use libloading::os::unix::Library;
-    // The process's global scope first, as the dynamic linker searches it;
-    // then the C math library itself, which a binary that calls no math
-    // function of its own may not have loaded (a compiled library that
-    // does loads it as its dependency).
-    static SCOPES: OnceLock<Vec<Library>> = OnceLock::new();
-    let scopes = SCOPES.get_or_init(|| {
-        let mut libs = vec![Library::this()];
-        for name in ["libm.so.6", "libm.so"] {
-            // SAFETY: the C math library runs no initialisation code that
-            // could break this process's invariants.
-            if let Ok(lib) = unsafe { Library::new(name) } {
-                libs.push(lib);
-                break;
-            }
-        }
-        libs
-    });
-    let mut cname = name.as_bytes().to_vec();
-    cname.push(0);
-    for lib in scopes {
-        // SAFETY: only the symbol's address is read here; the caller gives
-        // it the type `<math.h>` declares for `name`.
-        if let Ok(f) = unsafe { lib.get::<unsafe extern "C" fn()>(&cname) } {
-            return Ok(*f as usize);
-        }
-    }
-    Err(Error::Interp {
+    crate::exec::process::c_symbol(name).ok_or_else(|| Error::Interp {
         message: format!("the C library function `{name}` is not in this process"),
-    })
-}
-
-#[cfg(not(unix))]
-fn c_symbol(name: &str) -> Result<usize> {
-    Err(Error::Interp {
-        message: format!("the interpreter finds `{name}` only in a Unix C library"),
     })
 }
 
