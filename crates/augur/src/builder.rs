@@ -109,6 +109,16 @@ impl Builder {
         self
     }
 
+    /// Maximum operations all runs of the closure perform together:
+    /// replayed, recorded and compared (default 200 million: 10 to 40
+    /// seconds).
+    /// Runs that each replay more than the one before (a dyn loop whose
+    /// turns never repeat their state) reach it long before the run limit.
+    pub fn max_work(mut self, n: u64) -> Self {
+        self.config.max_work = n;
+        self
+    }
+
     /// Maximum recorded operations (default 4,000,000).
     pub fn max_operations(mut self, n: usize) -> Self {
         self.config.max_nodes = n;

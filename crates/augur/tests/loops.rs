@@ -495,3 +495,41 @@ fn loop_carried_temporary_is_an_error() {
     let ok = Builder::new().extract("fine", |x: Dyn<i32>| x * 2).unwrap();
     assert_eq!(ok.interpret(&[3.into()]).unwrap(), 6.into());
 }
+
+/// Two dyn loops staged from one line (the turns of a plain `for`) inside
+/// an outer dyn loop, without `#[augur::staged]`: the plain loop's salt
+/// keeps the outer loop from closing, and every run replays more of its
+/// turns than the last. The run limit took hours to reach (minutes without
+/// a word before this limit); the work limit stops it with an error that
+/// names the loop's first operation and the fixes.
+#[test]
+fn runs_that_grow_without_end_stop_at_the_work_limit() {
+    let first_op_line = line!() + 9;
+    let err = Builder::new()
+        .max_work(3_000_000)
+        .extract("copy_pairs", |a: Dyn<*mut f32>, buf: Dyn<*mut f32>| {
+            let end = Dyn::named("end", Dyn::lit(0i32) + 512);
+            let t = Dyn::named("t", Dyn::lit(0i32));
+            while t.lt(end).is_true() {
+                // (black_box: an unrolled loop would stage from two lines)
+                for x in 0..std::hint::black_box(2) {
+                    let base = Dyn::named("base", t * 4);
+                    let q = Dyn::named("q", 0i32);
+                    while q.lt(256).is_true() {
+                        let val = a.at(t + q + x);
+                        buf.at(base + q * 2 + x).set(val);
+                        q.set(q + 1);
+                    }
+                }
+                t.set(t + 256);
+            }
+        })
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Limit { .. }), "{text}");
+    assert!(text.contains("Builder::max_work"), "{text}");
+    assert!(
+        text.contains(&format!("loops.rs:{first_op_line}")),
+        "{text}"
+    );
+}

@@ -15,6 +15,10 @@ pub struct Config {
     pub audit_rounds: u32,
     /// Maximum runs (over all attempts).
     pub max_runs: u64,
+    /// Maximum operations performed by all runs together (replayed,
+    /// recorded and compared): the first stage's work, which bounds its
+    /// time where runs grow longer one after another.
+    pub max_work: u64,
     /// Maximum recorded operations in one attempt.
     pub max_nodes: usize,
     /// Maximum attempts (restarts + 1).
@@ -50,6 +54,7 @@ impl Default for Config {
             max_site_visits: 10_000,
             audit_rounds: 16,
             max_runs: 1_000_000,
+            max_work: DEFAULT_MAX_WORK,
             max_nodes: 4_000_000,
             max_attempts: 1000,
             memoize: true,
@@ -63,6 +68,12 @@ impl Default for Config {
         }
     }
 }
+
+/// The default [`Config::max_work`]: 200 million operations, 10 to 40
+/// seconds of the first stage (the paper's programs perform tens of
+/// thousands, 128 unrolled ifs 115,000, a 4,000-state machine about 50
+/// million).
+pub const DEFAULT_MAX_WORK: u64 = 200_000_000;
 
 /// The default memory budget: 2 GiB, well below the 24 GiB of the machines
 /// the project runs on, so a blow-up stops with an error first.

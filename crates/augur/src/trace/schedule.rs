@@ -118,6 +118,18 @@ impl Engine {
                 });
             }
         }
+        if self.stats.operations >= self.config.max_work {
+            return Err(Error::Limit {
+                what: format!(
+                    "{} operations performed by the closure's runs (Builder::max_work; {} \
+                     runs){}",
+                    self.config.max_work,
+                    self.stats.total_runs,
+                    crate::error::plain_loop_hint(&self.plain_loops)
+                ),
+                location: None,
+            });
+        }
         if self.stats.total_runs >= self.config.max_runs {
             return Err(Error::Limit {
                 what: format!(
