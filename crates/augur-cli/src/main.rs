@@ -7,7 +7,7 @@ use augur::codegen::LineMarkers;
 use augur_cli::bench::{self, Ctx, Formats};
 use augur_cli::catalog::{self, Params, Target};
 use augur_cli::{demo, imp, Result};
-use augur_einsum::Movement;
+use augur_einsum::{Movement, Schedule};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -128,6 +128,16 @@ struct ParamArgs {
     /// einsum data movement.
     #[arg(long, value_enum)]
     movement: Option<MovementArg>,
+    /// einsum CPU schedule for --target c: auto (blocked, OpenMP: the fast
+    /// version) or naive (the paper's loops).
+    #[arg(long, value_enum)]
+    schedule: Option<ScheduleArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ScheduleArg {
+    Auto,
+    Naive,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -168,6 +178,10 @@ impl ParamArgs {
                 MovementArg::CopyAll => Movement::CopyAll,
                 MovementArg::Unified => Movement::Unified,
                 MovementArg::Prophecy => Movement::Prophecy,
+            }),
+            schedule: self.schedule.map(|s| match s {
+                ScheduleArg::Auto => Schedule::Auto,
+                ScheduleArg::Naive => Schedule::naive(),
             }),
             lines: match lines {
                 LinesArg::None => LineMarkers::None,

@@ -81,6 +81,7 @@
 
 #![warn(missing_docs)]
 
+mod blocked;
 mod context;
 mod elem;
 mod error;
@@ -89,9 +90,11 @@ mod interp;
 mod macros;
 mod program;
 mod runtime;
+mod schedule;
 mod statement;
 mod tensor;
 mod term;
+mod tile;
 
 pub use context::{Config, Einsum, Movement};
 pub use elem::Elem;
@@ -100,5 +103,6 @@ pub use index::Index;
 pub use interp::SimInterpreter;
 pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
 pub use runtime::{cuda_prelude, sim_c, Counters};
+pub use schedule::{Blocking, Schedule, Shape, AUTO_MIN_WORK, AUTO_PARALLEL_MIN_WORK};
 pub use tensor::{Access, Tensor};
 pub use term::Term;

@@ -13,6 +13,7 @@ pub mod first_stage;
 pub mod fusion;
 pub mod gpu;
 pub mod heap;
+pub mod openblas;
 pub mod paper;
 pub mod scaling;
 
@@ -96,7 +97,7 @@ pub const EXPERIMENTS: [Experiment; 6] = [
     },
     Experiment {
         name: "einsum",
-        about: "einsum bytes moved and CPU-simulated time per data-movement strategy",
+        about: "einsum bytes moved and CPU-simulated time per data-movement strategy; CPU matmul and matvec beside OpenBLAS",
         run: einsum::run,
     },
     Experiment {
