@@ -81,6 +81,10 @@ enum Command {
         /// Print the tables as markdown.
         #[arg(long)]
         markdown: bool,
+        /// einsum: also tune the CPU products' schedules (time a few, keep
+        /// the fastest; cached per program and machine).
+        #[arg(long)]
+        tune: bool,
         /// List the experiments.
         #[arg(long)]
         list: bool,
@@ -246,6 +250,7 @@ fn run(cli: Cli) -> Result<()> {
             out,
             format,
             markdown,
+            tune,
             list,
         } => {
             if list {
@@ -254,7 +259,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 return Ok(());
             }
-            bench_command(experiments, quick, out, format, markdown)
+            bench_command(experiments, quick, out, format, markdown, tune)
         }
     }
 }
@@ -298,6 +303,7 @@ fn bench_command(
     out: PathBuf,
     format: FormatArg,
     markdown: bool,
+    tune: bool,
 ) -> Result<()> {
     let names = if names.is_empty() {
         bench::DEFAULT.map(String::from).to_vec()
@@ -329,6 +335,7 @@ fn bench_command(
     let ctx = Ctx {
         quick,
         progress: std::io::stderr().is_terminal(),
+        tune,
     };
     if cfg!(debug_assertions) {
         eprintln!("note: a debug build; timings mean more from `cargo run --release -p augur-cli -- bench`");

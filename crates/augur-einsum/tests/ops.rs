@@ -1,5 +1,5 @@
 //! Einsum operations built three ways (plain C and OpenMP C under each
-//! schedule of `SCHEDULES`, the CPU-simulated
+//! schedule of `schedules()`, the CPU-simulated
 //! GPU under each data-movement strategy on a small grid, and under
 //! prophecies on the paper's 40 × 512 grid), run on pseudo-random inputs and
 //! compared with plain Rust; the simulated runtime's counters against
@@ -46,31 +46,16 @@ const GPUS: [(u32, u32, Movement); 4] = [
 /// The CPU versions' schedules: the paper's loops, the default, and
 /// blocked layouts small enough that every shape has remainder tiles
 /// (rows, columns and reduction tiles), packed or not, untiled.
-const SCHEDULES: [Schedule; 5] = [
-    Schedule::Naive,
-    Schedule::Auto,
-    Schedule::Blocked(Blocking {
-        rows: 3,
-        cols: 4,
-        depth: 5,
-        row_tile: 6,
-        pack: true,
-    }),
-    Schedule::Blocked(Blocking {
-        rows: 2,
-        cols: 3,
-        depth: 0,
-        row_tile: 4,
-        pack: false,
-    }),
-    Schedule::Blocked(Blocking {
-        rows: 1,
-        cols: 5,
-        depth: 2,
-        row_tile: 1,
-        pack: true,
-    }),
-];
+fn schedules() -> [Schedule; 5] {
+    let (tiles, untiled) = (Blocking::tile(3, 4), Blocking::tile(2, 3).pack(false));
+    [
+        Schedule::Naive,
+        Schedule::Auto,
+        Schedule::Blocked(tiles.depth(5).row_tile(6)),
+        Schedule::Blocked(untiled.depth(0).row_tile(4)),
+        Schedule::Blocked(Blocking::tile(1, 5).depth(2).row_tile(1)),
+    ]
+}
 
 /// The tensors a kernel reads, and those it writes (numbers into `shapes`).
 type Kernel = (Vec<usize>, Vec<usize>);
@@ -203,7 +188,7 @@ impl<E: Num> Case<E> {
     /// Builds and runs every version; checks results, counters, C text.
     fn check(self) {
         let mut versions = Vec::new();
-        for schedule in SCHEDULES {
+        for schedule in schedules() {
             for openmp in [false, true] {
                 let config = Config {
                     schedule,

@@ -38,6 +38,8 @@ pub struct Ctx {
     pub quick: bool,
     /// Draw progress bars (on stderr, only when it is a terminal).
     pub progress: bool,
+    /// Tune schedules where an experiment can (`einsum`'s CPU products).
+    pub tune: bool,
 }
 
 impl Ctx {

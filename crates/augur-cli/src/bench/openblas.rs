@@ -12,7 +12,7 @@ use super::{ms, Ctx};
 use crate::programs::einsum::{Kind, Product, ProductFn};
 use crate::report::{Cell, Plot, Table};
 use crate::Result;
-use augur_einsum::{compile_cpu, Schedule};
+use augur_einsum::{compile_cpu, tune, Schedule};
 use std::time::Instant;
 
 /// How to install OpenBLAS, for messages.
@@ -191,6 +191,24 @@ fn time_ours(p: &Product, reps: usize, want: Option<&[f32]>) -> Result<(f64, Vec
     Ok((t, z))
 }
 
+/// Tunes `p`'s schedule (cached per program and machine) and times the
+/// winner (checked against `want`): its schedule and milliseconds.
+fn tuned(p: &Product, reps: usize, want: &[f32]) -> Result<(Schedule, f64)> {
+    let [mut x, mut y, mut z] = inputs(p.kind, p.size);
+    let key = format!("augur-bench-{}-{}-omp{}", p.kind.name(), p.size, p.openmp);
+    let build = |schedule| compile_cpu(&Product { schedule, ..*p }.extract()?, p.openmp);
+    let tuned = tune(&key, &Schedule::candidates::<f32>(), reps, build, |prog| {
+        let f: ProductFn = prog.get();
+        // SAFETY: the buffers hold the element counts of the shapes.
+        unsafe { f(x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr()) }
+    })?;
+    let best = Product {
+        schedule: tuned.best,
+        ..*p
+    };
+    Ok((tuned.best, time_ours(&best, reps, Some(want))?.0))
+}
+
 /// The side-by-side table and its plot.
 pub fn table(ctx: &Ctx) -> Result<(Table, Plot)> {
     let threads = threads();
@@ -200,18 +218,22 @@ pub fn table(ctx: &Ctx) -> Result<(Table, Plot)> {
     } else {
         &[256, 512, 1024, 2048]
     };
+    let mut columns = vec![
+        "program",
+        "size",
+        "paper loops",
+        "augur (auto schedule)",
+        "OpenBLAS",
+        "augur / OpenBLAS",
+        "augur GFLOP/s",
+    ];
+    if ctx.tune {
+        columns.extend(["augur (tuned)", "tuned / OpenBLAS", "tuned schedule"]);
+    }
     let mut t = Table::new(
         "cpu-vs-openblas",
         &format!("CPU products, ms per call on {threads} threads: generated code beside OpenBLAS"),
-        &[
-            "program",
-            "size",
-            "paper loops",
-            "augur (auto schedule)",
-            "OpenBLAS",
-            "augur / OpenBLAS",
-            "augur GFLOP/s",
-        ],
+        &columns,
     );
     let bar = ctx.bar(sizes.len() * 2, "openblas");
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
@@ -255,7 +277,7 @@ pub fn table(ctx: &Ctx) -> Result<(Table, Plot)> {
                 }
                 None => (Cell::Text("not installed".into()), Cell::Text("-".into())),
             };
-            t.push(vec![
+            let mut row = vec![
                 kind.name().into(),
                 n.into(),
                 paper,
@@ -263,7 +285,17 @@ pub fn table(ctx: &Ctx) -> Result<(Table, Plot)> {
                 blas_cell,
                 ratio_cell,
                 Cell::float(flops / ours / 1e6, 1),
-            ]);
+            ];
+            if ctx.tune {
+                let (best, tuned) = tuned(&fast, reps, &got)?;
+                row.push(Cell::float(tuned, 3));
+                row.push(match &reference {
+                    Some((b, _)) => Cell::float(tuned / b, 2),
+                    None => Cell::Text("-".into()),
+                });
+                row.push(Cell::Text(best.to_string()));
+            }
+            t.push(row);
             bar.inc(1);
         }
         series.push((kind.name().to_string(), ratio));
