@@ -22,8 +22,9 @@ pub struct Tuned {
 }
 
 impl Schedule {
-    /// The schedules [`tune`] tries for elements of `E`: the default and
-    /// register tiles and cache tiles around it.
+    /// The schedules [`tune`] tries for elements of `E`: the default, and
+    /// register and cache tiles around [`Blocking::matmul`] and
+    /// [`Blocking::lanes`].
     pub fn candidates<E>() -> Vec<Schedule> {
         let m = Blocking::matmul::<E>();
         let v = m.cols;
@@ -46,8 +47,12 @@ impl Schedule {
             },
             Blocking { row_tile: 128, ..m },
         ];
+        let l = Blocking::lanes::<E>();
+        let lanes = [Blocking { cols: 2 * v, ..l }, Blocking { cols: 8 * v, ..l }];
         let mut out = vec![Schedule::Auto, Schedule::Blocked(m)];
         out.extend(blocked.map(Schedule::Blocked));
+        out.push(Schedule::Blocked(l));
+        out.extend(lanes.map(Schedule::Blocked));
         out
     }
 }
