@@ -33,6 +33,7 @@ fn main() -> augur_cli::Result<()> {
     let ctx = Ctx {
         quick,
         progress: false,
+        tune: false,
     };
     println!("# augur experiments\n");
     for e in experiments {

@@ -8,13 +8,14 @@ use crate::Result;
 use augur::codegen::{CodegenOptions, LineMarkers};
 use augur::prophecy::{History, Prophecy};
 use augur::{Builder, Dyn, Extracted, Static, Stats};
-use augur_einsum::Movement;
+use augur_einsum::{Movement, Schedule};
 
 /// Which generated form to show.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// C99 for the CPU (the einsum programs: their CPU build, without
-    /// `run_on_gpu`).
+    /// `run_on_gpu`, under the default schedule and OpenMP unless
+    /// [`Params::schedule`] says otherwise).
     C,
     /// CUDA: kernels, launches and transfers.
     Cuda,
@@ -31,6 +32,10 @@ pub struct Params {
     pub size: Option<usize>,
     /// The einsum programs' data movement.
     pub movement: Option<Movement>,
+    /// The einsum programs' CPU schedule for the C target (default:
+    /// [`Schedule::Auto`] with OpenMP, the fast version; [`Schedule::naive`]:
+    /// the paper's loops without OpenMP).
+    pub schedule: Option<Schedule>,
     /// Source mapping in the generated code.
     pub lines: LineMarkers,
 }
@@ -141,6 +146,9 @@ impl Example {
         }
         if p.movement.is_some() && !self.movement {
             return Err(format!("{name} takes no --movement (only the einsum examples do)").into());
+        }
+        if p.schedule.is_some() && !self.movement {
+            return Err(format!("{name} takes no --schedule (only the einsum examples do)").into());
         }
         (self.stage)(p)
     }
@@ -291,7 +299,14 @@ fn einsum(kind: Kind, p: &Params) -> Result<Staged> {
         p.size.unwrap_or(256),
         p.movement.unwrap_or(Movement::Prophecy),
     );
-    let cpu = Benchmark { gpu: false, ..b }.extract()?;
+    let cpu = match p.schedule.unwrap_or(Schedule::Auto) {
+        Schedule::Naive => Benchmark { gpu: false, ..b },
+        schedule => Benchmark {
+            schedule,
+            ..Benchmark::fast(kind, b.sizes.0)
+        },
+    };
+    let cpu = cpu.extract()?;
     Ok(staged(b.extract()?, cpu, p.lines, EINSUM_RUNTIME))
 }
 

@@ -7,7 +7,7 @@ use augur::codegen::LineMarkers;
 use augur_cli::bench::{self, Ctx, Formats};
 use augur_cli::catalog::{self, Params, Target};
 use augur_cli::{demo, imp, Result};
-use augur_einsum::Movement;
+use augur_einsum::{Movement, Schedule};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -81,6 +81,10 @@ enum Command {
         /// Print the tables as markdown.
         #[arg(long)]
         markdown: bool,
+        /// einsum: also tune the CPU products' schedules (time a few, keep
+        /// the fastest; cached per program and machine).
+        #[arg(long)]
+        tune: bool,
         /// List the experiments.
         #[arg(long)]
         list: bool,
@@ -128,6 +132,16 @@ struct ParamArgs {
     /// einsum data movement.
     #[arg(long, value_enum)]
     movement: Option<MovementArg>,
+    /// einsum CPU schedule for --target c: auto (blocked, OpenMP: the fast
+    /// version) or naive (the paper's loops).
+    #[arg(long, value_enum)]
+    schedule: Option<ScheduleArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ScheduleArg {
+    Auto,
+    Naive,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -168,6 +182,10 @@ impl ParamArgs {
                 MovementArg::CopyAll => Movement::CopyAll,
                 MovementArg::Unified => Movement::Unified,
                 MovementArg::Prophecy => Movement::Prophecy,
+            }),
+            schedule: self.schedule.map(|s| match s {
+                ScheduleArg::Auto => Schedule::Auto,
+                ScheduleArg::Naive => Schedule::naive(),
             }),
             lines: match lines {
                 LinesArg::None => LineMarkers::None,
@@ -232,6 +250,7 @@ fn run(cli: Cli) -> Result<()> {
             out,
             format,
             markdown,
+            tune,
             list,
         } => {
             if list {
@@ -240,7 +259,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 return Ok(());
             }
-            bench_command(experiments, quick, out, format, markdown)
+            bench_command(experiments, quick, out, format, markdown, tune)
         }
     }
 }
@@ -284,6 +303,7 @@ fn bench_command(
     out: PathBuf,
     format: FormatArg,
     markdown: bool,
+    tune: bool,
 ) -> Result<()> {
     let names = if names.is_empty() {
         bench::DEFAULT.map(String::from).to_vec()
@@ -315,6 +335,7 @@ fn bench_command(
     let ctx = Ctx {
         quick,
         progress: std::io::stderr().is_terminal(),
+        tune,
     };
     if cfg!(debug_assertions) {
         eprintln!("note: a debug build; timings mean more from `cargo run --release -p augur-cli -- bench`");

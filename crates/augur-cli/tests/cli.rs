@@ -108,29 +108,52 @@ fn einsum_targets_differ_as_they_should() {
     );
 }
 
+/// A C `main` that runs `function` (an n×n matmul, 2 turns) on small
+/// integers and prints how many elements differ from the plain product.
+fn matmul_main(function: &str, n: usize) -> String {
+    format!(
+        r#"
+#include <stdio.h>
+static float x[{nn}], y[{nn}], z[{nn}];
+int main(void) {{
+  for (int k = 0; k < {nn}; k++) {{ x[k] = (float)(k % 7) - 3.0f; y[k] = (float)(k % 5) - 2.0f; z[k] = 0.0f; }}
+  {function}(x, y, z, 2);
+  int bad = 0;
+  for (int i = 0; i < {n}; i++)
+    for (int j = 0; j < {n}; j++) {{
+      float s = 0.0f;
+      for (int k = 0; k < {n}; k++) s += x[i * {n} + k] * y[k * {n} + j];
+      if (s != z[i * {n} + j]) bad++;
+    }}
+  printf("%d\n", bad);
+  return 0;
+}}
+"#,
+        nn = n * n
+    )
+}
+
 #[test]
 fn einsum_c_target_is_the_cpu_build_and_computes_matmul() {
     let dir = scratch("emit_matmul_c");
-    let code = ok(&["emit", "matmul", "--size", "8"]);
-    assert!(code.contains("matmul_cpu_8x8x8"), "{code}");
-    let main_c = r#"
-#include <stdio.h>
-int main(void) {
-  float x[64], y[64], z[64];
-  for (int k = 0; k < 64; k++) { x[k] = (float)(k % 7) - 3.0f; y[k] = (float)(k % 5) - 2.0f; z[k] = 0.0f; }
-  matmul_cpu_8x8x8(x, y, z, 2);
-  int bad = 0;
-  for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 8; j++) {
-      float s = 0.0f;
-      for (int k = 0; k < 8; k++) s += x[i * 8 + k] * y[k * 8 + j];
-      if (s != z[i * 8 + j]) bad++;
-    }
-  printf("%d\n", bad);
-  return 0;
-}
-"#;
-    assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "0");
+    // The default is the fast version: blocked (packed tiles) with OpenMP
+    // pragmas (ignored by a compiler without -fopenmp).
+    let code = ok(&["emit", "matmul", "--size", "37"]);
+    assert!(code.contains("matmul_cpu_fast_37x37x37"), "{code}");
+    assert!(
+        code.contains("x_pack") && code.contains("omp parallel for"),
+        "{code}"
+    );
+    let main_c = matmul_main("matmul_cpu_fast_37x37x37", 37);
+    assert_eq!(compile_and_run(&dir, &code, &main_c).trim(), "0");
+    // The paper's loops on request.
+    let naive = ok(&["emit", "matmul", "--size", "8", "--schedule", "naive"]);
+    assert!(
+        naive.contains("matmul_cpu_8x8x8") && !naive.contains("omp"),
+        "{naive}"
+    );
+    let main_c = matmul_main("matmul_cpu_8x8x8", 8);
+    assert_eq!(compile_and_run(&dir, &naive, &main_c).trim(), "0");
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn run(b: &Benchmark, iterations: i32) -> (Vec<f32>, augur_einsum::Counters) {
     let p = if b.gpu {
         compile_simulated(&ex)
     } else {
-        compile_cpu(&ex, false)
+        compile_cpu(&ex, b.openmp)
     }
     .unwrap();
     let (mut x, mut y) = inputs(b);
@@ -51,11 +51,10 @@ fn every_strategy_computes_the_product_and_moves_what_it_must() {
                     .chain([(Movement::Prophecy, false)])
                 {
                     let b = Benchmark {
-                        kind,
                         sizes,
-                        movement,
                         accumulate,
                         gpu,
+                        ..Benchmark::paper(kind, 1, movement)
                     };
                     let (z, c) = run(&b, 3);
                     let (x, y) = inputs(&b);
@@ -84,11 +83,10 @@ fn the_interpreter_agrees_and_nothing_leaks() {
             let modes = Movement::ALL.map(|m| (m, true));
             for (movement, gpu) in modes.into_iter().chain([(Movement::Prophecy, false)]) {
                 let b = Benchmark {
-                    kind,
                     sizes: (5, 7, 3),
-                    movement,
                     accumulate,
                     gpu,
+                    ..Benchmark::paper(kind, 1, movement)
                 };
                 let ex = b.extract().unwrap().simulated().unwrap();
                 let mut it = SimInterpreter::new();
@@ -185,4 +183,46 @@ fn the_papers_benchmark_fuses_only_its_optimized_loop() {
         unsafe { p.library().symbol("consumed") }.unwrap();
     // SAFETY: it reads a counter.
     assert_eq!(unsafe { consumed() }, 20);
+}
+
+/// The fast CPU version (`Benchmark::fast`: the default schedule, blocked
+/// at these sizes, and OpenMP) computes what the paper's does, compiled and
+/// in the interpreter (every access of the packed, tiled loops
+/// bounds-checked, every pack buffer freed).
+#[test]
+fn the_fast_cpu_version_computes_the_same() {
+    use augur_einsum::SimInterpreter;
+    for kind in [Kind::MatMul, Kind::MatVec] {
+        for accumulate in [Accumulate::No, Accumulate::Yes] {
+            let sizes = match kind {
+                Kind::MatMul => (37, 41, 43),
+                Kind::MatVec => (300, 301, 1),
+            };
+            let b = Benchmark {
+                sizes,
+                accumulate,
+                ..Benchmark::fast(kind, 1)
+            };
+            let ex = b.extract().unwrap();
+            let (x, y) = inputs(&b);
+            let (z, _) = run(&b, 2);
+            assert_eq!(z, b.reference(&x, &y, 2), "{}", b.function_name());
+            let c = ex.c_code();
+            assert!(c.contains("omp parallel for"), "{c}");
+            let mut it = SimInterpreter::new();
+            let zlen: usize = b.kind.shapes(b.sizes)[2].iter().product();
+            let mem = it.interp.memory_mut();
+            let args = [
+                mem.alloc_slice(&x),
+                mem.alloc_slice(&y),
+                mem.alloc_slice(&vec![f32::NAN; zlen]),
+                2i32.into(),
+            ];
+            let sim = ex.simulated().unwrap();
+            sim.interpret_in(&mut it.interp, &args).unwrap();
+            let z: Vec<f32> = it.interp.memory().read_slice(args[2], zlen).unwrap();
+            assert_eq!(z, b.reference(&x, &y, 2), "{}", b.function_name());
+            assert_eq!(it.live_buffers(), 0, "{}", b.function_name());
+        }
+    }
 }

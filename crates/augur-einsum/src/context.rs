@@ -2,6 +2,7 @@
 //! being generated for, and `run_on_gpu`.
 
 use crate::index::Index;
+use crate::schedule::Schedule;
 use augur::dsl::{self, Seen};
 use augur::stage::gpu;
 use augur::Dyn;
@@ -57,6 +58,10 @@ pub struct Config {
     /// a dyn loop would need a buffer per turn; the count it drives up is
     /// how such a program is stopped with a clear error.
     pub max_tensors: u32,
+    /// How CPU statements lay out their loops ([`Schedule::Auto`]: blocked
+    /// for products large enough to gain, the paper's loops otherwise;
+    /// [`Schedule::naive`] keeps the paper's loops everywhere).
+    pub schedule: Schedule,
 }
 
 impl Default for Config {
@@ -68,6 +73,7 @@ impl Default for Config {
             threads: 512,
             gpu: true,
             max_tensors: 1024,
+            schedule: Schedule::Auto,
         }
     }
 }
@@ -164,6 +170,8 @@ pub(crate) struct Ctx {
     /// never close: each turn would need a buffer of its own) instead of
     /// running on.
     pub tensor_count: Seen<u32>,
+    /// The schedule of the CPU statements staged now ([`Einsum::with_schedule`]).
+    pub schedule: Cell<Schedule>,
 }
 
 /// The DSL: make one at the start of a staged function, then tensors and
@@ -213,6 +221,7 @@ impl Einsum {
                 finished: Cell::new(false),
                 in_run_on_gpu: Cell::new(false),
                 tensor_count: Seen::new(0),
+                schedule: Cell::new(config.schedule),
             }),
         }
     }
@@ -277,6 +286,44 @@ impl Einsum {
         for t in &tensors {
             t.after_kernel(movement);
         }
+    }
+
+    /// Stages `statements` with CPU statements laid out by `schedule`
+    /// instead of [`Config::schedule`] (the schedule of one statement, or
+    /// of a few).
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// use augur_einsum::{compile_cpu, einsum, Blocking, Config, Einsum, Schedule};
+    /// let ex = Builder::new()
+    ///     .extract("mm", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
+    ///         let ein = Einsum::new(Config::cpu());
+    ///         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+    ///         let a = ein.tensor_on::<f32>("A", [5, 7], a);
+    ///         let b = ein.tensor_on::<f32>("B", [7, 6], b);
+    ///         let c = ein.tensor_on::<f32>("C", [5, 6], c);
+    ///         // 2 x 4 register tiles, reduction tiles of 3, packed.
+    ///         let tiles = Schedule::Blocked(Blocking::tile(2, 4).depth(3));
+    ///         ein.with_schedule(tiles, || einsum!(c[i, j] = a[i, k] * b[k, j]));
+    ///         ein.finish();
+    ///     })
+    ///     .unwrap();
+    /// let p = compile_cpu(&ex, false).unwrap();
+    /// let mut a: Vec<f32> = (0..35).map(|x| (x % 5) as f32).collect();
+    /// let mut b: Vec<f32> = (0..42).map(|x| (x % 3) as f32).collect();
+    /// let mut c = vec![0f32; 30];
+    /// // SAFETY: the buffers hold 35, 42 and 30 floats, as the shapes say.
+    /// unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
+    /// for (e, got) in c.iter().enumerate() {
+    ///     let want: f32 = (0..7).map(|q| a[e / 6 * 7 + q] * b[q * 6 + e % 6]).sum();
+    ///     assert_eq!(*got, want);
+    /// }
+    /// ```
+    pub fn with_schedule<R>(&self, schedule: Schedule, statements: impl FnOnce() -> R) -> R {
+        let before = self.ctx.schedule.replace(schedule);
+        let out = statements();
+        self.ctx.schedule.set(before);
+        out
     }
 
     /// Starts the runtime's timer (the paper's `start_time`); with

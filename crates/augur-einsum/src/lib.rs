@@ -67,6 +67,29 @@
 //!   whether it overwrote the tensor completely, and where it did not, requires the prophecy
 //!   `gpu_partial` (the paper's scheme loses the other elements).
 //!
+//! ## Schedules ([`Schedule`])
+//!
+//! A CPU statement's loops are laid out by its schedule ([`Config::schedule`],
+//! or [`Einsum::with_schedule`] for some statements):
+//!
+//! * [`Schedule::naive`]: the paper's loops, one per index (the paper's
+//!   tables use it).
+//! * [`Schedule::Blocked`]: the layout of BLIS and OpenBLAS kernels, from a
+//!   [`Blocking`]: register tiles of `rows` × `cols` scalar accumulators
+//!   (vector registers once the C compiler is done), the reduction tiled
+//!   for the caches, its operands packed into contiguous slivers per tile,
+//!   OpenMP over row tiles. Every extent is first-stage, so remainder tiles
+//!   are generated exactly, with no bounds checked at run time.
+//! * [`Schedule::Auto`] (the default): blocked for products of at least
+//!   [`AUTO_MIN_WORK`] innermost steps (matmul-like, or matvec-like with
+//!   partial sums across a vector), the paper's loops otherwise.
+//!
+//! Kernels inside [`Einsum::run_on_gpu`] keep the paper's block × thread
+//! mapping. [`tune()`] stages a program under [`Schedule::candidates`],
+//! times each and keeps the fastest, cached per program and machine.
+//! Einsum programs compile with `-O3 -march=native -ffp-contract=fast`
+//! ([`options`]).
+//!
 //! ## Running
 //!
 //! [`compile_cpu`] (plain or OpenMP), [`compile_simulated`] (the GPU
@@ -81,6 +104,7 @@
 
 #![warn(missing_docs)]
 
+mod blocked;
 mod context;
 mod elem;
 mod error;
@@ -89,9 +113,12 @@ mod interp;
 mod macros;
 mod program;
 mod runtime;
+mod schedule;
 mod statement;
 mod tensor;
 mod term;
+mod tile;
+mod tune;
 
 pub use context::{Config, Einsum, Movement};
 pub use elem::Elem;
@@ -100,5 +127,7 @@ pub use index::Index;
 pub use interp::SimInterpreter;
 pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
 pub use runtime::{cuda_prelude, sim_c, Counters};
+pub use schedule::{Blocking, Schedule, Shape, AUTO_MIN_WORK, AUTO_PARALLEL_MIN_WORK};
 pub use tensor::{Access, Tensor};
 pub use term::Term;
+pub use tune::{tune, Tuned};

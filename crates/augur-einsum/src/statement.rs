@@ -9,10 +9,12 @@
 //! threads (one index: over all threads), as in the paper, and statements
 //! after the first wait at a grid sync.
 
+use crate::blocked::{self, Layout};
 use crate::context::{check_kernel_owner, Thread};
 use crate::elem::Elem;
 use crate::error::{Dim, ShapeError};
 use crate::index::{dedup, Index};
+use crate::schedule::{Schedule, AUTO_PARALLEL_MIN_WORK};
 use crate::tensor::Access;
 use crate::term::Term;
 use augur::stage::gpu;
@@ -73,21 +75,21 @@ impl<E: Elem, R: Into<Term<E>>> std::ops::MulAssign<R> for Access<E> {
 }
 
 /// How a reduction folds one more value in.
-type Combine<E> = fn(Dyn<E>, Dyn<E>) -> Dyn<E>;
+pub(crate) type Combine<E> = fn(Dyn<E>, Dyn<E>) -> Dyn<E>;
 
 /// Loop variables of the indices bound so far.
-type Env = Vec<(Index, Dyn<i32>)>;
+pub(crate) type Env = Vec<(Index, Dyn<i32>)>;
 
 /// A checked statement, ready to generate.
-struct Plan<'a, E: Elem> {
-    lhs: &'a Access<E>,
-    op: Op,
-    rhs: Term<E>,
+pub(crate) struct Plan<'a, E: Elem> {
+    pub lhs: &'a Access<E>,
+    pub op: Op,
+    pub rhs: Term<E>,
     /// The left side's indices (deduplicated), then the reduced ones.
-    lhs_indices: Vec<Index>,
-    reduced: Vec<Index>,
+    pub lhs_indices: Vec<Index>,
+    pub reduced: Vec<Index>,
     ranges: Vec<(Index, usize)>,
-    loc: &'static Location<'static>,
+    pub loc: &'static Location<'static>,
 }
 
 #[track_caller]
@@ -105,9 +107,9 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     check_kernel_owner(&ctx, lhs.tensor.name(), loc);
     match ctx.thread.get() {
         None => {
-            let openmp = ctx.config.openmp;
+            let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
             drop(ctx);
-            plan.cpu(openmp)
+            plan.cpu(openmp, schedule)
         }
         Some(t) => {
             let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
@@ -209,7 +211,7 @@ fn check<'a, E: Elem>(
 }
 
 impl<E: Elem> Plan<'_, E> {
-    fn range(&self, i: Index) -> usize {
+    pub(crate) fn range(&self, i: Index) -> usize {
         self.ranges
             .iter()
             .find(|(j, _)| *j == i)
@@ -218,7 +220,13 @@ impl<E: Elem> Plan<'_, E> {
     }
 
     /// `for (i = start; i < range(i); i += step) body(i)` as a dyn loop.
-    fn dyn_loop(&self, i: Index, start: Dyn<i32>, step: i32, mut body: impl FnMut(Dyn<i32>)) {
+    pub(crate) fn dyn_loop(
+        &self,
+        i: Index,
+        start: Dyn<i32>,
+        step: i32,
+        mut body: impl FnMut(Dyn<i32>),
+    ) {
         let n = self.range(i);
         // The last `i + step` must not overflow `int32_t` (undefined in C).
         if n as i64 + step as i64 > i32::MAX as i64 {
@@ -236,8 +244,16 @@ impl<E: Elem> Plan<'_, E> {
         }
     }
 
-    /// Plain loops over the left side's indices, then the element.
-    fn cpu(&self, openmp: bool) {
+    /// The loops `schedule` lays out: blocked, or plain loops over the left
+    /// side's indices, then the element.
+    fn cpu(&self, openmp: bool, schedule: Schedule) {
+        if let Some(layout) = Layout::of(self) {
+            let shape = layout.shape(self);
+            if let Some(b) = schedule.resolve::<E>(shape) {
+                let small = schedule == Schedule::Auto && shape.work < AUTO_PARALLEL_MIN_WORK;
+                return blocked::generate(self, &layout, b, openmp && !small);
+            }
+        }
         if openmp && !self.lhs_indices.is_empty() {
             augur::annotate("pragma: omp parallel for");
         }
@@ -282,7 +298,7 @@ impl<E: Elem> Plan<'_, E> {
     }
 
     /// Nested loops from 0 over `indices`, calling `inner` with all bound.
-    fn loops(&self, indices: &[Index], env: &mut Env, inner: &mut dyn FnMut(&mut Env)) {
+    pub(crate) fn loops(&self, indices: &[Index], env: &mut Env, inner: &mut dyn FnMut(&mut Env)) {
         let Some((&first, rest)) = indices.split_first() else {
             inner(env);
             return;
@@ -299,10 +315,7 @@ impl<E: Elem> Plan<'_, E> {
         let value = if self.reduced.is_empty() {
             self.value(&self.rhs, env)
         } else {
-            let (start, combine): (E, Combine<E>) = match self.op {
-                Op::Mul => (E::one(), |a, b| a * b),
-                Op::Assign | Op::Add => (E::zero(), |a, b| a + b),
-            };
+            let (start, combine) = self.combine();
             let acc = Dyn::named("acc", start);
             self.loops(&self.reduced, env, &mut |env| {
                 acc.set(combine(acc, self.value(&self.rhs, env)));
@@ -322,25 +335,43 @@ impl<E: Elem> Plan<'_, E> {
         place.set(value);
     }
 
-    fn read(&self, a: &Access<E>, env: &Env) -> Dyn<E> {
+    pub(crate) fn read(&self, a: &Access<E>, env: &Env) -> Dyn<E> {
         a.tensor.read_buffer(a.loc).at(flat(a, env))
     }
 
-    fn value(&self, t: &Term<E>, env: &Env) -> Dyn<E> {
-        match t {
-            Term::Access(a) => self.read(a, env),
-            Term::Const(c) => Dyn::lit(*c),
-            Term::Value(v) => *v,
-            Term::Index(i) => E::from_index(lookup(env, *i)),
-            Term::Sum(a, b) => self.value(a, env) + self.value(b, env),
-            Term::Diff(a, b) => self.value(a, env) - self.value(b, env),
-            Term::Product(a, b) => self.value(a, env) * self.value(b, env),
-            Term::Neg(a) => -self.value(a, env),
+    pub(crate) fn value(&self, t: &Term<E>, env: &Env) -> Dyn<E> {
+        value_with(t, env, &|a, env| self.read(a, env))
+    }
+
+    /// The reduction's start and how it folds one more value in.
+    pub(crate) fn combine(&self) -> (E, Combine<E>) {
+        match self.op {
+            Op::Mul => (E::one(), |a, b| a * b),
+            Op::Assign | Op::Add => (E::zero(), |a, b| a + b),
         }
     }
 }
 
-fn lookup(env: &Env, i: Index) -> Dyn<i32> {
+/// The value of `t` with the indices in `env`, reading accesses with `read`.
+pub(crate) fn value_with<E: Elem>(
+    t: &Term<E>,
+    env: &Env,
+    read: &dyn Fn(&Access<E>, &Env) -> Dyn<E>,
+) -> Dyn<E> {
+    let v = |t: &Term<E>| value_with(t, env, read);
+    match t {
+        Term::Access(a) => read(a, env),
+        Term::Const(c) => Dyn::lit(*c),
+        Term::Value(v) => *v,
+        Term::Index(i) => E::from_index(lookup(env, *i)),
+        Term::Sum(a, b) => v(a) + v(b),
+        Term::Diff(a, b) => v(a) - v(b),
+        Term::Product(a, b) => v(a) * v(b),
+        Term::Neg(a) => -v(a),
+    }
+}
+
+pub(crate) fn lookup(env: &Env, i: Index) -> Dyn<i32> {
     env.iter()
         .rev()
         .find(|(j, _)| *j == i)
@@ -349,7 +380,7 @@ fn lookup(env: &Env, i: Index) -> Dyn<i32> {
 }
 
 /// The row-major element number of an access.
-fn flat<E: Elem>(a: &Access<E>, env: &Env) -> Dyn<i32> {
+pub(crate) fn flat<E: Elem>(a: &Access<E>, env: &Env) -> Dyn<i32> {
     let shape = a.tensor.shape();
     let mut acc: Option<Dyn<i32>> = None;
     for (d, &i) in a.indices.iter().enumerate() {

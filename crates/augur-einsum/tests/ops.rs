@@ -1,4 +1,5 @@
-//! Einsum operations built three ways (plain C, OpenMP C, the CPU-simulated
+//! Einsum operations built three ways (plain C and OpenMP C under each
+//! schedule of `schedules()`, the CPU-simulated
 //! GPU under each data-movement strategy on a small grid, and under
 //! prophecies on the paper's 40 × 512 grid), run on pseudo-random inputs and
 //! compared with plain Rust; the simulated runtime's counters against
@@ -9,7 +10,7 @@
 
 use augur::{Builder, Dyn};
 use augur_einsum::{compile_cpu, compile_simulated, Access, Config, Counters, Einsum, Elem};
-use augur_einsum::{Index, Movement, Tensor, Term};
+use augur_einsum::{Blocking, Index, Movement, Schedule, Tensor, Term};
 use std::ops::{Add, Mul, Sub};
 
 /// Element types with plain-Rust arithmetic for the references.
@@ -41,6 +42,20 @@ const GPUS: [(u32, u32, Movement); 4] = [
     (4, 8, Movement::Prophecy),
     (40, 512, Movement::Prophecy),
 ];
+
+/// The CPU versions' schedules: the paper's loops, the default, and
+/// blocked layouts small enough that every shape has remainder tiles
+/// (rows, columns and reduction tiles), packed or not, untiled.
+fn schedules() -> [Schedule; 5] {
+    let (tiles, untiled) = (Blocking::tile(3, 4), Blocking::tile(2, 3).pack(false));
+    [
+        Schedule::Naive,
+        Schedule::Auto,
+        Schedule::Blocked(tiles.depth(5).row_tile(6)),
+        Schedule::Blocked(untiled.depth(0).row_tile(4)),
+        Schedule::Blocked(Blocking::tile(1, 5).depth(2).row_tile(1)),
+    ]
+}
 
 /// The tensors a kernel reads, and those it writes (numbers into `shapes`).
 type Kernel = (Vec<usize>, Vec<usize>);
@@ -172,9 +187,17 @@ impl<E: Num> Case<E> {
 
     /// Builds and runs every version; checks results, counters, C text.
     fn check(self) {
-        let mut omp = Config::cpu();
-        omp.openmp = true;
-        let mut versions = vec![(Config::cpu(), None), (omp, None)];
+        let mut versions = Vec::new();
+        for schedule in schedules() {
+            for openmp in [false, true] {
+                let config = Config {
+                    schedule,
+                    openmp,
+                    ..Config::cpu()
+                };
+                versions.push((config, None));
+            }
+        }
         for (blocks, threads, m) in GPUS {
             let mut config = Config::with(m);
             (config.blocks, config.threads) = (blocks, threads);
@@ -185,7 +208,12 @@ impl<E: Num> Case<E> {
             let ex = self.extract(config);
             let c = ex.c_code();
             let pragma = c.contains("_Pragma(\"omp parallel for\")");
-            assert_eq!(pragma, config.openmp && self.pragma, "{what}:\n{c}");
+            if config.schedule == Schedule::naive() {
+                assert_eq!(pragma, config.openmp && self.pragma, "{what}:\n{c}");
+            } else {
+                // Blocked loops are parallel over tiles, where there are several.
+                assert!(!pragma || config.openmp, "{what}:\n{c}");
+            }
             // Barriers between statements (the one after a kernel's last
             // statement is dropped by the CUDA backend).
             let cu = augur::codegen::cuda::write_cuda(ex.ir(), "").unwrap();

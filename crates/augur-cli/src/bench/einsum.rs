@@ -12,6 +12,10 @@
 //! | matmul `z = x y` | 50,331,648 | 0 (on demand) | 12,582,912 (x, y in; z out) |
 //! | matmul `z += x y` | 50,331,648 | 0 | 16,777,216 (z in too) |
 //! | matvec `z = x y` | 16,809,984 | 0 | 4,202,496 |
+//!
+//! The third table sets the CPU code the DSL generates by default
+//! ([`Schedule::Auto`](augur_einsum::Schedule), OpenMP) beside OpenBLAS and
+//! the paper's loops ([`openblas`](super::openblas)).
 
 use super::{us, Ctx, Outcome};
 use crate::programs::einsum::{Accumulate, Benchmark, Kind, Native};
@@ -226,7 +230,7 @@ fn sim_times(ctx: &Ctx) -> Result<(Table, Plot)> {
 /// Runs the experiment.
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let mut out = Outcome::default();
-    for part in [bytes_table, sim_times] {
+    for part in [bytes_table, sim_times, super::openblas::table] {
         let (t, p) = part(ctx)?;
         out.tables.push(t);
         out.plots.push(p);

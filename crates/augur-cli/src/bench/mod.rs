@@ -13,6 +13,7 @@ pub mod first_stage;
 pub mod fusion;
 pub mod gpu;
 pub mod heap;
+pub mod openblas;
 pub mod paper;
 pub mod scaling;
 
@@ -37,6 +38,8 @@ pub struct Ctx {
     pub quick: bool,
     /// Draw progress bars (on stderr, only when it is a terminal).
     pub progress: bool,
+    /// Tune schedules where an experiment can (`einsum`'s CPU products).
+    pub tune: bool,
 }
 
 impl Ctx {
@@ -96,7 +99,7 @@ pub const EXPERIMENTS: [Experiment; 6] = [
     },
     Experiment {
         name: "einsum",
-        about: "einsum bytes moved and CPU-simulated time per data-movement strategy",
+        about: "einsum bytes moved and CPU-simulated time per data-movement strategy; CPU matmul and matvec beside OpenBLAS",
         run: einsum::run,
     },
     Experiment {

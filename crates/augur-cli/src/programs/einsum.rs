@@ -16,7 +16,7 @@
 //! prophecy strategy copies it in).
 
 use augur::{Builder, Dyn, Extracted, Result};
-use augur_einsum::{einsum, Config, Einsum, Movement};
+use augur_einsum::{einsum, Config, Einsum, Movement, Schedule};
 
 /// The programs' compiled type: `(x_b, y_b, z_b, iterations)`.
 pub type Native = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, i32);
@@ -70,6 +70,11 @@ pub struct Benchmark {
     pub accumulate: Accumulate,
     /// False: the same program with `run_on_gpu` on the CPU ([`Config::cpu`]).
     pub gpu: bool,
+    /// The CPU statements' schedule ([`Schedule::naive`] in the paper's
+    /// programs; kernels ignore it).
+    pub schedule: Schedule,
+    /// The CPU statements' loops `omp parallel for` (off in the paper's).
+    pub openmp: bool,
 }
 
 impl Benchmark {
@@ -81,20 +86,35 @@ impl Benchmark {
             movement,
             accumulate: Accumulate::No,
             gpu: true,
+            schedule: Schedule::naive(),
+            openmp: false,
         }
     }
 
-    /// The generated function's name: `matmul_prophecy_1024x1024x1024`.
+    /// The CPU version users get by default: [`Schedule::Auto`], OpenMP.
+    pub fn fast(kind: Kind, size: usize) -> Benchmark {
+        Benchmark {
+            gpu: false,
+            schedule: Schedule::Auto,
+            openmp: true,
+            ..Benchmark::paper(kind, size, Movement::Prophecy)
+        }
+    }
+
+    /// The generated function's name: `matmul_prophecy_1024x1024x1024`
+    /// (`matmul_cpu_fast_...` with a schedule other than the paper's).
     pub fn function_name(&self) -> String {
         let (m, n, o) = self.sizes;
+        let fast = self.schedule != Schedule::naive() || self.openmp;
         format!(
-            "{}_{}{}_{m}x{n}x{o}",
+            "{}_{}{}{}_{m}x{n}x{o}",
             self.kind.name(),
             if self.gpu {
                 self.movement.name()
             } else {
                 "cpu"
             },
+            if fast { "_fast" } else { "" },
             if self.accumulate == Accumulate::Yes {
                 "_acc"
             } else {
@@ -121,11 +141,12 @@ impl Benchmark {
 
     /// The first-stage program.
     fn stage(&self, x_b: Dyn<*mut f32>, y_b: Dyn<*mut f32>, z_b: Dyn<*mut f32>, iters: Dyn<i32>) {
-        let config = if self.gpu {
+        let mut config = if self.gpu {
             Config::with(self.movement)
         } else {
             Config::cpu()
         };
+        (config.schedule, config.openmp) = (self.schedule, self.openmp);
         let ein = Einsum::new(config);
         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
         let [xs, ys, zs] = self.kind.shapes(self.sizes);
@@ -218,5 +239,49 @@ impl Benchmark {
                     }
             }
         }
+    }
+}
+
+/// A product alone over the caller's buffers, `(x, y, z)`: what `augur bench
+/// einsum` sets beside OpenBLAS's `sgemm` and `sgemv` (the benchmark
+/// programs' copies and turns left out).
+pub type ProductFn = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32);
+
+/// `z = x y` at a square size, on the CPU, under a schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Product {
+    /// Matrix-matrix or matrix-vector.
+    pub kind: Kind,
+    /// The square size.
+    pub size: usize,
+    /// How its loops are laid out.
+    pub schedule: Schedule,
+    /// The outer (tile) loop `omp parallel for`.
+    pub openmp: bool,
+}
+
+impl Product {
+    /// Extracts it.
+    pub fn extract(&self) -> Result<Extracted<ProductFn>> {
+        let p = *self;
+        let [xs, ys, zs] = p.kind.shapes((p.size, p.size, p.size));
+        let name = format!("{}_{}", p.kind.name(), p.size);
+        Builder::new().extract(
+            &name,
+            move |x: Dyn<*mut f32>, y: Dyn<*mut f32>, z: Dyn<*mut f32>| {
+                let mut config = Config::cpu();
+                (config.schedule, config.openmp) = (p.schedule, p.openmp);
+                let ein = Einsum::new(config);
+                let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+                let x = ein.tensor_on::<f32>("x", &xs, x);
+                let y = ein.tensor_on::<f32>("y", &ys, y);
+                let z = ein.tensor_on::<f32>("z", &zs, z);
+                match p.kind {
+                    Kind::MatMul => einsum!(z[i, j] = x[i, k] * y[k, j]),
+                    Kind::MatVec => einsum!(z[i] = x[i, j] * y[j]),
+                }
+                ein.finish();
+            },
+        )
     }
 }

@@ -1,0 +1,344 @@
+//! The einsum DSL's CPU products beside OpenBLAS, in one run: `z = x y`
+//! (matmul, `cblas_sgemm`) and `z = x y` for a vector `y` (matvec,
+//! `cblas_sgemv`) at 256…2048, on the same data, with the same number of
+//! threads (OpenMP in the generated code, OpenBLAS's own), minimum of
+//! several calls; the paper's loops (OpenMP too) beside them up to 1024.
+//!
+//! OpenBLAS is loaded at run time (`libopenblas.so.0`), so building and
+//! testing need none; without it the table shows the generated code alone
+//! and says how to install it.
+//!
+//! **Recorded** (`augur bench einsum`, release build, a shared 2-core AMD
+//! EPYC (Zen 3, AVX2) with other jobs running, Debian's OpenBLAS 0.3.21,
+//! gcc 12.2; ms per call on 2 threads, minimum of several; two runs a minute
+//! apart, the machine's load changing between them, so ratios are taken
+//! within a run):
+//!
+//! | program | size | paper loops | augur | OpenBLAS | augur / OpenBLAS |
+//! |---|---:|---:|---:|---:|---:|
+//! | matmul | 512 | 113.9 | 3.14 | 2.11 | 1.49 |
+//! | matmul | 1024 | 2,298 | 21.0 | 12.4 | 1.70 |
+//! | matmul | 2048 | - | 248 | 115 | 2.16 |
+//! | matvec | 1024 | 0.64 | 0.071 | 0.078 | 0.91 |
+//! | matvec | 2048 | 2.85 | 0.284 | 0.319 | 0.89 |
+//!
+//! (The same run's matmul 256 row, 15.9 ms against 0.38, was a stall: the
+//! next run gave 0.47 against 0.26, 1.77; its 1024 row 70.0 against 32.9,
+//! 2.13, under more load.) On one thread (`OMP_NUM_THREADS=1`, the same
+//! machine a few minutes later): matmul 0.612 against 0.382 ms at 256
+//! (1.60×), 48.5 against 27.6 at 1024 (1.75×), 410 against 200 at 2048
+//! (2.05×); matvec 0.074 against 0.073 at 1024.
+
+use super::{ms, Ctx};
+use crate::programs::einsum::{Kind, Product, ProductFn};
+use crate::report::{Cell, Plot, Table};
+use crate::Result;
+use augur_einsum::{compile_cpu, tune, Schedule};
+use std::time::Instant;
+
+/// How to install OpenBLAS, for messages.
+pub const INSTALL: &str = "OpenBLAS is not installed (no libopenblas.so.0): install it with \
+     `sudo apt-get install libopenblas-dev` (Debian, Ubuntu) or `sudo dnf install \
+     openblas-devel` (Fedora), then run `augur bench einsum` again";
+
+/// `cblas_sgemm`'s type (row-major is 101, no transpose 111).
+type Sgemm = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    f32,
+    *const f32,
+    i32,
+    *const f32,
+    i32,
+    f32,
+    *mut f32,
+    i32,
+);
+/// `cblas_sgemv`'s type.
+type Sgemv = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    i32,
+    f32,
+    *const f32,
+    i32,
+    *const f32,
+    i32,
+    f32,
+    *mut f32,
+    i32,
+);
+
+const ROW_MAJOR: i32 = 101;
+const NO_TRANS: i32 = 111;
+
+/// OpenBLAS, loaded.
+pub struct OpenBlas {
+    sgemm: Sgemm,
+    sgemv: Sgemv,
+    /// Kept loaded while the function pointers live.
+    _lib: libloading::Library,
+}
+
+impl OpenBlas {
+    /// Loads OpenBLAS and sets its thread count; `None` when it is not
+    /// installed.
+    pub fn load(threads: usize) -> Option<OpenBlas> {
+        let lib = ["libopenblas.so.0", "libopenblas.so"]
+            .iter()
+            .find_map(|name| {
+                // SAFETY: loading OpenBLAS runs its initialisers, which only
+                // set up its thread pool.
+                unsafe { libloading::Library::new(name) }.ok()
+            })?;
+        // SAFETY: the symbols have these C types in every OpenBLAS.
+        unsafe {
+            let sgemm = *lib.get::<Sgemm>(b"cblas_sgemm\0").ok()?;
+            let sgemv = *lib.get::<Sgemv>(b"cblas_sgemv\0").ok()?;
+            let set: libloading::Symbol<unsafe extern "C" fn(i32)> =
+                lib.get(b"openblas_set_num_threads\0").ok()?;
+            set(threads as i32);
+            Some(OpenBlas {
+                sgemm,
+                sgemv,
+                _lib: lib,
+            })
+        }
+    }
+
+    /// `z = x y` for n×n `x` and `y` n×n (matmul) or n (matvec).
+    pub fn product(&self, kind: Kind, n: usize, x: &[f32], y: &[f32], z: &mut [f32]) {
+        let [xs, ys, zs] = kind.shapes((n, n, n));
+        let len = |s: &[usize]| s.iter().product::<usize>();
+        assert!(x.len() >= len(&xs) && y.len() >= len(&ys) && z.len() >= len(&zs));
+        let n = n as i32;
+        // SAFETY: the buffers hold the shapes' element counts (checked).
+        unsafe {
+            match kind {
+                Kind::MatMul => (self.sgemm)(
+                    ROW_MAJOR,
+                    NO_TRANS,
+                    NO_TRANS,
+                    n,
+                    n,
+                    n,
+                    1.0,
+                    x.as_ptr(),
+                    n,
+                    y.as_ptr(),
+                    n,
+                    0.0,
+                    z.as_mut_ptr(),
+                    n,
+                ),
+                Kind::MatVec => (self.sgemv)(
+                    ROW_MAJOR,
+                    NO_TRANS,
+                    n,
+                    n,
+                    1.0,
+                    x.as_ptr(),
+                    n,
+                    y.as_ptr(),
+                    1,
+                    0.0,
+                    z.as_mut_ptr(),
+                    1,
+                ),
+            }
+        }
+    }
+}
+
+/// The thread count both sides use: `OMP_NUM_THREADS` when set (libgomp
+/// reads it), all cores otherwise.
+pub fn threads() -> usize {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::env::var("OMP_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.split(',').next()?.trim().parse().ok())
+        .unwrap_or(all)
+}
+
+/// Inputs of small integers: every sum of products is exact in `f32`
+/// whatever the order, so all versions must agree to the bit.
+fn inputs(kind: Kind, n: usize) -> [Vec<f32>; 3] {
+    let [xs, ys, zs] = kind.shapes((n, n, n));
+    let fill = |s: &[usize], m: usize, off: f32| {
+        (0..s.iter().product::<usize>())
+            .map(|k| (k % m) as f32 - off)
+            .collect()
+    };
+    [
+        fill(&xs, 7, 3.0),
+        fill(&ys, 5, 2.0),
+        vec![0.0; zs.iter().product()],
+    ]
+}
+
+/// Minimum milliseconds of `reps` calls of `f` (after one warm-up).
+fn min_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..reps.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            ms(t.elapsed())
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+/// Milliseconds per call of the generated `p` (result checked against
+/// `want` when given), and its output.
+fn time_ours(p: &Product, reps: usize, want: Option<&[f32]>) -> Result<(f64, Vec<f32>)> {
+    let prog = compile_cpu(&p.extract()?, p.openmp)?;
+    let [mut x, mut y, mut z] = inputs(p.kind, p.size);
+    let f: ProductFn = prog.get();
+    // SAFETY: the buffers hold the element counts of the shapes.
+    let t = min_ms(reps, || unsafe {
+        f(x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr())
+    });
+    if let Some(w) = want {
+        if let Some(e) = z.iter().zip(w).position(|(a, b)| a != b) {
+            let what = format!("{} {} ({})", p.kind.name(), p.size, p.schedule);
+            return Err(format!("{what}: element {e} is {}, OpenBLAS says {}", z[e], w[e]).into());
+        }
+    }
+    Ok((t, z))
+}
+
+/// Tunes `p`'s schedule (cached per program and machine) and times the
+/// winner (checked against `want`): its schedule and milliseconds.
+fn tuned(p: &Product, reps: usize, want: &[f32]) -> Result<(Schedule, f64)> {
+    let [mut x, mut y, mut z] = inputs(p.kind, p.size);
+    let key = format!("augur-bench-{}-{}-omp{}", p.kind.name(), p.size, p.openmp);
+    let build = |schedule| compile_cpu(&Product { schedule, ..*p }.extract()?, p.openmp);
+    let tuned = tune(&key, &Schedule::candidates::<f32>(), reps, build, |prog| {
+        let f: ProductFn = prog.get();
+        // SAFETY: the buffers hold the element counts of the shapes.
+        unsafe { f(x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr()) }
+    })?;
+    let best = Product {
+        schedule: tuned.best,
+        ..*p
+    };
+    Ok((tuned.best, time_ours(&best, reps, Some(want))?.0))
+}
+
+/// The side-by-side table and its plot.
+pub fn table(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let threads = threads();
+    let blas = OpenBlas::load(threads);
+    let sizes: &[usize] = if ctx.quick {
+        &[64, 128]
+    } else {
+        &[256, 512, 1024, 2048]
+    };
+    let mut columns = vec![
+        "program",
+        "size",
+        "paper loops",
+        "augur (auto schedule)",
+        "OpenBLAS",
+        "augur / OpenBLAS",
+        "augur GFLOP/s",
+    ];
+    if ctx.tune {
+        columns.extend(["augur (tuned)", "tuned / OpenBLAS", "tuned schedule"]);
+    }
+    let mut t = Table::new(
+        "cpu-vs-openblas",
+        &format!("CPU products, ms per call on {threads} threads: generated code beside OpenBLAS"),
+        &columns,
+    );
+    let bar = ctx.bar(sizes.len() * 2, "openblas");
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for kind in [Kind::MatMul, Kind::MatVec] {
+        let mut ratio = Vec::new();
+        for &n in sizes {
+            bar.set_message(format!("{} {n}", kind.name()));
+            let reps = match (kind, n) {
+                (Kind::MatMul, 2048) => ctx.reps(3),
+                (Kind::MatMul, _) => ctx.reps(5),
+                (Kind::MatVec, _) => ctx.reps(50),
+            };
+            let reference = blas.as_ref().map(|b| {
+                let [x, y, mut z] = inputs(kind, n);
+                let t = min_ms(reps, || b.product(kind, n, &x, &y, &mut z));
+                (t, z)
+            });
+            let want = reference.as_ref().map(|r| r.1.as_slice());
+            let fast = Product {
+                kind,
+                size: n,
+                schedule: Schedule::Auto,
+                openmp: true,
+            };
+            let (ours, got) = time_ours(&fast, reps, want)?;
+            // The paper's loops: a 2048 matmul takes seconds a call.
+            let paper = if kind == Kind::MatMul && n > 1024 {
+                Cell::Text("-".into())
+            } else {
+                let naive = Product {
+                    schedule: Schedule::naive(),
+                    ..fast
+                };
+                Cell::float(time_ours(&naive, reps.min(3), Some(&got))?.0, 2)
+            };
+            let flops = 2.0 * (n * n) as f64 * if kind == Kind::MatMul { n as f64 } else { 1.0 };
+            let (blas_cell, ratio_cell) = match &reference {
+                Some((b, _)) => {
+                    ratio.push((n as f64, ours / b));
+                    (Cell::float(*b, 3), Cell::float(ours / b, 2))
+                }
+                None => (Cell::Text("not installed".into()), Cell::Text("-".into())),
+            };
+            let mut row = vec![
+                kind.name().into(),
+                n.into(),
+                paper,
+                Cell::float(ours, 3),
+                blas_cell,
+                ratio_cell,
+                Cell::float(flops / ours / 1e6, 1),
+            ];
+            if ctx.tune {
+                let (best, tuned) = tuned(&fast, reps, &got)?;
+                row.push(Cell::float(tuned, 3));
+                row.push(match &reference {
+                    Some((b, _)) => Cell::float(tuned / b, 2),
+                    None => Cell::Text("-".into()),
+                });
+                row.push(Cell::Text(best.to_string()));
+            }
+            t.push(row);
+            bar.inc(1);
+        }
+        series.push((kind.name().to_string(), ratio));
+    }
+    bar.finish_and_clear();
+    t.note(format!(
+        "min of several calls each; {threads} threads for both (OMP_NUM_THREADS and \
+         openblas_set_num_threads); inputs are small integers, so every result is \
+         exact and checked equal to OpenBLAS's (and the paper loops' to ours)"
+    ));
+    if blas.is_none() {
+        t.note(INSTALL);
+    }
+    let plot = series.into_iter().fold(
+        Plot::lines(
+            "cpu-vs-openblas",
+            "Generated code's time over OpenBLAS's (1 = as fast)",
+            "size",
+            "augur / OpenBLAS",
+        )
+        .log(true, false),
+        |p, (name, pts)| p.series(&name, pts),
+    );
+    Ok((t, plot))
+}

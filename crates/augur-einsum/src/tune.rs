@@ -1,0 +1,186 @@
+//! Tuning: the first stage takes milliseconds, so a program can be staged
+//! under a few schedules, each compiled and timed, and the fastest kept;
+//! the choice is cached per program and machine, so later runs stage once.
+
+use crate::schedule::{Blocking, Schedule};
+use augur::exec::compile::CompileOptions;
+use augur::Result;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// What [`tune`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tuned {
+    /// The fastest schedule.
+    pub best: Schedule,
+    /// Each candidate's minimum time (empty when `cached`).
+    pub times: Vec<(Schedule, Duration)>,
+    /// True when the choice came from the cache (nothing was timed).
+    pub cached: bool,
+}
+
+impl Schedule {
+    /// The schedules [`tune`] tries for elements of `E`: the default, and
+    /// register and cache tiles around [`Blocking::matmul`] and
+    /// [`Blocking::lanes`].
+    pub fn candidates<E>() -> Vec<Schedule> {
+        let m = Blocking::matmul::<E>();
+        let v = m.cols;
+        let blocked = [
+            Blocking {
+                rows: 4,
+                cols: 2 * v,
+                ..m
+            },
+            Blocking {
+                rows: 6,
+                cols: 2 * v,
+                ..m
+            },
+            Blocking { depth: 128, ..m },
+            Blocking {
+                depth: 512,
+                row_tile: 32,
+                ..m
+            },
+            Blocking { row_tile: 128, ..m },
+        ];
+        let l = Blocking::lanes::<E>();
+        let lanes = [Blocking { cols: 2 * v, ..l }, Blocking { cols: 8 * v, ..l }];
+        let mut out = vec![Schedule::Auto, Schedule::Blocked(m)];
+        out.extend(blocked.map(Schedule::Blocked));
+        out.push(Schedule::Blocked(l));
+        out.extend(lanes.map(Schedule::Blocked));
+        out
+    }
+}
+
+/// Stages `program` under each of `candidates` (`build`: extract and
+/// compile it), times `run` on each (the minimum of `reps` calls after a
+/// warm-up) and returns the fastest; cached under `key` (name the program
+/// and its sizes) and this machine, so a second call builds nothing. With
+/// no candidates the answer is [`Schedule::Auto`].
+///
+/// ```
+/// use augur::{Builder, Dyn};
+/// use augur_einsum::{compile_cpu, einsum, tune, Config, Einsum, Schedule};
+/// let build = |s: Schedule| {
+///     let ex = Builder::new().extract("mv", move |a: Dyn<*mut f32>, x: Dyn<*mut f32>, y: Dyn<*mut f32>| {
+///         let ein = Einsum::new(Config { schedule: s, ..Config::cpu() });
+///         let (i, j) = (ein.index("i"), ein.index("j"));
+///         let (a, x, y) = (ein.tensor_on::<f32>("A", [64, 64], a), ein.tensor_on::<f32>("x", [64], x), ein.tensor_on::<f32>("y", [64], y));
+///         einsum!(y[i] = a[i, j] * x[j]);
+///         ein.finish();
+///     })?;
+///     compile_cpu(&ex, false)
+/// };
+/// let (mut a, mut x, mut y) = (vec![1f32; 64 * 64], vec![2f32; 64], vec![0f32; 64]);
+/// let candidates = [Schedule::naive(), Schedule::Auto];
+/// let key = format!("doc-matvec-64-{}", std::process::id());
+/// let tuned = tune(&key, &candidates, 3, build, |p| unsafe {
+///     (p.get())(a.as_mut_ptr(), x.as_mut_ptr(), y.as_mut_ptr())
+/// })
+/// .unwrap();
+/// assert!(candidates.contains(&tuned.best) && !tuned.cached);
+/// assert_eq!(y[0], 128.0);
+/// ```
+pub fn tune<P>(
+    key: &str,
+    candidates: &[Schedule],
+    reps: usize,
+    mut build: impl FnMut(Schedule) -> Result<P>,
+    mut run: impl FnMut(&P),
+) -> Result<Tuned> {
+    let path = cache_path(key, candidates);
+    if let Some(best) = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|s| s.trim().parse::<Schedule>().ok())
+        .filter(|s| candidates.contains(s))
+    {
+        return Ok(Tuned {
+            best,
+            times: Vec::new(),
+            cached: true,
+        });
+    }
+    let mut times = Vec::new();
+    for &s in candidates {
+        let p = build(s)?;
+        run(&p);
+        let best = (0..reps.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                run(&p);
+                t.elapsed()
+            })
+            .min()
+            .expect("at least one turn");
+        times.push((s, best));
+    }
+    let best = (times.iter().min_by_key(|t| t.1)).map_or(Schedule::Auto, |t| t.0);
+    // The cache is an optimisation: a failed write only costs a re-tune.
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::write(&path, format!("{best}\n"));
+    }
+    Ok(Tuned {
+        best,
+        times,
+        cached: false,
+    })
+}
+
+/// The cache file of `key` and `candidates` on this machine (its CPU model,
+/// core count and C compiler).
+fn cache_path(key: &str, candidates: &[Schedule]) -> PathBuf {
+    let opts = CompileOptions::default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(String::from)
+        })
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (key, candidates, cpu, cores, opts.resolved_cc()).hash(&mut h);
+    let file = format!("{:016x}", h.finish());
+    opts.resolved_cache_dir().join("einsum-tune").join(file)
+}
+
+/// Parses what `Display` prints: `naive`, `auto`, `8x8/k256/m64/pack`.
+impl FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Schedule, String> {
+        let bad = || format!("not a schedule: {s:?} (naive, auto, or like 8x8/k256/m64/pack)");
+        match s {
+            "naive" => return Ok(Schedule::Naive),
+            "auto" => return Ok(Schedule::Auto),
+            _ => {}
+        }
+        let parts: Vec<&str> = s.split('/').collect();
+        let (tile, rest) = parts.split_first().ok_or_else(bad)?;
+        let (rows, cols) = tile.split_once('x').ok_or_else(bad)?;
+        let num = |t: &str| t.parse::<usize>().map_err(|_| bad());
+        let mut b = Blocking {
+            rows: num(rows)?,
+            cols: num(cols)?,
+            depth: 0,
+            row_tile: 1,
+            pack: false,
+        };
+        for p in rest {
+            match (p.get(..1), p.get(1..)) {
+                (Some("k"), Some(n)) => b.depth = num(n)?,
+                (Some("m"), Some(n)) => b.row_tile = num(n)?,
+                _ if *p == "pack" => b.pack = true,
+                _ => return Err(bad()),
+            }
+        }
+        Ok(Schedule::Blocked(b))
+    }
+}

@@ -1,0 +1,136 @@
+//! Schedules: what `Schedule::Auto` chooses from first-stage sizes, per
+//! statement schedules, the text form, and tuning with its cache. (The
+//! ops suite checks every program under several schedules.)
+
+use augur::{Builder, Dyn, Extracted};
+use augur_einsum::{compile_cpu, einsum, tune, Blocking, Config, Einsum, Schedule};
+
+type Mm = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32);
+type P = Dyn<*mut f32>;
+
+/// `C = A B` and `D = A B` for m×k A, k×n B; C under `first`, D under
+/// `second`.
+fn two_products(
+    (m, k, n): (usize, usize, usize),
+    config: Config,
+    first: Schedule,
+    second: Schedule,
+) -> Extracted<Mm> {
+    Builder::new()
+        .extract("two", move |a: P, b: P, c: P, d: P| {
+            let ein = Einsum::new(config);
+            let (i, j, q) = (ein.index("i"), ein.index("j"), ein.index("k"));
+            let a = ein.tensor_on::<f32>("A", [m, k], a);
+            let b = ein.tensor_on::<f32>("B", [k, n], b);
+            let c = ein.tensor_on::<f32>("C", [m, n], c);
+            let d = ein.tensor_on::<f32>("D", [m, n], d);
+            ein.with_schedule(first, || einsum!(c[i, j] = a[i, q] * b[q, j]));
+            ein.with_schedule(second, || einsum!(d[i, j] = a[i, q] * b[q, j]));
+            ein.finish();
+        })
+        .unwrap()
+}
+
+/// Runs `ex` on small-integer inputs; checks C and D against plain Rust.
+fn check(ex: &Extracted<Mm>, (m, k, n): (usize, usize, usize), openmp: bool) {
+    let p = compile_cpu(ex, openmp).unwrap();
+    let mut a: Vec<f32> = (0..m * k).map(|x| (x % 7) as f32 - 3.0).collect();
+    let mut b: Vec<f32> = (0..k * n).map(|x| (x % 5) as f32 - 2.0).collect();
+    let (mut c, mut d) = (vec![f32::NAN; m * n], vec![f32::NAN; m * n]);
+    // SAFETY: the buffers hold the shapes' element counts.
+    unsafe {
+        (p.get())(
+            a.as_mut_ptr(),
+            b.as_mut_ptr(),
+            c.as_mut_ptr(),
+            d.as_mut_ptr(),
+        )
+    };
+    for e in 0..m * n {
+        let want: f32 = (0..k).map(|q| a[e / n * k + q] * b[q * n + e % n]).sum();
+        assert_eq!((c[e], d[e]), (want, want), "element {e}");
+    }
+}
+
+#[test]
+fn auto_keeps_small_products_naive_and_blocks_large_ones() {
+    let config = Config::cpu();
+    let small = two_products((5, 6, 7), config, Schedule::Auto, Schedule::Auto);
+    assert!(!small.c_code().contains("_pack"), "{}", small.c_code());
+    check(&small, (5, 6, 7), false);
+    let shape = (67, 70, 75);
+    let large = two_products(shape, config, Schedule::Auto, Schedule::naive());
+    let c = large.c_code();
+    // C is packed and tiled; D keeps the paper's loops (an `acc` per element).
+    assert!(c.contains("A_pack") && c.contains("B_pack"), "{c}");
+    assert!(c.contains("float acc = 0.0f;"), "{c}");
+    check(&large, shape, false);
+}
+
+#[test]
+fn each_statement_gets_its_own_schedule_with_and_without_openmp() {
+    let tiles = Schedule::Blocked(Blocking::tile(3, 5).depth(4).row_tile(7));
+    let lanes = Schedule::Blocked(Blocking::tile(2, 3).depth(0).pack(false));
+    for openmp in [false, true] {
+        let config = Config {
+            openmp,
+            ..Config::cpu()
+        };
+        let shape = (11, 10, 13);
+        let ex = two_products(shape, config, tiles, lanes);
+        let c = ex.c_code();
+        assert_eq!(c.contains("omp parallel for"), openmp, "{c}");
+        check(&ex, shape, openmp);
+    }
+}
+
+#[test]
+fn schedules_print_and_parse_back() {
+    for s in Schedule::candidates::<f32>().into_iter().chain([
+        Schedule::naive(),
+        Schedule::Blocked(Blocking::tile(3, 2).pack(false)),
+    ]) {
+        assert_eq!(s.to_string().parse::<Schedule>(), Ok(s), "{s}");
+    }
+    assert_eq!(Blocking::matmul::<f32>().to_string(), "8x8/k256/m64/pack");
+    assert!("8x/k2".parse::<Schedule>().is_err());
+    assert!("fast".parse::<Schedule>().is_err());
+}
+
+#[test]
+fn tuning_times_each_candidate_once_then_reads_the_cache() {
+    let shape = (40, 50, 60);
+    let candidates = [
+        Schedule::naive(),
+        Schedule::Blocked(Blocking::tile(4, 8).depth(16)),
+    ];
+    let key = format!(
+        "test-two-products-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    );
+    let mut built = 0;
+    let mut a = vec![1f32; 40 * 50];
+    let mut b = vec![2f32; 50 * 60];
+    let (mut c, mut d) = (vec![0f32; 40 * 60], vec![0f32; 40 * 60]);
+    let mut run = |p: &augur_einsum::Program<Mm>| unsafe {
+        (p.get())(
+            a.as_mut_ptr(),
+            b.as_mut_ptr(),
+            c.as_mut_ptr(),
+            d.as_mut_ptr(),
+        )
+    };
+    let mut build = |s| {
+        built += 1;
+        compile_cpu(&two_products(shape, Config::cpu(), s, s), false)
+    };
+    let first = tune(&key, &candidates, 2, &mut build, &mut run).unwrap();
+    assert!(!first.cached && first.times.len() == 2);
+    assert!(candidates.contains(&first.best));
+    let again = tune(&key, &candidates, 2, &mut build, &mut run).unwrap();
+    assert!(again.cached && again.times.is_empty());
+    assert_eq!(again.best, first.best);
+    assert_eq!(built, 2, "the cached answer builds nothing");
+    assert_eq!(c[0], 100.0);
+}
