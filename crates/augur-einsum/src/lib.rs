@@ -89,6 +89,7 @@ mod interp;
 mod macros;
 mod program;
 mod runtime;
+mod runtime_jit;
 mod statement;
 mod tensor;
 mod term;
@@ -98,7 +99,10 @@ pub use elem::Elem;
 pub use error::{Dim, ShapeError};
 pub use index::Index;
 pub use interp::SimInterpreter;
-pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
+pub use program::{
+    compile_cpu, compile_cpu_with, compile_simulated, compile_simulated_with, cuda_source, options,
+    simulated_c, Program,
+};
 pub use runtime::{cuda_prelude, sim_c, Counters};
 pub use tensor::{Access, Tensor};
 pub use term::Term;
