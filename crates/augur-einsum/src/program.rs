@@ -39,6 +39,14 @@ impl<S: Copy> Program<S> {
         }
     }
 
+    /// The CPU version of `ex` (its GPU kernels simulated) compiled with
+    /// `opts`, which must link the runtime: start from [`options`].
+    pub fn compile(ex: &Extracted<S>, opts: &CompileOptions) -> Result<Program<S>> {
+        Ok(Program {
+            compiled: ex.simulated()?.compile_with(opts)?,
+        })
+    }
+
     /// The backend that compiled it.
     pub fn backend(&self) -> Backend {
         self.compiled.backend()
@@ -74,11 +82,7 @@ pub fn compile_cpu_with<S: Copy>(
     openmp: bool,
     backend: Backend,
 ) -> Result<Program<S>> {
-    Ok(Program {
-        compiled: ex
-            .simulated()?
-            .compile_with(&options(openmp).with_backend(backend))?,
-    })
+    Program::compile(ex, &options(openmp).with_backend(backend))
 }
 
 /// The CPU-simulated GPU version: kernels run as loops phase by phase,
@@ -90,11 +94,7 @@ pub fn compile_simulated<S: Copy>(ex: &Extracted<S>) -> Result<Program<S>> {
 
 /// [`compile_simulated`] with the given backend.
 pub fn compile_simulated_with<S: Copy>(ex: &Extracted<S>, backend: Backend) -> Result<Program<S>> {
-    Ok(Program {
-        compiled: ex
-            .simulated()?
-            .compile_with(&options(false).with_backend(backend))?,
-    })
+    Program::compile(ex, &options(false).with_backend(backend))
 }
 
 /// The C of the simulated version (for reading; [`compile_simulated`] builds it).
