@@ -14,9 +14,26 @@
 //!
 //! Without a C compiler the C columns say so and the rest still runs.
 //!
-//! ## Recorded (2-core x86-64, gcc 12 -O2, one run)
+//! ## Recorded (2-core x86-64, gcc 12, one run)
 //!
-//! See `augur bench compile` (the README's table was taken from its output).
+//! | program | statements | cc -O2 + load (ms) | JIT (ms) | interpreter start (µs) | cc / JIT |
+//! |---|---:|---:|---:|---:|---:|
+//! | matmul_prophecy_256x256x256 | 37 | 165.2 | 0.88 | 2.54 | 187 |
+//! | matvec_prophecy_256x256x256 | 34 | 114.5 | 0.79 | 2.36 | 145 |
+//! | conv/ReLU fused 102400 × 9 | 19 | 114.6 | 0.62 | 0.04 | 183 |
+//! | nn listing benchmark | 37 | 114.7 | 1.07 | 0.37 | 107 |
+//! | straight-line, 2048 statements | 2,050 | 720.9 | 7.78 | 0.04 | 93 |
+//!
+//! | program | cc -O2 (µs) | cc -O2 -fno-tree-vectorize (µs) | JIT (µs) | interpreter (µs) | JIT / cc |
+//! |---|---:|---:|---:|---:|---:|
+//! | conv/ReLU fused 102400 × 9 | 85 | 286 | 464 | 216,194 | 5.47 |
+//! | einsum matmul 128 × 128 (CPU) | 3,215 | 2,585 | 2,819 | 1,019,551 | 0.88 |
+//!
+//! The JIT is 93 to 187 times faster to a callable function than `cc`.
+//! Its code is as fast as gcc's where gcc does not vectorize (matmul's
+//! inner loop is a float reduction), 1.6 times slower than gcc's scalar
+//! code on conv/ReLU, and 5.5 times slower than gcc's vectorized loop:
+//! Cranelift has no loop vectorizer.
 
 use super::{ms, time, us, Ctx, Outcome};
 use crate::programs::einsum::{Accumulate, Benchmark, Kind};
