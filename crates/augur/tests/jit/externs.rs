@@ -215,3 +215,24 @@ fn what_the_jit_does_not_lower_is_an_error_naming_it() {
     let e = jit::compile_function(&float_rem, &CompileOptions::default()).unwrap_err();
     assert!(e.to_string().contains("operator %"), "{e}");
 }
+
+/// The functions of one module call each other through externs of their
+/// names, as in one C translation unit; a declaration that disagrees with
+/// the definition is an error.
+#[test]
+fn functions_of_one_module_call_each_other() {
+    let sq = parse("fn sq(x: i64) -> i64 { return x * x; }").unwrap();
+    let sum = parse(
+        "extern sq(i64) -> i64;\n\
+         fn sum_sq(a: i64, b: i64) -> i64 { return sq(a) + sq(b); }",
+    )
+    .unwrap();
+    let code = jit::compile_module(&[&sq, &sum], &CompileOptions::default()).unwrap();
+    // SAFETY: `sum_sq` is `int64_t sum_sq(int64_t, int64_t)`.
+    let f: unsafe extern "C" fn(i64, i64) -> i64 = unsafe { code.symbol("sum_sq").unwrap() };
+    // SAFETY: plain values.
+    assert_eq!(unsafe { f(3, -4) }, 25);
+    let bad = parse("extern sq(i32) -> i64;\nfn h(a: i32) -> i64 { return sq(a); }").unwrap();
+    let e = jit::compile_module(&[&sq, &bad], &CompileOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("another signature"), "{e}");
+}
