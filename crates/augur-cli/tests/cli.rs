@@ -329,3 +329,55 @@ fn demo_runs_every_screen() {
     }
     assert_eq!(out.matches('✓').count(), 5, "{out}");
 }
+
+/// With no C compiler on `PATH` (and no `CC`), the demo runs every screen
+/// with every check through the JIT, and says the BuildIt C comparison,
+/// which needs a compiler, was skipped.
+#[test]
+fn demo_runs_without_a_c_compiler() {
+    let empty = scratch("no-compiler-path");
+    let out = Command::new(env!("CARGO_BIN_EXE_augur"))
+        .arg("demo")
+        .env_remove("CC")
+        .env("PATH", &empty)
+        .output()
+        .expect("the augur binary runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches('✓').count(), 5, "{text}");
+    assert!(text.contains("compiled by the JIT"), "{text}");
+    assert!(text.contains("BuildIt's C comparison skipped"), "{text}");
+}
+
+/// `augur bench compile`: compile times of every backend side by side (the
+/// 2048-statement function among the programs) and the generated code's
+/// speed, every backend's output checked by the experiment itself.
+#[test]
+fn bench_compile_compares_the_backends() {
+    let dir = scratch("bench_compile");
+    let out = ok(&[
+        "bench",
+        "compile",
+        "--quick",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.contains("straight-line, 2048 statements"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("compile-compile-time.csv")).unwrap();
+    assert!(
+        csv.starts_with(
+            "program,statements,cc -O2 + load (ms),JIT (ms),interpreter start (µs),cc / JIT\n"
+        ),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + 5, "{csv}");
+    let speed = std::fs::read_to_string(dir.join("compile-code-speed.csv")).unwrap();
+    assert!(
+        speed.contains("conv/ReLU fused") && speed.contains("einsum matmul"),
+        "{speed}"
+    );
+}

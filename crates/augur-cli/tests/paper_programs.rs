@@ -1,14 +1,15 @@
 //! The benchmark programs the experiments measure. The einsum programs on
 //! the CPU and on the CPU-simulated GPU, under every data-movement
-//! strategy: results against plain Rust, bytes moved against what each
-//! strategy must move; their CUDA compiled by nvcc. The conv/ReLU
-//! benchmark: what it fuses, and its C run.
+//! strategy, compiled by C and by the JIT: results against plain Rust,
+//! bytes moved against what each strategy must move; their CUDA compiled
+//! by nvcc. The conv/ReLU benchmark: what it fuses, and its C and JIT runs.
 
 use augur::exec::cuda::Nvcc;
+use augur::exec::{Backend, CompileOptions};
 use augur::Builder;
 use augur_cli::programs::einsum::{Accumulate, Benchmark, Kind};
 use augur_cli::programs::nn::paper_benchmark;
-use augur_einsum::{compile_cpu, compile_simulated, cuda_source, Movement};
+use augur_einsum::{compile_cpu_with, compile_simulated_with, cuda_source, Movement};
 
 fn inputs(b: &Benchmark) -> (Vec<f32>, Vec<f32>) {
     let [xs, ys, _] = b.kind.shapes(b.sizes);
@@ -21,14 +22,14 @@ fn inputs(b: &Benchmark) -> (Vec<f32>, Vec<f32>) {
     (x, y)
 }
 
-fn run(b: &Benchmark, iterations: i32) -> (Vec<f32>, augur_einsum::Counters) {
+fn run(b: &Benchmark, iterations: i32, backend: Backend) -> (Vec<f32>, augur_einsum::Counters) {
     let ex = b
         .extract()
         .unwrap_or_else(|e| panic!("{}: {e}", b.function_name()));
     let p = if b.gpu {
-        compile_simulated(&ex)
+        compile_simulated_with(&ex, backend)
     } else {
-        compile_cpu(&ex, b.openmp)
+        compile_cpu_with(&ex, b.openmp, backend)
     }
     .unwrap();
     let (mut x, mut y) = inputs(b);
@@ -56,7 +57,14 @@ fn every_strategy_computes_the_product_and_moves_what_it_must() {
                         gpu,
                         ..Benchmark::paper(kind, 1, movement)
                     };
-                    let (z, c) = run(&b, 3);
+                    let (z, c) = run(&b, 3, Backend::Auto);
+                    let (zj, cj) = run(&b, 3, Backend::Jit);
+                    assert_eq!(
+                        (&zj, cj.moved()),
+                        (&z, c.moved()),
+                        "{} (JIT)",
+                        b.function_name()
+                    );
                     let (x, y) = inputs(&b);
                     assert_eq!(z, b.reference(&x, &y, 3), "{}", b.function_name());
                     assert_eq!(
@@ -169,10 +177,11 @@ fn the_papers_benchmark_fuses_only_its_optimized_loop() {
         void start_time(void) {}\n void end_time(void) {}\n\
         void consume_tensor(float *p) { n_consumed++; total += p[0]; }\n\
         int64_t consumed(void) { return n_consumed; }\n";
-    let opts = augur::exec::CompileOptions {
+    let opts = CompileOptions {
         extra_c: vec![runtime.to_string()],
         ..Default::default()
-    };
+    }
+    .with_backend(Backend::C);
     let p = ex.compile_with(&opts).unwrap();
     let mut x = vec![1.0f32; 64];
     let mut w = vec![1.0f32; 3];
@@ -180,9 +189,29 @@ fn the_papers_benchmark_fuses_only_its_optimized_loop() {
     unsafe { (p.get())(x.as_mut_ptr(), w.as_mut_ptr(), true) };
     // SAFETY: the runtime defines `int64_t consumed(void)`.
     let consumed: unsafe extern "C" fn() -> i64 =
-        unsafe { p.library().symbol("consumed") }.unwrap();
+        unsafe { p.library().unwrap().symbol("consumed") }.unwrap();
     // SAFETY: it reads a counter.
     assert_eq!(unsafe { consumed() }, 20);
+    // The JIT, with the runtime in Rust.
+    let jit = CompileOptions::default()
+        .with_backend(Backend::Jit)
+        .with_symbol("start_time", nothing as *const ())
+        .with_symbol("end_time", nothing as *const ())
+        .with_symbol("consume_tensor", consume_tensor as *const ());
+    let p = ex.compile_with(&jit).unwrap();
+    let before = CONSUMED.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: as above.
+    unsafe { (p.get())(x.as_mut_ptr(), w.as_mut_ptr(), true) };
+    let after = CONSUMED.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(after - before, 20);
+}
+
+static CONSUMED: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+extern "C" fn nothing() {}
+
+extern "C" fn consume_tensor(_p: *mut f32) {
+    CONSUMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// The fast CPU version (`Benchmark::fast`: the default schedule, blocked
@@ -205,8 +234,15 @@ fn the_fast_cpu_version_computes_the_same() {
             };
             let ex = b.extract().unwrap();
             let (x, y) = inputs(&b);
-            let (z, _) = run(&b, 2);
-            assert_eq!(z, b.reference(&x, &y, 2), "{}", b.function_name());
+            for backend in [Backend::Auto, Backend::Jit] {
+                let (z, _) = run(&b, 2, backend);
+                assert_eq!(
+                    z,
+                    b.reference(&x, &y, 2),
+                    "{} {backend:?}",
+                    b.function_name()
+                );
+            }
             let c = ex.c_code();
             assert!(c.contains("omp parallel for"), "{c}");
             let mut it = SimInterpreter::new();

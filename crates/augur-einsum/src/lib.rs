@@ -113,6 +113,7 @@ mod interp;
 mod macros;
 mod program;
 mod runtime;
+mod runtime_jit;
 mod schedule;
 mod statement;
 mod tensor;
@@ -125,7 +126,10 @@ pub use elem::Elem;
 pub use error::{Dim, ShapeError};
 pub use index::Index;
 pub use interp::SimInterpreter;
-pub use program::{compile_cpu, compile_simulated, cuda_source, options, simulated_c, Program};
+pub use program::{
+    compile_cpu, compile_cpu_with, compile_simulated, compile_simulated_with, cuda_source, options,
+    simulated_c, Program,
+};
 pub use runtime::{cuda_prelude, sim_c, Counters};
 pub use schedule::{Blocking, Schedule, Shape, AUTO_MIN_WORK, AUTO_PARALLEL_MIN_WORK};
 pub use tensor::{Access, Tensor};

@@ -3,7 +3,8 @@
 //! source.
 
 use crate::runtime::{cuda_prelude, sim_c, Counters};
-use augur::exec::compile::CompileOptions;
+use crate::runtime_jit;
+use augur::exec::compile::{Backend, CompileOptions};
 use augur::{Compiled, Extracted, Result};
 
 /// A compiled einsum function with the runtime linked in.
@@ -19,24 +20,49 @@ impl<S: Copy> Program<S> {
     }
 
     /// The runtime's counters on this thread since the last [`reset`](Program::reset).
+    /// (The JIT's runtime keeps one set per thread for all JIT-compiled programs.)
     pub fn counters(&self) -> Result<Counters> {
-        Counters::read(self.compiled.library())
+        match self.compiled.library() {
+            Some(lib) => Counters::read(lib),
+            None => Ok(Counters::from_array(runtime_jit::stats())),
+        }
     }
 
     /// Zeroes the runtime's counters on this thread.
     pub fn reset(&self) -> Result<()> {
-        Counters::reset(self.compiled.library())
+        match self.compiled.library() {
+            Some(lib) => Counters::reset(lib),
+            None => {
+                runtime_jit::reset();
+                Ok(())
+            }
+        }
+    }
+
+    /// The CPU version of `ex` (its GPU kernels simulated) compiled with
+    /// `opts`, which must link the runtime: start from [`options`].
+    pub fn compile(ex: &Extracted<S>, opts: &CompileOptions) -> Result<Program<S>> {
+        Ok(Program {
+            compiled: ex.simulated()?.compile_with(opts)?,
+        })
+    }
+
+    /// The backend that compiled it.
+    pub fn backend(&self) -> Backend {
+        self.compiled.backend()
     }
 }
 
 /// Compile options that link the C runtime, optimize for this machine
 /// (`-O3 -march=native`: the blocked schedules' register tiles become
-/// vector code), plus `-fopenmp` when asked.
+/// vector code), plus `-fopenmp` when asked; and register the runtime's
+/// Rust twin for the JIT (which ignores the flags and runs OpenMP loops on
+/// one thread).
 pub fn options(openmp: bool) -> CompileOptions {
-    let mut opts = CompileOptions {
+    let mut opts = runtime_jit::register(CompileOptions {
         extra_c: vec![sim_c()],
         ..CompileOptions::default()
-    };
+    });
     opts.flags.push("-O3".to_string());
     opts.flags.push("-march=native".to_string());
     // Products and sums fuse into FMAs (as C compilers do outside ISO
@@ -55,18 +81,28 @@ pub fn options(openmp: bool) -> CompileOptions {
 /// The CPU version (OpenMP when asked). A program with `run_on_gpu`
 /// kernels gets their CPU simulation, as from [`compile_simulated`].
 pub fn compile_cpu<S: Copy>(ex: &Extracted<S>, openmp: bool) -> Result<Program<S>> {
-    Ok(Program {
-        compiled: ex.simulated()?.compile_with(&options(openmp))?,
-    })
+    compile_cpu_with(ex, openmp, Backend::Auto)
+}
+
+/// [`compile_cpu`] with the given backend.
+pub fn compile_cpu_with<S: Copy>(
+    ex: &Extracted<S>,
+    openmp: bool,
+    backend: Backend,
+) -> Result<Program<S>> {
+    Program::compile(ex, &options(openmp).with_backend(backend))
 }
 
 /// The CPU-simulated GPU version: kernels run as loops phase by phase,
 /// device memory is host memory, every transfer is counted
 /// ([`Program::counters`]).
 pub fn compile_simulated<S: Copy>(ex: &Extracted<S>) -> Result<Program<S>> {
-    Ok(Program {
-        compiled: ex.simulated()?.compile_with(&options(false))?,
-    })
+    compile_simulated_with(ex, Backend::Auto)
+}
+
+/// [`compile_simulated`] with the given backend.
+pub fn compile_simulated_with<S: Copy>(ex: &Extracted<S>, backend: Backend) -> Result<Program<S>> {
+    Program::compile(ex, &options(false).with_backend(backend))
 }
 
 /// The C of the simulated version (for reading; [`compile_simulated`] builds it).

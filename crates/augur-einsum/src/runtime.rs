@@ -62,7 +62,12 @@ impl Counters {
         let mut out = [0i64; 8];
         // SAFETY: as above.
         unsafe { f(out.as_mut_ptr()) };
-        Ok(Counters {
+        Ok(Counters::from_array(out))
+    }
+
+    /// The counters from the runtime's eight, in order.
+    pub(crate) fn from_array(out: [i64; 8]) -> Counters {
+        Counters {
             to_device: out[0],
             to_host: out[1],
             device_bytes: out[2],
@@ -71,7 +76,7 @@ impl Counters {
             timed: out[5],
             min_ns: out[6],
             total_ns: out[7],
-        })
+        }
     }
 
     /// Sets the counters of the runtime in `lib` (this thread) to zero.

@@ -8,9 +8,11 @@
 //! Inputs are small nonzero integers, so every sum and product is exact in
 //! `f32` and results are equal whatever the summation order.
 
+use augur::exec::Backend;
 use augur::{Builder, Dyn};
-use augur_einsum::{compile_cpu, compile_simulated, Access, Config, Counters, Einsum, Elem};
-use augur_einsum::{Blocking, Index, Movement, Schedule, Tensor, Term};
+use augur_einsum::{compile_cpu, compile_cpu_with, compile_simulated_with};
+use augur_einsum::{Access, Blocking, Config, Counters, Einsum, Elem};
+use augur_einsum::{Index, Movement, Schedule, Tensor, Term};
 use std::ops::{Add, Mul, Sub};
 
 /// Element types with plain-Rust arithmetic for the references.
@@ -226,29 +228,32 @@ impl<E: Num> Case<E> {
                     assert_eq!(has, self.used_on_gpu(t), "{what}: {name}:\n{c}");
                 }
             }
-            let p = match movement {
-                None => compile_cpu(&ex, config.openmp),
-                Some(_) => compile_simulated(&ex),
-            };
-            let p = p.unwrap_or_else(|e| panic!("{what}: {e}"));
-            for &(s, flag) in &self.args {
-                let mut bufs = self.inputs();
-                let mut want = bufs.clone();
-                (self.reference)(&mut want, s, flag);
-                p.reset().unwrap();
-                let b: Vec<*mut E> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
-                // SAFETY: each buffer holds its shape's element count.
-                unsafe { (p.get())(b[0], b[1], b[2], b[3], s, flag) };
-                for (t, (got, want)) in bufs.iter().zip(&want).enumerate() {
-                    let at = got.iter().zip(want).position(|(g, w)| g != w);
-                    let name = NAMES[t];
-                    assert!(at.is_none(), "{what} (s {s}, flag {flag}): {name}[{at:?}]");
+            for backend in [Backend::Auto, Backend::Jit] {
+                let p = match movement {
+                    None => compile_cpu_with(&ex, config.openmp, backend),
+                    Some(_) => compile_simulated_with(&ex, backend),
+                };
+                let what = format!("{what} ({backend:?})");
+                let p = p.unwrap_or_else(|e| panic!("{what}: {e}"));
+                for &(s, flag) in &self.args {
+                    let mut bufs = self.inputs();
+                    let mut want = bufs.clone();
+                    (self.reference)(&mut want, s, flag);
+                    p.reset().unwrap();
+                    let b: Vec<*mut E> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+                    // SAFETY: each buffer holds its shape's element count.
+                    unsafe { (p.get())(b[0], b[1], b[2], b[3], s, flag) };
+                    for (t, (got, want)) in bufs.iter().zip(&want).enumerate() {
+                        let at = got.iter().zip(want).position(|(g, w)| g != w);
+                        let name = NAMES[t];
+                        assert!(at.is_none(), "{what} (s {s}, flag {flag}): {name}[{at:?}]");
+                    }
+                    let c: Counters = p.counters().unwrap();
+                    let counted = [c.to_device, c.to_host, c.device_allocs, c.device_bytes];
+                    let counted = (counted, c.unified_bytes);
+                    let expected = movement.map_or(([0; 4], 0), |m| self.expected(m, flag));
+                    assert_eq!(counted, expected, "{what} (flag {flag}): {c:?}");
                 }
-                let c: Counters = p.counters().unwrap();
-                let counted = [c.to_device, c.to_host, c.device_allocs, c.device_bytes];
-                let counted = (counted, c.unified_bytes);
-                let expected = movement.map_or(([0; 4], 0), |m| self.expected(m, flag));
-                assert_eq!(counted, expected, "{what} (flag {flag}): {c:?}");
             }
         }
     }

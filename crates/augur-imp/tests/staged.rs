@@ -1,6 +1,7 @@
 //! The staged interpreter against a direct one: random programs are run by
 //! a reference evaluator, by the generated C (compiled, many programs per
-//! library) and by augur's IR interpreter, with and without liveness; the
+//! library), by the JIT (the same functions, one module per library) and by
+//! augur's IR interpreter, with and without liveness; the
 //! final states must be identical, and dropping dead assignments must
 //! never change them.
 //!
@@ -11,6 +12,7 @@
 //! or can loop without a test, are skipped (and counted).
 
 use augur::exec::compile::{compile, CompileOptions};
+use augur::exec::jit;
 use augur_imp::random::{program, Rng, Shape};
 use augur_imp::staged::{self, Native, Staged};
 use augur_imp::{BExpr, Cmd, Expr, Program};
@@ -119,7 +121,8 @@ fn make_case(seed: u64) -> Option<Case> {
     })
 }
 
-/// Compiles the cases' functions into one library and checks each run.
+/// Compiles the cases' functions into one library and one JIT module and
+/// checks each run of both.
 fn check_compiled(cases: &[Case]) {
     let mut source = String::new();
     for c in cases {
@@ -128,24 +131,33 @@ fn check_compiled(cases: &[Case]) {
         }
     }
     let lib = compile(&source, &CompileOptions::default()).expect("the batch compiles");
+    let irs: Vec<&augur::ir::Function> = cases
+        .iter()
+        .flat_map(|c| [c.plain.extracted.ir(), c.live.extracted.ir()])
+        .collect();
+    let code = jit::compile_module(&irs, &CompileOptions::default()).expect("the JIT compiles");
     for c in cases {
         for s in [&c.plain, &c.live] {
             let name = &s.extracted.ir().name;
             // SAFETY: the library was compiled from these functions, whose
             // C signature is `void f(int64_t *)`.
             let f: Native = unsafe { lib.symbol(name) }.expect("symbol");
+            // SAFETY: the JIT compiled the same functions.
+            let g: Native = unsafe { code.symbol(name) }.expect("JIT symbol");
             for (input, want) in &c.runs {
-                let mut state = input.clone();
-                // SAFETY: `state` holds one int64_t per variable, which is
-                // all the function touches; every input here terminates.
-                unsafe { f(state.as_mut_ptr()) };
-                assert_eq!(
-                    &state,
-                    want,
-                    "seed {}, {name}, input {input:?}\n{}",
-                    c.seed,
-                    s.extracted.c_code()
-                );
+                for (run, backend) in [(f, "C"), (g, "JIT")] {
+                    let mut state = input.clone();
+                    // SAFETY: `state` holds one int64_t per variable, which is
+                    // all the function touches; every input here terminates.
+                    unsafe { run(state.as_mut_ptr()) };
+                    assert_eq!(
+                        &state,
+                        want,
+                        "seed {}, {name} ({backend}), input {input:?}\n{}",
+                        c.seed,
+                        s.extracted.c_code()
+                    );
+                }
             }
         }
     }

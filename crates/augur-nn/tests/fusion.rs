@@ -1,10 +1,12 @@
-//! Fusion: every network is built fused and unfused, compiled and run on
+//! Fusion: every network is built fused and unfused, compiled (by C and by
+//! the JIT) and run on
 //! random inputs, and compared with plain Rust; the generated code's shape
 //! says whether the ReLU (and bias) went into the producer's loop.
 //!
 //! Inputs are multiples of 1/16 in [-4, 4), so every product and sum here
 //! is exact in `f32` and the comparisons are exact whatever the order.
 
+use augur::exec::{Backend, CompileOptions};
 use augur::{Builder, Dyn, Extracted};
 use augur_nn::{Net, Tensor};
 use augur_rng::Rng;
@@ -47,6 +49,8 @@ impl Case {
     fn check(&self) -> (String, String) {
         let (f, u) = (self.extract(true), self.extract(false));
         let (pf, pu) = (f.compile().unwrap(), u.compile().unwrap());
+        let jit = CompileOptions::default().with_backend(Backend::Jit);
+        let (jf, ju) = (f.compile_with(&jit).unwrap(), u.compile_with(&jit).unwrap());
         let mut rng = Rng(7);
         for round in 0..4 {
             let ins = [
@@ -56,7 +60,13 @@ impl Case {
             ];
             for flag in [0, 1] {
                 let want = (self.reference)(&ins, flag);
-                for (name, p) in [("fused", &pf), ("unfused", &pu)] {
+                let builds = [
+                    ("fused", &pf),
+                    ("unfused", &pu),
+                    ("fused (JIT)", &jf),
+                    ("unfused (JIT)", &ju),
+                ];
+                for (name, p) in builds {
                     let mut ins = ins.clone();
                     let mut y = vec![f32::NAN; self.out];
                     // SAFETY: the buffers hold the shapes' element counts.

@@ -1,7 +1,7 @@
 //! The entry point: [`Builder::extract`] turns a closure into a function.
 
 use crate::codegen::CodegenOptions;
-use crate::exec::compile::{self, CompileOptions, Library};
+use crate::exec::compile::{self, Backend, CompileOptions, Library};
 use crate::exec::interp::{Interpreter, Value};
 use crate::ir::{Function, SrcLoc};
 use crate::prophecy::{Explanation, ProphecyMode};
@@ -375,21 +375,63 @@ impl<S: Copy> Extracted<S> {
         crate::codegen::c::write_function_with(&self.func, opts)
     }
 
-    /// Compiles the C code with the system compiler (cached by content) and
-    /// loads it.
+    /// Compiles the function to native code and loads it: with the system C
+    /// compiler (cached by content) when one is found, else with the
+    /// in-process JIT ([`Backend::Auto`]).
     pub fn compile(&self) -> Result<Compiled<S>> {
         self.compile_with(&CompileOptions::default())
     }
 
-    /// [`compile`](Extracted::compile) with options (compiler, flags, extra
-    /// C sources, and [`codegen`](CompileOptions::codegen) for the C itself).
+    /// [`compile`](Extracted::compile) with options: the
+    /// [`backend`](CompileOptions::backend), and for C the compiler, flags,
+    /// extra C sources and [`codegen`](CompileOptions::codegen); for the
+    /// JIT the [`symbols`](CompileOptions::symbols) of user externs.
+    ///
+    /// ```
+    /// use augur::exec::{Backend, CompileOptions};
+    /// use augur::{Builder, Dyn};
+    ///
+    /// let ex = Builder::new().extract("inc", |x: Dyn<u8>| x + 1u8).unwrap();
+    /// let jit = ex.compile_with(&CompileOptions::default().with_backend(Backend::Jit)).unwrap();
+    /// assert_eq!(jit.backend(), Backend::Jit);
+    /// // SAFETY: `inc` is `uint8_t inc(uint8_t)`.
+    /// assert_eq!(unsafe { jit.get()(255) }, 0);
+    /// ```
     pub fn compile_with(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
-        let lib = compile::compile(&self.c_code_with(&opts.codegen), opts)?;
-        // SAFETY: the library was compiled from C generated for this very
-        // signature: `S` is `unsafe extern "C" fn` of the parameters' and
-        // result's ABI types, which match the C declaration.
-        let f = unsafe { lib.symbol::<S>(&self.func.name)? };
-        Ok(Compiled { lib, f })
+        match opts.resolved_backend() {
+            Backend::Jit => self.jit(opts),
+            _ => {
+                let lib = compile::compile(&self.c_code_with(&opts.codegen), opts)?;
+                // SAFETY: the library was compiled from C generated for this very
+                // signature: `S` is `unsafe extern "C" fn` of the parameters' and
+                // result's ABI types, which match the C declaration.
+                let f = unsafe { lib.symbol::<S>(&self.func.name)? };
+                Ok(Compiled {
+                    code: Code::C(lib),
+                    f,
+                })
+            }
+        }
+    }
+
+    #[cfg(feature = "jit")]
+    fn jit(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
+        let code = crate::exec::jit::compile_function(&self.func, opts)?;
+        // SAFETY: the code was compiled from this function, whose signature
+        // `S` is (`unsafe extern "C" fn` of the parameters' and result's ABI
+        // types, the C ABI Cranelift was given).
+        let f = unsafe { code.symbol::<S>(&self.func.name)? };
+        Ok(Compiled {
+            code: Code::Jit(std::sync::Arc::new(code)),
+            f,
+        })
+    }
+
+    #[cfg(not(feature = "jit"))]
+    fn jit(&self, _opts: &CompileOptions) -> Result<Compiled<S>> {
+        Err(crate::Error::Jit {
+            message: "augur was built without its `jit` feature".into(),
+        })
     }
 
     /// The function as a CUDA translation unit: each
@@ -433,27 +475,52 @@ impl<S: Copy> Extracted<S> {
 /// A compiled and loaded function.
 #[derive(Clone)]
 pub struct Compiled<S> {
-    lib: Library,
+    code: Code,
     f: S,
+}
+
+/// What keeps a compiled function's code alive.
+#[derive(Clone)]
+enum Code {
+    C(Library),
+    #[cfg(feature = "jit")]
+    Jit(std::sync::Arc<crate::exec::jit::JitCode>),
 }
 
 impl<S: Copy> Compiled<S> {
     /// The function pointer: `unsafe extern "C" fn(...) -> ...`. Calling it
-    /// runs the generated C code, which may dereference the pointers it is
+    /// runs the generated code, which may dereference the pointers it is
     /// given: the caller guarantees they are valid. The pointer must not be
     /// used after this `Compiled` (and its clones) are dropped.
     pub fn get(&self) -> S {
         self.f
     }
 
-    /// The loaded library.
-    pub fn library(&self) -> &Library {
-        &self.lib
+    /// The backend that compiled it ([`Backend::C`] or [`Backend::Jit`]).
+    pub fn backend(&self) -> Backend {
+        match self.code {
+            Code::C(_) => Backend::C,
+            #[cfg(feature = "jit")]
+            Code::Jit(_) => Backend::Jit,
+        }
+    }
+
+    /// The loaded library, for code the C compiler built (`None` for the JIT's).
+    pub fn library(&self) -> Option<&Library> {
+        match &self.code {
+            Code::C(lib) => Some(lib),
+            #[cfg(feature = "jit")]
+            Code::Jit(_) => None,
+        }
     }
 }
 
 impl<S> std::fmt::Debug for Compiled<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Compiled({})", self.lib.path().display())
+        match &self.code {
+            Code::C(lib) => write!(f, "Compiled({})", lib.path().display()),
+            #[cfg(feature = "jit")]
+            Code::Jit(code) => write!(f, "Compiled({code:?})"),
+        }
     }
 }

@@ -122,6 +122,12 @@ pub enum Error {
         /// The loader's message.
         message: String,
     },
+    /// The JIT backend (`exec::jit`) cannot compile the function: what it
+    /// does not lower, an extern it cannot find, or Cranelift's own error.
+    Jit {
+        /// What went wrong.
+        message: String,
+    },
     /// The IR interpreter stopped (out-of-bounds access, division by zero,
     /// unknown extern, ...).
     Interp {
@@ -261,6 +267,7 @@ impl fmt::Display for Error {
                 write!(f, "cannot load {}: {message}", path.display())
             }
             Error::Interp { message } => write!(f, "interpreter: {message}"),
+            Error::Jit { message } => write!(f, "JIT: {message}"),
             Error::Lattice { message, location } => {
                 write!(f, "lattice law broken{}: {message}", at(location))
             }

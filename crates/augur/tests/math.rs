@@ -5,6 +5,7 @@
 //! interpreted results must agree bit for bit (NaNs: both NaN), and both
 //! must agree with Rust's own function wherever Rust has one.
 
+use augur::exec::{Backend, CompileOptions};
 use augur::{Builder, Dyn, Interpreter, Value};
 
 /// Results each staged function writes.
@@ -201,10 +202,16 @@ fn every_double_function_compiled_interpreted_and_in_rust() {
         assert!(c.contains(name), "{name} missing from\n{c}");
     }
     let lib = f.compile().unwrap();
+    let jit = f
+        .compile_with(&CompileOptions::default().with_backend(Backend::Jit))
+        .unwrap();
     for (x, y, z) in inputs_f64() {
         let mut compiled = [0.0f64; COUNT];
+        let mut jitted = [0.0f64; COUNT];
         // SAFETY: `all` writes COUNT doubles to its last argument.
         unsafe { (lib.get())(x, y, z, compiled.as_mut_ptr()) };
+        // SAFETY: as above.
+        unsafe { (jit.get())(x, y, z, jitted.as_mut_ptr()) };
         let mut interp = Interpreter::new();
         let out = interp.memory_mut().alloc_slice(&[0.0f64; COUNT]);
         let args = [Value::F64(x), Value::F64(y), Value::F64(z), out];
@@ -212,10 +219,11 @@ fn every_double_function_compiled_interpreted_and_in_rust() {
         let interpreted: Vec<f64> = interp.memory().read_slice(out, COUNT).unwrap();
         for k in 0..COUNT {
             assert!(
-                same_f64(compiled[k], interpreted[k]),
-                "result {k} at ({x}, {y}, {z}): compiled {} interpreted {}",
+                same_f64(compiled[k], interpreted[k]) && same_f64(compiled[k], jitted[k]),
+                "result {k} at ({x}, {y}, {z}): compiled {} interpreted {} JIT {}",
                 compiled[k],
-                interpreted[k]
+                interpreted[k],
+                jitted[k]
             );
         }
         for (k, want, ulps) in reference!(f64, x, y, z) {
@@ -243,21 +251,27 @@ fn every_float_function_compiled_interpreted_and_in_rust() {
         assert!(c.contains(name), "{name} missing from\n{c}");
     }
     let lib = f.compile().unwrap();
+    let jit = f
+        .compile_with(&CompileOptions::default().with_backend(Backend::Jit))
+        .unwrap();
     for (x, y, z) in inputs_f64() {
         let (x, y, z) = (x as f32, y as f32, z as f32);
         let mut compiled = [0.0f32; COUNT];
+        let mut jitted = [0.0f32; COUNT];
         // SAFETY: `all` writes COUNT floats to its last argument.
         unsafe { (lib.get())(x, y, z, compiled.as_mut_ptr()) };
+        // SAFETY: as above.
+        unsafe { (jit.get())(x, y, z, jitted.as_mut_ptr()) };
         let mut interp = Interpreter::new();
         let out = interp.memory_mut().alloc_slice(&[0.0f32; COUNT]);
         let args = [Value::F32(x), Value::F32(y), Value::F32(z), out];
         f.interpret_in(&mut interp, &args).unwrap();
         let interpreted: Vec<f32> = interp.memory().read_slice(out, COUNT).unwrap();
         for k in 0..COUNT {
-            let (a, b) = (compiled[k] as f64, interpreted[k] as f64);
+            let (a, b, j) = (compiled[k] as f64, interpreted[k] as f64, jitted[k] as f64);
             assert!(
-                same_f64(a, b),
-                "result {k} at ({x}, {y}, {z}): compiled {a} interpreted {b}"
+                same_f64(a, b) && same_f64(a, j),
+                "result {k} at ({x}, {y}, {z}): compiled {a} interpreted {b} JIT {j}"
             );
         }
         for (k, want, ulps) in reference!(f32, x, y, z) {

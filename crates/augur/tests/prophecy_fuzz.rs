@@ -9,6 +9,7 @@
 
 mod common;
 
+use augur::exec::{Backend, CompileOptions};
 use augur::prophecy::{Max, Prophecy};
 use augur::{range, Builder, Dyn, ProphecyMode};
 use common::Rng;
@@ -151,10 +152,13 @@ fn random_prophecy_programs_agree_in_every_mode() {
             );
         }
         // Every program interpreted (unless the structurer needed a goto,
-        // which the interpreter does not run); one in eight, and every one
-        // with a goto, compiled and run too.
+        // which the interpreter does not run) and run by the JIT; one in
+        // eight, and every one with a goto, compiled by C and run too.
         let gotos = paper.stats().gotos > 0;
         let compiled = (seed % 8 == 0 || gotos).then(|| paper.compile().expect("compiles"));
+        // The JIT compiles in well under a millisecond: every program.
+        let jit = CompileOptions::default().with_backend(Backend::Jit);
+        let jitted = paper.compile_with(&jit).expect("the JIT compiles");
         for x in [-3, 0, 1, 2, 3, 7] {
             let mut acc = 1;
             eval(&program, &want, x, &mut acc);
@@ -169,6 +173,9 @@ fn random_prophecy_programs_agree_in_every_mode() {
                     "seed {seed}, x = {x}\n{code}\n{program:#?}"
                 );
             }
+            // SAFETY: an integer in, an integer out.
+            let from_jit = unsafe { (jitted.get())(x) };
+            assert_eq!(from_jit, acc, "seed {seed}, x = {x}, JIT\n{code}");
             if let Some(c) = &compiled {
                 // SAFETY: an integer in, an integer out.
                 let from_c = unsafe { (c.get())(x) };

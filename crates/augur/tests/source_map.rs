@@ -294,7 +294,10 @@ fn compiled_with_directives_gives_the_same_results() {
     let ex = sum_to();
     let plain = ex.compile().unwrap();
     let mapped = ex.compile_with(&debug_options()).unwrap();
-    assert_ne!(plain.library().path(), mapped.library().path());
+    assert_ne!(
+        plain.library().unwrap().path(),
+        mapped.library().unwrap().path()
+    );
     let comments = CompileOptions {
         codegen: with_markers(LineMarkers::Comments),
         ..CompileOptions::default()
@@ -341,7 +344,12 @@ fn symbol_range(lib: &str, symbol: &str) -> Option<(u64, u64)> {
 #[test]
 fn debug_line_table_leads_to_the_rust_lines() {
     let compiled = sum_to().compile_with(&debug_options()).unwrap();
-    let lib = compiled.library().path().to_string_lossy().into_owned();
+    let lib = compiled
+        .library()
+        .expect("C compiled it")
+        .path()
+        .to_string_lossy()
+        .into_owned();
     let Some((start, size)) = symbol_range(&lib, "sum_to") else {
         eprintln!("skipped: nm is not installed");
         return;
@@ -376,7 +384,12 @@ fn debug_line_table_leads_to_the_rust_lines() {
 #[test]
 fn gdb_finds_code_at_the_rust_lines() {
     let compiled = sum_to().compile_with(&debug_options()).unwrap();
-    let lib = compiled.library().path().to_string_lossy().into_owned();
+    let lib = compiled
+        .library()
+        .expect("C compiled it")
+        .path()
+        .to_string_lossy()
+        .into_owned();
     let rust_file = source_root().join(file!());
     // The loop body: `s.set(s + i)`.
     let line = *marked("@sum").iter().nth(3).unwrap();

@@ -145,6 +145,22 @@ fn time_conv(
 
 /// One row's four timings (µs): BuildIt unfused, fused, ours unfused, fused.
 pub(crate) fn measure_row(n: usize, k: usize, random: bool, runs: usize) -> Result<[f64; 4]> {
+    let (buildit, [ou, of]) = measure(n, k, random, runs, true)?;
+    let [bu, bf] = buildit.expect("BuildIt's C measured");
+    Ok([bu, bf, ou, of])
+}
+
+/// Timings (µs) of BuildIt's C unfused and fused (when `buildit`: it
+/// needs a C compiler), then ours unfused and fused (compiled with
+/// [`o3`]: by cc when there is one, else by the JIT). Every version's
+/// output is compared with the others'.
+pub(crate) fn measure(
+    n: usize,
+    k: usize,
+    random: bool,
+    runs: usize,
+    buildit: bool,
+) -> Result<(Option<[f64; 2]>, [f64; 2])> {
     let mut rng = Rng(42);
     let mut x: Vec<f32> = (0..n)
         .map(|_| {
@@ -156,24 +172,32 @@ pub(crate) fn measure_row(n: usize, k: usize, random: bool, runs: usize) -> Resu
         })
         .collect();
     let mut w: Vec<f32> = (0..k).map(|j| 0.75 - 0.5 * j as f32 / k as f32).collect();
-    let lib = compile(&buildit_c(n, k), &o3())?;
-    // SAFETY: both are `float *f(float *, float *)` as `buildit_c` writes them.
-    let bu: ConvRelu = unsafe { lib.symbol("buildit_conv_relu_unfused") }?;
-    // SAFETY: as above.
-    let bf: ConvRelu = unsafe { lib.symbol("buildit_conv_relu_fused") }?;
     let ou = conv_relu(n, k, false)?.compile_with(&o3())?;
     let of = conv_relu(n, k, true)?.compile_with(&o3())?;
+    let mut fns = vec![ou.get(), of.get()];
+    let lib = if buildit {
+        let lib = compile(&buildit_c(n, k), &o3())?;
+        // SAFETY: both are `float *f(float *, float *)` as `buildit_c` writes them.
+        fns.push(unsafe { lib.symbol("buildit_conv_relu_unfused") }?);
+        // SAFETY: as above.
+        fns.push(unsafe { lib.symbol("buildit_conv_relu_fused") }?);
+        Some(lib)
+    } else {
+        None
+    };
     let mut results = Vec::new();
-    let mut times = [0.0; 4];
-    for (i, f) in [bu, bf, ou.get(), of.get()].into_iter().enumerate() {
+    let mut times = Vec::new();
+    for f in fns {
         let (t, r) = time_conv(f, &mut x, &mut w, runs)?;
-        times[i] = us(t);
+        times.push(us(t));
         results.push(r);
     }
+    drop(lib);
     if results.windows(2).any(|p| p[0] != p[1]) {
-        return Err(format!("conv/ReLU {n} × {k}: the four versions disagree").into());
+        return Err(format!("conv/ReLU {n} × {k}: the versions disagree").into());
     }
-    Ok(times)
+    let buildit = buildit.then(|| [times[2], times[3]]);
+    Ok((buildit, [times[0], times[1]]))
 }
 
 /// Runs the experiment.

@@ -8,6 +8,7 @@
 //! measures (results against plain Rust, bytes against the expected count)
 //! so a row cannot silently measure something else.
 
+pub mod compile;
 pub mod einsum;
 pub mod first_stage;
 pub mod fusion;
@@ -81,7 +82,7 @@ pub struct Experiment {
 }
 
 /// Every experiment, in the order `augur bench` runs them.
-pub const EXPERIMENTS: [Experiment; 6] = [
+pub const EXPERIMENTS: [Experiment; 7] = [
     Experiment {
         name: "first-stage",
         about: "first-stage runs and time of the paper's DSL programs, BuildIt's beside",
@@ -106,6 +107,11 @@ pub const EXPERIMENTS: [Experiment; 6] = [
         name: "paper",
         about: "the paper's tables regenerated, the paper's numbers beside ours (GPU tables on a GPU machine)",
         run: paper::run,
+    },
+    Experiment {
+        name: "compile",
+        about: "the second stage's backends: cc -O2 + load, the JIT and the interpreter, compile time and code speed",
+        run: compile::run,
     },
     Experiment {
         name: "gpu",

@@ -1,13 +1,15 @@
 //! What several test files share: `extract` builds a program over tensors
 //! A, B, C on a small grid (`small`); `run_all` builds and runs it on the
 //! CPU and on the CPU-simulated GPU under every data-movement strategy,
-//! and `all_equal` checks that every build left the same buffers. (Each
+//! each with the C compiler and with the JIT, and `all_equal` checks that
+//! every build left the same buffers. (Each
 //! test file uses a part.)
 
 #![allow(dead_code)]
 
+use augur::exec::Backend;
 use augur::{Builder, Dyn, Extracted};
-use augur_einsum::{compile_cpu, compile_simulated, Config, Counters, Einsum};
+use augur_einsum::{compile_cpu_with, compile_simulated_with, Config, Counters, Einsum};
 use augur_einsum::{Movement, Tensor};
 
 pub type Sig<E> = unsafe extern "C" fn(*mut E, *mut E, *mut E, i32);
@@ -60,27 +62,30 @@ pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
     for (cname, config) in configs {
         let ex = extract::<E>(&format!("{name}_{cname}"), config, shapes, body)
             .unwrap_or_else(|e| panic!("{cname}: {e}"));
-        let p = if config.gpu {
-            compile_simulated(&ex).unwrap_or_else(|e| panic!("{cname}: {e}"))
-        } else {
-            compile_cpu(&ex, false).unwrap_or_else(|e| panic!("{cname}: {e}"))
-        };
-        let mut bufs = init.clone();
-        p.reset().unwrap();
-        unsafe {
-            (p.get())(
-                bufs[0].as_mut_ptr(),
-                bufs[1].as_mut_ptr(),
-                bufs[2].as_mut_ptr(),
-                n,
-            )
-        };
-        let c = if config.gpu {
-            Some(p.counters().unwrap())
-        } else {
-            None
-        };
-        out.push((cname, bufs, c));
+        for (backend, suffix) in [(Backend::Auto, ""), (Backend::Jit, " (JIT)")] {
+            let p = if config.gpu {
+                compile_simulated_with(&ex, backend)
+            } else {
+                compile_cpu_with(&ex, false, backend)
+            };
+            let p = p.unwrap_or_else(|e| panic!("{cname}{suffix}: {e}"));
+            let mut bufs = init.clone();
+            p.reset().unwrap();
+            unsafe {
+                (p.get())(
+                    bufs[0].as_mut_ptr(),
+                    bufs[1].as_mut_ptr(),
+                    bufs[2].as_mut_ptr(),
+                    n,
+                )
+            };
+            let c = if config.gpu {
+                Some(p.counters().unwrap())
+            } else {
+                None
+            };
+            out.push((format!("{cname}{suffix}"), bufs, c));
+        }
     }
     out
 }
@@ -88,9 +93,14 @@ pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
 /// One build's name, its three output buffers and its counters.
 pub type Outcome<E> = (String, [Vec<E>; 3], Option<Counters>);
 
+/// Every build left the same buffers, and each JIT build counted what its
+/// C build counted.
 pub fn all_equal<E: PartialEq + std::fmt::Debug>(rs: &[Outcome<E>]) {
     for r in &rs[1..] {
         assert_eq!(r.1, rs[0].1, "{} differs from {}", r.0, rs[0].0);
+    }
+    for pair in rs.chunks(2) {
+        assert_eq!(pair[0].2, pair[1].2, "{} counted differently", pair[1].0);
     }
 }
 

@@ -1,10 +1,11 @@
 //! What the fusion test files share: `check` builds a network fused and
-//! unfused, runs both on inputs that are multiples of 1/16 (so every sum
+//! unfused, compiles both with C and with the JIT, runs them on inputs that are multiples of 1/16 (so every sum
 //! is exact) and compares them with plain Rust; the plain-Rust layers;
 //! `loops` counts the loops of generated C. (Each test file uses a part.)
 
 #![allow(dead_code, clippy::type_complexity)]
 
+use augur::exec::{Backend, CompileOptions};
 use augur::{Builder, Dyn, Extracted};
 use augur_nn::Net;
 
@@ -74,7 +75,9 @@ pub fn check(
             .unwrap()
     };
     let (f, u) = (ex(true), ex(false));
+    let jit = CompileOptions::default().with_backend(Backend::Jit);
     let (pf, pu) = (f.compile().unwrap(), u.compile().unwrap());
+    let (jf, ju) = (f.compile_with(&jit).unwrap(), u.compile_with(&jit).unwrap());
     for round in 0..3u64 {
         let ins = [
             inputs(sizes[0], round * 4 + 1),
@@ -84,7 +87,13 @@ pub fn check(
         ];
         for &flag in flags {
             let want = reference(&ins, flag);
-            for (name, p, ex) in [("fused", &pf, &f), ("unfused", &pu, &u)] {
+            let builds = [
+                ("fused", &pf, &f),
+                ("unfused", &pu, &u),
+                ("fused (JIT)", &jf, &f),
+                ("unfused (JIT)", &ju, &u),
+            ];
+            for (name, p, ex) in builds {
                 let mut ins = ins.clone();
                 let mut y = vec![f32::NAN; sizes[4]];
                 unsafe {

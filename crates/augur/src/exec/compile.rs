@@ -85,6 +85,43 @@ pub struct CompileOptions {
     /// on long ladders of correlated conditions took more than half an hour
     /// on 53 KB of generated C); the limit keeps the process usable.
     pub timeout: std::time::Duration,
+    /// Which backend [`Extracted::compile_with`](crate::Extracted::compile_with)
+    /// uses: the C compiler, the in-process JIT, or (the default) the C
+    /// compiler when one is found and the JIT otherwise. [`compile`]
+    /// itself always runs the C compiler.
+    pub backend: Backend,
+    /// Functions the JIT backend calls by address (the JIT's counterpart of
+    /// [`extra_c`](CompileOptions::extra_c), which it cannot compile):
+    /// see [`with_symbol`](CompileOptions::with_symbol). The C backend
+    /// ignores them.
+    pub symbols: Vec<ExternSymbol>,
+}
+
+/// The backend that turns an extracted function into native code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The C compiler ([`compile`]): the generated C, compiled with
+    /// [`CompileOptions::flags`], cached on disk and loaded.
+    C,
+    /// Cranelift in process ([`exec::jit`](crate::exec::jit)): no compiler
+    /// or files needed, well under a millisecond for a small function.
+    /// It ignores `cc`, `flags`, `cache_dir`, `extra_c` and `codegen`;
+    /// user externs come from [`CompileOptions::symbols`].
+    Jit,
+    /// The C compiler when [`CompileOptions::resolved_cc`] names a program
+    /// that exists, else the JIT.
+    #[default]
+    Auto,
+}
+
+/// A function the JIT backend calls where the IR calls the extern `name`
+/// (registered with [`CompileOptions::with_symbol`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExternSymbol {
+    /// The extern's C name.
+    pub name: String,
+    /// The function's address.
+    pub address: usize,
 }
 
 /// The default [`CompileOptions::timeout`]: ten minutes.
@@ -99,11 +136,59 @@ impl Default for CompileOptions {
             extra_c: Vec::new(),
             codegen: CodegenOptions::default(),
             timeout: DEFAULT_TIMEOUT,
+            backend: Backend::Auto,
+            symbols: Vec::new(),
         }
     }
 }
 
 impl CompileOptions {
+    /// These options with `backend`.
+    pub fn with_backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// These options with the function at `address` as the extern `name`
+    /// for the JIT backend (a later registration of a name wins). The
+    /// function must have the C signature the IR declares for `name`.
+    ///
+    /// ```
+    /// use augur::exec::{Backend, CompileOptions};
+    /// use augur::{Builder, Dyn, ExternFn};
+    ///
+    /// extern "C" fn triple(x: i32) -> i32 {
+    ///     3 * x
+    /// }
+    /// const TRIPLE: ExternFn<fn(i32) -> i32> = ExternFn::new("triple");
+    /// let ex = Builder::new()
+    ///     .extract("f", |x: Dyn<i32>| TRIPLE.call(x) + 1)
+    ///     .unwrap();
+    /// let opts = CompileOptions::default()
+    ///     .with_backend(Backend::Jit)
+    ///     .with_symbol("triple", triple as *const ());
+    /// let f = ex.compile_with(&opts).unwrap();
+    /// // SAFETY: `f` is `int32_t f(int32_t)`.
+    /// assert_eq!(unsafe { f.get()(5) }, 16);
+    /// ```
+    pub fn with_symbol(mut self, name: impl Into<String>, address: *const ()) -> Self {
+        self.symbols.push(ExternSymbol {
+            name: name.into(),
+            address: address as usize,
+        });
+        self
+    }
+
+    /// The backend these options choose: [`Backend::Auto`] resolved by
+    /// looking for the compiler.
+    pub fn resolved_backend(&self) -> Backend {
+        match self.backend {
+            Backend::Auto if compiler_found(&self.resolved_cc()) => Backend::C,
+            Backend::Auto => Backend::Jit,
+            b => b,
+        }
+    }
+
     /// The compiler command these options name, after the `CC` fallback.
     pub fn resolved_cc(&self) -> String {
         choose(self.cc.clone(), std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string())
@@ -117,6 +202,31 @@ impl CompileOptions {
             None => std::env::temp_dir().join("augur-cache"),
         }
     }
+}
+
+/// True if the first word of `cc` names an executable file: a path, or a
+/// name found on `PATH`.
+pub fn compiler_found(cc: &str) -> bool {
+    let Some(program) = cc.split_whitespace().next() else {
+        return false;
+    };
+    let executable = |p: &Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            p.is_file()
+        }
+    };
+    if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
+        return executable(Path::new(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(program))))
 }
 
 /// The explicit setting if given, else a non-empty environment value.

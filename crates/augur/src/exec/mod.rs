@@ -4,6 +4,8 @@ pub mod compile;
 pub mod cuda;
 pub(crate) mod process;
 
-pub use compile::{compile, CompileOptions, Library};
+pub use compile::{compile, Backend, CompileOptions, ExternSymbol, Library};
 pub mod interp;
+#[cfg(feature = "jit")]
+pub mod jit;
 pub use interp::{Interpreter, Memory, Pod, Value};

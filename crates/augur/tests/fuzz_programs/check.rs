@@ -1,7 +1,7 @@
 //! The differential check: extract a program twice (same C), run its IR in
-//! the interpreter and (when asked) its compiled C on fixed inputs, compare
-//! with the reference; failure kinds, the extraction and compile limits, and
-//! the one documented limit that is not a failure.
+//! the interpreter and the JIT, and (when asked) its compiled C on fixed
+//! inputs, compare with the reference; failure kinds, the extraction and
+//! compile limits, and the one documented limit that is not a failure.
 
 use crate::language::{Program, Stmt};
 use crate::reference::evaluate;
@@ -172,6 +172,15 @@ pub(crate) fn check_program(p: &Program, walk: Walk, compile: bool) -> Result<St
     } else {
         None
     };
+    // The JIT compiles in well under a millisecond: every program.
+    let jit_opts = augur::exec::CompileOptions::default().with_backend(augur::exec::Backend::Jit);
+    let jitted = match ex.compile_with(&jit_opts) {
+        Ok(j) => j,
+        Err(e) => {
+            let what = format!("JIT compile failed: {e}");
+            return Err(failure("JIT compile", what, Some(&text)));
+        }
+    };
     for &(a, b) in INPUTS {
         let want = evaluate(p, a, b);
         let at = format!("inputs ({a}, {b})");
@@ -200,6 +209,12 @@ pub(crate) fn check_program(p: &Program, walk: Walk, compile: bool) -> Result<St
                     return Err(failure("IR text round trip", what, Some(&text)));
                 }
             }
+        }
+        // SAFETY: as for the C below.
+        let from_jit = unsafe { (jitted.get())(a, b) };
+        if from_jit != want {
+            let what = format!("{at}: the JIT gives {from_jit}, expected {want}");
+            return Err(failure("wrong result", what, Some(&text)));
         }
         if let Some(c) = &compiled {
             // SAFETY: the function takes and returns `int32_t` and touches

@@ -6,8 +6,9 @@
 //! * a *staged interpreter* walks the same AST over `Dyn<i32>` variables, so
 //!   extraction turns each program into a C function (extracted twice: the
 //!   C must be the same, without gotos); its IR is run in the IR
-//!   interpreter (every program) and its C is compiled and called (one
-//!   program in eight, since a C compile costs far more than an extraction).
+//!   interpreter and compiled by the JIT (every program), and its C is
+//!   compiled and called (one program in eight, since a C compile costs far
+//!   more than an extraction).
 //!
 //! The staged walk is written the way a DSL author would write it: a plain
 //! Rust recursion that carries a plain first-stage value (`SetPlain`,

@@ -1,0 +1,6 @@
+//! The JIT backend (`exec::jit`) against the C backend and the interpreter.
+
+mod control;
+mod externs;
+mod harness;
+mod ops;
