@@ -21,7 +21,9 @@ use std::sync::Arc;
 /// itself (`x == x`) and constant arithmetic that wraps (`INT_MIN * -1`,
 /// which gcc sees once it folds `(-1 | x)` to `-1`): those are the user's
 /// staged program, not ours, a staged interpreter meets them in the programs
-/// it compiles, and `-fwrapv` defines the second.
+/// it compiles, and `-fwrapv` defines the second. `-lm` links the C math
+/// library, so `<math.h>` calls resolve in a process that has not loaded it
+/// (a Rust binary loads it only if it calls a libm function itself).
 pub const DEFAULT_FLAGS: &[&str] = &[
     "-std=c99",
     "-O2",
@@ -32,6 +34,7 @@ pub const DEFAULT_FLAGS: &[&str] = &[
     "-Wno-tautological-compare",
     "-Wno-overflow",
     "-fwrapv",
+    "-lm",
 ];
 
 /// Bumped whenever the cache layout or key changes, so old entries are ignored.
