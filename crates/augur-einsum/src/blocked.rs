@@ -98,6 +98,11 @@ pub(crate) struct Pack<E: Elem> {
     /// the vector index over the whole reduction (packed once, up front).
     pub by_rows: bool,
     pub buffer: Dyn<*mut E>,
+    /// Elements per row or column of the buffer: the reduction tile's
+    /// depth (row slivers) or the whole reduction (column slivers). A
+    /// shorter last tile keeps the same slots: row tiles packed at once by
+    /// different threads must never share one.
+    pub slot: usize,
 }
 
 /// The reduction tile a kernel covers: its index, first value and length,
@@ -109,8 +114,6 @@ pub(crate) struct DepthTile {
     pub start: Dyn<i32>,
     pub len: usize,
     pub first: bool,
-    /// The reduction's whole extent.
-    pub extent: usize,
 }
 
 /// Generates `plan` as `b` lays it out.
@@ -146,7 +149,6 @@ pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openm
             start: Dyn::lit(0),
             len: plan.range(k),
             first: true,
-            extent: plan.range(k),
         };
         // Tags must tell the packs apart: each has dyn loops.
         for n in augur::range(0..packs.len()) {
@@ -252,11 +254,12 @@ impl<E: Elem> Gen<'_, '_, E> {
                 continue;
             }
             // Row slivers hold one reduction tile; column slivers all of it.
-            let n = if by_rows {
-                self.extent(self.lay.row) * kc
+            let (slot, along) = if by_rows {
+                (kc, self.extent(self.lay.row))
             } else {
-                self.plan.range(self.lay.vector) * whole
+                (whole, self.plan.range(self.lay.vector))
             };
+            let n = slot * along;
             let bytes = (n * std::mem::size_of::<E>()) as i64;
             let name = format!("{}_pack", a.tensor.name());
             let buffer = Dyn::named(&name, runtime::HOST_ALLOC.call(bytes).cast_ptr::<*mut E>());
@@ -264,13 +267,14 @@ impl<E: Elem> Gen<'_, '_, E> {
                 access: (*a).clone(),
                 by_rows,
                 buffer,
+                slot,
             });
         }
         packs
     }
 
     /// Copies `p`'s operand for reduction tile `d`, `n` rows or columns
-    /// from `from`, into slivers: sliver `s` (`w` wide) at `s * d.len`,
+    /// from `from`, into slivers: sliver `s` (`w` wide) at `s * p.slot`,
     /// element (`q`, `x`) of it at `q * w + x`. Both sides are read through
     /// pointers that walk the reduction (affine, so the C compiler can
     /// vectorize the copy).
@@ -297,7 +301,7 @@ impl<E: Elem> Gen<'_, '_, E> {
             let buffer = a.tensor.read_buffer(a.loc);
             let src = Dyn::named("src", buffer.offset(flat(a, env)));
             env.truncate(env.len() - 2);
-            let dst = Dyn::named("dst", p.buffer.offset(s * d.len as i32));
+            let dst = Dyn::named("dst", p.buffer.offset(s * p.slot as i32));
             let q = Dyn::named(&format!("{}_q", d.index.name), 0i32);
             while q.lt(d.len as i32).is_true() {
                 for x in 0..w {
@@ -366,7 +370,6 @@ impl<E: Elem> Gen<'_, '_, E> {
                         start,
                         len,
                         first,
-                        extent: kn,
                     };
                     for n in augur::range(0..packs.len()) {
                         if packs[n].by_rows {
@@ -404,7 +407,6 @@ impl<E: Elem> Gen<'_, '_, E> {
                             start,
                             len,
                             first,
-                            extent: kn,
                         };
                         let t = Tile {
                             row: Dyn::lit(0),

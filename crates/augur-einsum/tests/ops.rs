@@ -8,15 +8,15 @@
 //! Inputs are small nonzero integers, so every sum and product is exact in
 //! `f32` and results are equal whatever the summation order.
 
-use augur::exec::Backend;
-use augur::{Builder, Dyn};
+use augur::exec::{Backend, Pod};
+use augur::{Builder, Dyn, Value};
 use augur_einsum::{compile_cpu, compile_cpu_with, compile_simulated_with};
 use augur_einsum::{Access, Blocking, Config, Counters, Einsum, Elem};
-use augur_einsum::{Index, Movement, Schedule, Tensor, Term};
+use augur_einsum::{Index, Movement, Schedule, SimInterpreter, Tensor, Term};
 use std::ops::{Add, Mul, Sub};
 
 /// Element types with plain-Rust arithmetic for the references.
-trait Num: Elem + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> {
+trait Num: Elem + Pod + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> {
     fn of(v: i64) -> Self;
 }
 macro_rules! num {
@@ -228,6 +228,9 @@ impl<E: Num> Case<E> {
                     assert_eq!(has, self.used_on_gpu(t), "{what}: {name}:\n{c}");
                 }
             }
+            if movement.is_none() && config.openmp {
+                self.interpret(&ex, &what);
+            }
             for backend in [Backend::Auto, Backend::Jit] {
                 let p = match movement {
                     None => compile_cpu_with(&ex, config.openmp, backend),
@@ -255,6 +258,34 @@ impl<E: Num> Case<E> {
                     assert_eq!(counted, expected, "{what} (flag {flag}): {c:?}");
                 }
             }
+        }
+    }
+}
+
+impl<E: Num> Case<E> {
+    /// Runs an OpenMP version in the interpreter, whose check of `omp
+    /// parallel for` loops finds any two iterations that touch the same
+    /// memory (compiled runs show such a race only by chance).
+    fn interpret(&self, ex: &augur::Extracted<Native<E>>, what: &str) {
+        for &(s, flag) in &self.args {
+            let what = format!("{what} (interpreted, s {s}, flag {flag})");
+            let mut want = self.inputs();
+            (self.reference)(&mut want, s, flag);
+            let mut it = SimInterpreter::new();
+            let memory = it.interp.memory_mut();
+            let bufs: Vec<Value> = self
+                .inputs()
+                .iter()
+                .map(|b| memory.alloc_slice(b))
+                .collect();
+            let args = [&bufs[..], &[Value::F32(s), Value::I32(flag)]].concat();
+            let r = ex.interpret_in(&mut it.interp, &args);
+            r.unwrap_or_else(|e| panic!("{what}: {e}"));
+            for (t, want) in want.iter().enumerate() {
+                let got: Vec<E> = it.interp.memory().read_slice(bufs[t], want.len()).unwrap();
+                assert!(&got == want, "{what}: {} differs", NAMES[t]);
+            }
+            assert_eq!(it.live_buffers(), 0, "{what}");
         }
     }
 }

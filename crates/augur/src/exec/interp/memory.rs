@@ -8,9 +8,11 @@
 //! liveness and initialisation are checked at each access, which is where C
 //! would silently read garbage.
 
+use super::races::Races;
 use super::value::{Pod, Value};
 use crate::ir::{Scalar, Type};
 use crate::{Error, Result};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Largest allocation: offsets must fit the signed 32-bit offset field.
@@ -101,6 +103,11 @@ pub struct Memory {
     limit: u64,
     /// String literals by content, so that each is allocated once.
     literals: HashMap<String, u64>,
+    /// The log of the `omp parallel for` loop running, if any (a cell:
+    /// reads log too).
+    races: RefCell<Option<Races>>,
+    /// The last epoch a finished log used (see [`Races`]).
+    last_epoch: u32,
 }
 
 impl Default for Memory {
@@ -110,6 +117,8 @@ impl Default for Memory {
             held: 0,
             limit: DEFAULT_LIMIT,
             literals: HashMap::new(),
+            races: RefCell::new(None),
+            last_epoch: 0,
         }
     }
 }
@@ -300,6 +309,9 @@ impl Memory {
             state: State::Live,
             origin,
         });
+        if let Some(r) = self.races.get_mut() {
+            r.made(id);
+        }
         Ok((id as u64 + 1) << 32)
     }
 
@@ -329,6 +341,9 @@ impl Memory {
         a.uninit = n;
         a.size = size;
         a.state = State::Live;
+        if let Some(r) = self.races.get_mut() {
+            r.made(id);
+        }
         Ok(())
     }
 
@@ -405,9 +420,46 @@ impl Memory {
         interp_err(message)
     }
 
+    /// Starts (with `Some`) or ends the data-race log of an `omp parallel
+    /// for` loop; gives the one that was running.
+    pub(super) fn set_races(&mut self, races: Option<Races>) -> Option<Races> {
+        std::mem::replace(self.races.get_mut(), races)
+    }
+
+    /// The epoch after which a new log numbers its iterations.
+    pub(super) fn last_epoch(&self) -> u32 {
+        self.last_epoch
+    }
+
+    /// Records the last epoch a finished log used.
+    pub(super) fn end_epochs(&mut self, epoch: u32) {
+        self.last_epoch = epoch;
+    }
+
+    /// The running data-race log, if any.
+    pub(super) fn races(&mut self) -> Option<&mut Races> {
+        self.races.get_mut().as_mut()
+    }
+
+    /// Logs an access for the data-race check, when a loop is checked.
+    fn log(&self, id: usize, off: usize, n: u64, write: bool) -> Result<()> {
+        match self.races.borrow_mut().as_mut() {
+            None => Ok(()),
+            Some(r) => r.touch(
+                id,
+                self.allocs[id].size as usize,
+                off,
+                n as usize,
+                write,
+                || format!("allocation {id} ({})", self.allocs[id].describe()),
+            ),
+        }
+    }
+
     /// The initialised bytes `p..p+n`.
     pub(super) fn read(&self, p: u64, n: u64, what: &str) -> Result<&[u8]> {
         let (id, off) = self.locate(p, n, what)?;
+        self.log(id, off, n, false)?;
         let a = &self.allocs[id];
         let n = n as usize;
         if !a.is_init(off, n) {
@@ -423,6 +475,7 @@ impl Memory {
     /// The writable bytes `p..p+n`, marked initialised.
     pub(super) fn write(&mut self, p: u64, n: u64, what: &str) -> Result<&mut [u8]> {
         let (id, off) = self.locate(p, n, what)?;
+        self.log(id, off, n, true)?;
         let a = &mut self.allocs[id];
         if a.origin == Origin::Literal {
             return Err(interp_err(format!(
@@ -496,6 +549,7 @@ impl Memory {
         }
         let (sid, soff) = self.locate(src, n, "memcpy read")?;
         let (did, doff) = self.locate(dst, n, "memcpy write")?;
+        self.log(sid, soff, n, false)?;
         if sid == did && soff.abs_diff(doff) < n as usize {
             return Err(interp_err(format!(
                 "memcpy of {n} bytes between overlapping regions of allocation {sid} \

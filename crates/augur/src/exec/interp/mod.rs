@@ -10,6 +10,12 @@
 //! [`Error::Interp`] naming the problem and, when the
 //! statement has one, its source location.
 //!
+//! A loop with the pragma `omp parallel for` runs its iterations in turn
+//! and checks that they could run on threads at once: a byte that one
+//! iteration writes and another reads or writes, or an assignment to a
+//! variable declared outside the loop, is a data race, reported with both
+//! iterations (a compiled run would show it only now and then, if ever).
+//!
 //! Memory is a safe model ([`Memory`]): pointers are allocation ids and
 //! offsets, never host addresses. Host data goes in with
 //! [`Memory::alloc_slice`] and comes out with [`Memory::read_slice`].
@@ -38,6 +44,7 @@ mod math;
 mod memory;
 mod ops;
 mod printf;
+mod races;
 mod value;
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 mod arith;
 mod control;
 mod memory;
+mod parallel;
 mod printf;
 
 use super::{Interpreter, Value};

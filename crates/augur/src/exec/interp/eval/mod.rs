@@ -20,6 +20,8 @@ use crate::ir::{
 };
 use crate::{Error, Result};
 
+mod parallel;
+
 fn err<T>(message: String) -> Result<T> {
     Err(Error::Interp { message })
 }
@@ -75,6 +77,9 @@ struct Frame<'a> {
     steps: u64,
     /// The type that memory-homed array parameters (pointers) load as.
     ptr_ty: Type,
+    /// Per variable, the data-race log's epoch when it was last declared
+    /// (0: outside any checked loop); see [`parallel`].
+    decl_epoch: Vec<u32>,
 }
 
 /// Runs `f` (its arguments already checked).
@@ -129,7 +134,11 @@ impl<'a> Frame<'a> {
                 None => builtins::lookup(&d.name).map_or(Callee::Unknown, Callee::Builtin),
             })
             .collect();
+        // A call made in an iteration of a checked loop has its own
+        // variables: all of them are that iteration's.
+        let epoch = it.memory.races().map_or(0, |r| r.epoch());
         Frame {
+            decl_epoch: vec![epoch; f.vars.len()],
             slots: vec![Slot::Uninit; f.vars.len()],
             homes: f.vars.keys().map(|v| home_of(f, v)).collect(),
             scoped: Vec::new(),
@@ -300,7 +309,11 @@ impl<'a> Frame<'a> {
                 body,
             } => {
                 let mark = self.scoped.len();
-                let flow = self.for_loop(s, init, *cond, step, body);
+                let flow = match parallel::clauses(s) {
+                    Some(clauses) => at(parallel::check_clauses(clauses), s)
+                        .and_then(|()| self.parallel_for(s, init, *cond, step, body)),
+                    None => self.for_loop(s, init, *cond, step, body),
+                };
                 self.close_scope(mark);
                 return flow;
             }
@@ -417,6 +430,7 @@ impl<'a> Frame<'a> {
     fn declare_value(&mut self, v: VarId, x: Option<Value>) -> Result<()> {
         match self.homes[v.index()] {
             Home::Reg => {
+                self.decl_epoch[v.index()] = self.it.memory.races().map_or(0, |r| r.epoch());
                 self.slots[v.index()] = match x {
                     Some(x) => Slot::Val(x),
                     None => Slot::Uninit,
@@ -501,6 +515,7 @@ impl<'a> Frame<'a> {
             let x = self.checked(v, value)?;
             return match (self.homes[v.index()], self.slots[v.index()]) {
                 (Home::Reg, _) => {
+                    self.check_shared_write(v)?;
                     self.slots[v.index()] = Slot::Val(x);
                     Ok(())
                 }

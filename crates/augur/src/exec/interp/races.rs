@@ -1,0 +1,145 @@
+//! The data-race check of `omp parallel for` loops.
+//!
+//! The interpreter runs such a loop's iterations one after another, as a
+//! single thread would, so a result that depends on how threads interleave
+//! would pass unnoticed. Instead, while the loop runs, every byte of memory
+//! an iteration touches is logged with the iteration that touched it, and a
+//! byte that one iteration writes and another reads or writes is an error:
+//! under OpenMP those two iterations may run at once on different threads.
+//!
+//! Memory that an iteration made itself (a `malloc`, or a local declared in
+//! the loop body, which each thread has on its own stack) is private to it
+//! and not logged. Variables held outside memory are the evaluator's part:
+//! an assignment to one declared outside the loop is a race on the shared
+//! variable ([`Races::epoch`] tells the evaluator which are inside).
+
+use crate::{Error, Result};
+use std::collections::{HashMap, HashSet};
+
+/// No iteration (in [`Touch`]).
+const NONE: u32 = u32::MAX;
+
+/// The iterations that touched one byte: the last writer and up to two
+/// distinct readers (two are enough to name one that is not the current
+/// iteration); [`NONE`] where there is none.
+#[derive(Clone, Copy)]
+struct Touch {
+    writer: u32,
+    readers: [u32; 2],
+}
+
+const UNTOUCHED: Touch = Touch {
+    writer: NONE,
+    readers: [NONE; 2],
+};
+
+/// The log of one running `omp parallel for` loop.
+pub(super) struct Races {
+    /// The current iteration, numbered from 0.
+    iteration: u32,
+    /// Each iteration's name in messages (its loop variable's value).
+    names: Vec<String>,
+    /// Numbers every iteration of every checked loop apart (never 0), so
+    /// that a declaration stamped with it is known to be this iteration's.
+    epoch: u32,
+    /// Allocations the current iteration made or revived.
+    private: HashSet<usize>,
+    /// Per allocation touched, its bytes (dense: most accesses hit
+    /// buffers that the loop walks through).
+    bytes: HashMap<usize, Vec<Touch>>,
+}
+
+impl Races {
+    /// A log for a loop whose iterations get epochs after `last_epoch`.
+    pub(super) fn new(last_epoch: u32) -> Races {
+        Races {
+            iteration: 0,
+            names: Vec::new(),
+            epoch: last_epoch,
+            private: HashSet::new(),
+            bytes: HashMap::new(),
+        }
+    }
+
+    /// Starts the next iteration, called `name` in messages.
+    pub(super) fn next_iteration(&mut self, name: String) {
+        self.iteration = self.names.len() as u32;
+        self.names.push(name);
+        self.epoch = self.epoch.checked_add(1).unwrap_or(1);
+        self.private.clear();
+    }
+
+    /// Iterations started so far.
+    pub(super) fn iterations(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The current iteration's name.
+    pub(super) fn current_name(&self) -> &str {
+        &self.names[self.iteration as usize]
+    }
+
+    /// The current iteration's epoch.
+    pub(super) fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// Allocation `id` was made or revived by the current iteration.
+    pub(super) fn made(&mut self, id: usize) {
+        self.private.insert(id);
+    }
+
+    /// Logs a read (`write` false) or write of `n` bytes at `off` of
+    /// allocation `id` (`what` describes it); fails on a race.
+    /// `size` is the allocation's size.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn touch(
+        &mut self,
+        id: usize,
+        size: usize,
+        off: usize,
+        n: usize,
+        write: bool,
+        what: impl Fn() -> String,
+    ) -> Result<()> {
+        if self.private.contains(&id) {
+            return Ok(());
+        }
+        let me = self.iteration;
+        let bytes = self
+            .bytes
+            .entry(id)
+            .or_insert_with(|| vec![UNTOUCHED; size]);
+        for (b, t) in bytes[off..off + n].iter_mut().enumerate() {
+            let other_writer = Some(t.writer).filter(|&w| w != me && w != NONE);
+            let other_reader = t.readers.into_iter().find(|&r| r != me && r != NONE);
+            let clash = match (write, other_writer, other_reader) {
+                (_, Some(w), _) => Some((w, "writes")),
+                (true, None, Some(r)) => Some((r, "reads")),
+                _ => None,
+            };
+            if let Some((other, does)) = clash {
+                return Err(self.race(off + b, write, other, does, &what()));
+            }
+            if write {
+                t.writer = me;
+            } else if let Some(free) = t.readers.iter_mut().find(|r| **r == NONE || **r == me) {
+                *free = me;
+            }
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn race(&self, byte: usize, write: bool, other: u32, does: &str, what: &str) -> Error {
+        let me = &self.names[self.iteration as usize];
+        let other = self.names.get(other as usize).map_or("another", |s| s);
+        let verb = if write { "writes" } else { "reads" };
+        Error::Interp {
+            message: format!(
+                "data race in an `omp parallel for` loop: iteration {me} {verb} byte {byte} \
+                 of {what}, which iteration {other} {does}; threads may run the two at once"
+            ),
+        }
+    }
+}
