@@ -4,3 +4,4 @@ mod control;
 mod externs;
 mod harness;
 mod ops;
+mod vector;

@@ -312,34 +312,13 @@ impl Lower<'_, '_> {
     ) -> Result<ir::Value> {
         if types::is_float(at) {
             let y = self.convert(y, bt, at)?;
-            let cc = match op {
-                BinOp::Eq => FloatCC::Equal,
-                BinOp::Ne => FloatCC::NotEqual,
-                BinOp::Lt => FloatCC::LessThan,
-                BinOp::Le => FloatCC::LessThanOrEqual,
-                BinOp::Gt => FloatCC::GreaterThan,
-                _ => FloatCC::GreaterThanOrEqual,
-            };
-            return Ok(self.b.ins().fcmp(cc, x, y));
+            return Ok(self.b.ins().fcmp(float_cc(op), x, y));
         }
         if *at == Type::Void || types::is_float(bt) {
             return Err(jit_error(&format!("comparison {op} of {at} and {bt}")));
         }
         let y = self.convert(y, bt, at)?;
-        let signed = types::is_signed(at);
-        let cc = match (op, signed) {
-            (BinOp::Eq, _) => IntCC::Equal,
-            (BinOp::Ne, _) => IntCC::NotEqual,
-            (BinOp::Lt, true) => IntCC::SignedLessThan,
-            (BinOp::Le, true) => IntCC::SignedLessThanOrEqual,
-            (BinOp::Gt, true) => IntCC::SignedGreaterThan,
-            (_, true) => IntCC::SignedGreaterThanOrEqual,
-            (BinOp::Lt, false) => IntCC::UnsignedLessThan,
-            (BinOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
-            (BinOp::Gt, false) => IntCC::UnsignedGreaterThan,
-            (_, false) => IntCC::UnsignedGreaterThanOrEqual,
-        };
-        Ok(self.b.ins().icmp(cc, x, y))
+        Ok(self.b.ins().icmp(int_cc(op, types::is_signed(at)), x, y))
     }
 
     /// `&&` and `||`: the right operand runs only when the left does not
@@ -497,6 +476,35 @@ impl Lower<'_, '_> {
             },
             Type::Void | Type::Array { .. } => return Err(bad()),
         })
+    }
+}
+
+/// The condition of comparison `op` on floats: ordered, except `!=`
+/// (true when either side is NaN, as in C).
+pub(super) fn float_cc(op: BinOp) -> FloatCC {
+    match op {
+        BinOp::Eq => FloatCC::Equal,
+        BinOp::Ne => FloatCC::NotEqual,
+        BinOp::Lt => FloatCC::LessThan,
+        BinOp::Le => FloatCC::LessThanOrEqual,
+        BinOp::Gt => FloatCC::GreaterThan,
+        _ => FloatCC::GreaterThanOrEqual,
+    }
+}
+
+/// The condition of comparison `op` on integers (`signed` or not).
+pub(super) fn int_cc(op: BinOp, signed: bool) -> IntCC {
+    match (op, signed) {
+        (BinOp::Eq, _) => IntCC::Equal,
+        (BinOp::Ne, _) => IntCC::NotEqual,
+        (BinOp::Lt, true) => IntCC::SignedLessThan,
+        (BinOp::Le, true) => IntCC::SignedLessThanOrEqual,
+        (BinOp::Gt, true) => IntCC::SignedGreaterThan,
+        (_, true) => IntCC::SignedGreaterThanOrEqual,
+        (BinOp::Lt, false) => IntCC::UnsignedLessThan,
+        (BinOp::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (BinOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        (_, false) => IntCC::UnsignedGreaterThanOrEqual,
     }
 }
 

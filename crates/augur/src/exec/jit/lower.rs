@@ -2,7 +2,7 @@
 //! control flow. Expressions are in `expr.rs`, calls in `call.rs`.
 
 use super::types::{self, PTR};
-use super::{jit_error, Callee};
+use super::{jit_error, vector, Callee};
 use crate::ir::{
     Block, EntityId, Expr, ExprId, Function, LabelId, Launch, Stmt, StmtKind, Type, VarId, VarKind,
 };
@@ -45,6 +45,8 @@ pub(super) struct Lower<'a, 'b> {
     eager_seal: bool,
     /// The current block has its terminator: what follows is unreachable.
     closed: bool,
+    /// Loops given a vector version so far.
+    pub(super) vectorized: usize,
 }
 
 impl<'a, 'b> Lower<'a, 'b> {
@@ -100,6 +102,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             eager_seal: labels.is_empty(),
             labels,
             closed: false,
+            vectorized: 0,
         };
         let params: Vec<ir::Value> = lower.b.block_params(entry).to_vec();
         for (&p, x) in f.params.iter().zip(params) {
@@ -108,8 +111,9 @@ impl<'a, 'b> Lower<'a, 'b> {
         Ok(lower)
     }
 
-    /// Lowers the body and finishes the function.
-    pub(super) fn body(mut self) -> Result<()> {
+    /// Lowers the body and finishes the function; gives the number of
+    /// loops vectorized.
+    pub(super) fn body(mut self) -> Result<usize> {
         let f = self.f;
         self.block(&f.body)?;
         if !self.closed {
@@ -127,7 +131,7 @@ impl<'a, 'b> Lower<'a, 'b> {
         }
         self.b.seal_all_blocks();
         self.b.finalize();
-        Ok(())
+        Ok(self.vectorized)
     }
 
     /// A zero of type `t`.
@@ -247,6 +251,11 @@ impl<'a, 'b> Lower<'a, 'b> {
                 body,
             } => {
                 self.stmt(init)?;
+                let homes = &self.homes;
+                let reg = |v: VarId| matches!(homes[v.index()], Home::Reg(_));
+                if let Some(plan) = vector::plan(self.f, *cond, step, body, &reg) {
+                    self.vector_loop(&plan, body)?;
+                }
                 self.for_(*cond, step, body)
             }
             StmtKind::Break | StmtKind::Continue => {

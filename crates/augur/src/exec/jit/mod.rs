@@ -21,6 +21,15 @@
 //! and the BSDs: every argument where the C ABI puts it, registers and
 //! stack alike.
 //!
+//! A counted loop whose body is element-wise straight-line code (`for (i =
+//! a; i < n; i = i + 1)` over `p[i + c]` loads and stores, arithmetic,
+//! comparisons and `?:`) also gets a vector version: 128 bits of
+//! iterations at a time, each lane computing its iteration's operations in
+//! the scalar order, so results are the scalar loop's bit for bit. It runs
+//! when a run-time check finds that no store overlaps another pointer's
+//! accesses, and the scalar loop does what is left; loops of other shapes
+//! stay scalar ([`JitCode::vectorized_loops`] counts those vectorized).
+//!
 //! What the JIT does not lower is an [`Error::Jit`] naming the construct
 //! (a C99 variable-length array, a call of an extern it cannot find),
 //! never code that does something else.
@@ -43,6 +52,7 @@ mod expr;
 mod lower;
 mod symbols;
 mod types;
+mod vector;
 
 use crate::exec::CompileOptions;
 use crate::ir::{Function, Type};
@@ -79,6 +89,7 @@ pub struct JitCode {
     /// `None` only while dropping.
     module: Option<JITModule>,
     functions: HashMap<String, usize>,
+    vectorized: usize,
     /// The string literals the code points at.
     _strings: Vec<Box<[u8]>>,
 }
@@ -137,6 +148,12 @@ impl JitCode {
         Ok(unsafe { std::mem::transmute_copy::<usize, F>(&addr) })
     }
 
+    /// How many loops of the module run in vector code (see the module
+    /// docs: counted loops of element-wise code).
+    pub fn vectorized_loops(&self) -> usize {
+        self.vectorized
+    }
+
     /// The address of function `name`, if the module defines it.
     pub fn address(&self, name: &str) -> Option<*const u8> {
         self.functions.get(name).map(|&a| a as *const u8)
@@ -176,6 +193,7 @@ pub fn compile_module(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut strings = Vec::new();
+    let mut vectorized = 0;
     for (f, (id, sig)) in fs.iter().zip(&ids) {
         ctx.func.signature = sig.clone();
         ctx.func.name = UserFuncName::user(0, id.as_u32());
@@ -198,7 +216,7 @@ pub fn compile_module(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode
             callees.push(callee);
         }
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        lower::Lower::new(f, b, &callees, &mut strings)?.body()?;
+        vectorized += lower::Lower::new(f, b, &callees, &mut strings)?.body()?;
         module
             .define_function(*id, &mut ctx)
             .map_err(|e| backend_error(&f.name, e))?;
@@ -215,6 +233,7 @@ pub fn compile_module(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode
     Ok(JitCode {
         module: Some(module),
         functions,
+        vectorized,
         _strings: strings,
     })
 }
