@@ -377,7 +377,12 @@ impl<S: Copy> Extracted<S> {
 
     /// Compiles the function to native code and loads it: with the system C
     /// compiler (cached by content) when one is found, else with the
-    /// in-process JIT ([`Backend::Auto`]).
+    /// in-process JIT ([`Backend::Auto`]). A launch runs as its loop nest
+    /// over blocks and threads; a kernel that synchronises the grid
+    /// ([`gpu::grid_sync`](crate::stage::gpu::grid_sync)) cannot run so and
+    /// is an [`Error::Kernel`](crate::Error::Kernel) that names what can:
+    /// the [`simulated`](Extracted::simulated) program and
+    /// [`cuda_code`](Extracted::cuda_code).
     pub fn compile(&self) -> Result<Compiled<S>> {
         self.compile_with(&CompileOptions::default())
     }
@@ -398,6 +403,7 @@ impl<S: Copy> Extracted<S> {
     /// assert_eq!(unsafe { jit.get()(255) }, 0);
     /// ```
     pub fn compile_with(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
+        crate::stage::gpu::runs_as_loop_nest(&self.func)?;
         match opts.resolved_backend() {
             Backend::Jit => self.jit(opts),
             _ => {

@@ -51,6 +51,45 @@ fn two_phase_kernel_runs_phase_by_phase_on_the_cpu() {
 }
 
 #[test]
+fn compiling_or_interpreting_a_kernel_with_a_grid_sync_names_the_ways_to_run_it() {
+    use augur::exec::{Backend, CompileOptions};
+    let ex = Builder::new()
+        .extract(
+            "rotate",
+            |x: Dyn<*mut f32>, y: Dyn<*mut f32>, n: Dyn<i32>| rotate_doubled(x, y, n),
+        )
+        .unwrap();
+    let launch_line = include_str!("cuda_backend.rs")
+        .lines()
+        .position(|l| l.contains("launch(3, 4, |bid, tid|"))
+        .unwrap() as u32
+        + 1;
+    let mut interp = augur::exec::Interpreter::new();
+    let x = interp.memory_mut().alloc_slice(&[1f32; 4]);
+    let y = interp.memory_mut().alloc_slice(&[0f32; 4]);
+    let interpreted = ex.interpret_in(&mut interp, &[x, y, 4i32.into()]);
+    let c = ex.compile_with(&CompileOptions::default().with_backend(Backend::C));
+    let jit = ex.compile_with(&CompileOptions::default().with_backend(Backend::Jit));
+    for e in [interpreted.err(), c.err(), jit.err()] {
+        let e = e.expect("an error, not a run that ignores the barrier");
+        let augur::Error::Kernel { location, .. } = &e else {
+            panic!("{e}");
+        };
+        assert_eq!(location.map(|l| l.line), Some(launch_line), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("`rotate` synchronises the grid"), "{text}");
+        assert!(text.contains("ex.simulated()?.compile()"), "{text}");
+        assert!(text.contains("ex.cuda_code(prelude)"), "{text}");
+    }
+    // What the error points to runs, phase by phase.
+    let sim = ex.simulated().unwrap().compile().unwrap();
+    let (mut x, mut y) = (vec![1f32, 2.0, 3.0, 4.0], vec![0f32; 4]);
+    // SAFETY: both buffers hold 4 floats.
+    unsafe { sim.get()(x.as_mut_ptr(), y.as_mut_ptr(), 4) };
+    assert_eq!(x, [4.0, 6.0, 8.0, 2.0]);
+}
+
+#[test]
 fn cuda_text_has_a_cooperative_kernel_and_its_launch() {
     let ex = Builder::new()
         .extract(

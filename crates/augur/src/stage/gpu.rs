@@ -11,6 +11,7 @@
 
 use super::dyn_val::{caller, Dyn};
 use super::extern_fn::ExternFn;
+use crate::ir::{Block, Expr, ExprId, Function, SrcLoc, StmtKind};
 use crate::trace::driver::with;
 
 /// The C name of the grid-wide barrier. The CUDA backend defines it as
@@ -71,4 +72,51 @@ pub fn launch(grid: u32, block: u32, mut body: impl FnMut(Dyn<i32>, Dyn<i32>)) {
 #[track_caller]
 pub fn grid_sync() {
     SYNC.call();
+}
+
+/// Fails when `f` has a kernel that synchronises the grid: a loop nest on
+/// the CPU (what [`compile`](crate::Extracted::compile) and the
+/// interpreter make of a launch) runs each thread to the end before the
+/// next starts, so no barrier could hold. The error names the ways to run
+/// such a program.
+pub(crate) fn runs_as_loop_nest(f: &Function) -> crate::Result<()> {
+    let Some(loc) = grid_sync_launch(f, &f.body) else {
+        return Ok(());
+    };
+    Err(crate::Error::Kernel {
+        message: format!(
+            "`{}` synchronises the grid in this kernel ({GRID_SYNC}), which a loop nest on \
+             the CPU cannot run: build its CPU simulation (`ex.simulated()?.compile()`; \
+             augur-einsum's `compile_simulated`) or its CUDA (`ex.cuda_code(prelude)`)",
+            f.name
+        ),
+        location: loc,
+    })
+}
+
+/// The location of the first launch in `b` whose body calls the grid
+/// barrier (`Some(None)` for one without a location).
+fn grid_sync_launch(f: &Function, b: &Block) -> Option<Option<SrcLoc>> {
+    for s in b {
+        match &s.kind {
+            StmtKind::Launch(l) if calls_grid_sync(f, &l.body) => return Some(s.loc),
+            k => {
+                if let Some(found) = k.blocks().find_map(|b| grid_sync_launch(f, b)) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn calls_grid_sync(f: &Function, b: &Block) -> bool {
+    let is_sync = |e: ExprId| match f.exprs[e].kind {
+        Expr::Call(func, _) => f.externs[func].name == GRID_SYNC,
+        _ => false,
+    };
+    b.iter().any(|s| match &s.kind {
+        StmtKind::Eval(e) => is_sync(*e),
+        k => k.blocks().any(|b| calls_grid_sync(f, b)),
+    })
 }

@@ -160,6 +160,7 @@ impl Interpreter {
     /// [`Value::Void`] for a `void` function.
     pub fn call(&mut self, f: &Function, args: &[Value]) -> Result<Value> {
         check_args(f, args)?;
+        crate::stage::gpu::runs_as_loop_nest(f)?;
         eval::run(self, f, args)
     }
 }
