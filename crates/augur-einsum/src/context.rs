@@ -62,6 +62,20 @@ pub struct Config {
     /// for products large enough to gain, the paper's loops otherwise;
     /// [`Schedule::naive`] keeps the paper's loops everywhere).
     pub schedule: Schedule,
+    /// Under [`Movement::Prophecy`] on the GPU: keep tensors on the device
+    /// between kernels. A kernel's results go out only when the CPU next
+    /// touches the tensor (an einsum statement, [`Tensor::host`](crate::Tensor::host)) or, for a
+    /// caller's buffer, at [`Einsum::finish`]; a tensor goes in only when
+    /// the device copy is not current. The bytes moved over a sequence of
+    /// kernels are then the fewest that give the same results.
+    ///
+    /// The contract it needs: between kernels, code of your own that reads
+    /// or writes a tensor's buffer through a pointer of its own (the one
+    /// given to [`Einsum::tensor_on`]) must first call [`Tensor::host`](crate::Tensor::host),
+    /// which brings the host copy up to date and marks the device copy
+    /// stale. Off by default: without it every kernel's results are on the
+    /// host as soon as the kernel ends.
+    pub resident: bool,
 }
 
 impl Default for Config {
@@ -74,6 +88,7 @@ impl Default for Config {
             gpu: true,
             max_tensors: 1024,
             schedule: Schedule::Auto,
+            resident: false,
         }
     }
 }
@@ -108,6 +123,9 @@ pub(crate) trait GpuTensor {
     fn end_of_kernel_path(&self);
     /// Frees what the DSL allocated.
     fn free(&self);
+    /// At [`Einsum::finish`]: a resident kernel result the host has not
+    /// seen goes out to a caller's buffer.
+    fn finish_resident(&self);
 }
 
 thread_local! {
@@ -347,6 +365,7 @@ impl Einsum {
             panic!("einsum: finish called twice, at {}", Location::caller());
         }
         for t in self.ctx.tensors.borrow().iter() {
+            t.finish_resident();
             t.free();
         }
     }

@@ -66,6 +66,16 @@
 //!   path through the kernel tracks, in state tags see (`augur::dsl::Seen`),
 //!   whether it overwrote the tensor completely, and where it did not, requires the prophecy
 //!   `gpu_partial` (the paper's scheme loses the other elements).
+//! * `Prophecy` with [`Config::resident`] (beyond the paper): tensors stay
+//!   on the device between kernels. Per tensor, two facts in state tags see
+//!   (`Seen`) say which copies are current: a kernel's write makes the
+//!   device's the only current one; an einsum statement on the CPU (or
+//!   [`Tensor::host`]) copies it out first, and a CPU write makes the
+//!   device's stale; a kernel copies in only a stale device copy;
+//!   [`Einsum::finish`] copies out what a caller's buffer has not seen.
+//!   Code after a dyn `if` or around a dyn loop is generated per
+//!   combination of the facts, so each path moves the fewest bytes (a dyn
+//!   loop of kernels copies in on its first turn only).
 //!
 //! ## Schedules ([`Schedule`])
 //!

@@ -109,6 +109,11 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
         None => {
             let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
             drop(ctx);
+            // Resident tensors come back to the host before the loops.
+            for a in plan.rhs.accesses() {
+                a.tensor.state.host_access(false);
+            }
+            plan.lhs.tensor.state.host_access(true);
             plan.cpu(openmp, schedule)
         }
         Some(t) => {

@@ -86,6 +86,17 @@ pub(crate) struct State<E: Elem> {
     /// seen by tags, so that paths that differ in it do not share code and
     /// each reaches the kernel's end with its own value.
     pub gpu_full: Option<Seen<bool>>,
+    /// Where the current copy is, under [`Config::resident`].
+    pub resident: Option<Resident>,
+}
+
+/// Which copies of a resident tensor hold its current contents (at least
+/// one does). Seen by tags: code after a point is generated for the copies
+/// that are current there, so each transfer happens where it must and
+/// nowhere else.
+pub(crate) struct Resident {
+    pub host_current: Seen<bool>,
+    pub device_current: Seen<bool>,
 }
 
 impl Einsum {
@@ -179,6 +190,12 @@ impl Einsum {
             gpu_may_write: Cell::new(None),
             gpu_partial: Cell::new(None),
             gpu_full: (gpu && movement == Movement::Prophecy).then(|| Seen::new(false)),
+            resident: (gpu && movement == Movement::Prophecy && self.config().resident).then(
+                || Resident {
+                    host_current: Seen::new(true),
+                    device_current: Seen::new(false),
+                },
+            ),
         });
         self.register(state.clone());
         Tensor { state }
@@ -246,8 +263,19 @@ impl<E: Elem> Tensor<E> {
         self.len() == 0
     }
 
-    /// The host buffer.
+    /// The host buffer. Under [`Config::resident`], outside kernels, this
+    /// is where code of your own may touch the tensor: the host copy is
+    /// brought up to date here and the device copy counts as stale (it is
+    /// copied in again before a kernel that reads it).
     pub fn host(&self) -> Dyn<*mut E> {
+        let on_gpu = self
+            .state
+            .ctx
+            .upgrade()
+            .is_some_and(|c| c.thread.get().is_some());
+        if !on_gpu {
+            self.state.host_access(true);
+        }
         self.state.host
     }
 
@@ -336,8 +364,15 @@ impl<E: Elem> GpuTensor for State<E> {
                 // What the kernel reads must be there; so must what it
                 // writes only in part (or on some paths), since all of it
                 // is copied out.
-                if read.get() || (may_write.get() && partial.get()) {
-                    self.copy_in();
+                let needed = read.get() || (may_write.get() && partial.get());
+                match &self.resident {
+                    Some(r) if needed && !r.device_current.get() => {
+                        self.copy_in();
+                        r.device_current.set(true);
+                    }
+                    Some(_) => {}
+                    None if needed => self.copy_in(),
+                    None => {}
                 }
             }
         }
@@ -349,8 +384,15 @@ impl<E: Elem> GpuTensor for State<E> {
             Movement::CopyAll => true,
             Movement::Prophecy => self.gpu_written.get().is_some_and(|h| h.get()),
         };
-        if written {
-            self.copy_out();
+        match &self.resident {
+            // The device copy is the current one; the host's goes stale.
+            Some(r) if written => {
+                r.device_current.set(true);
+                r.host_current.set(false);
+            }
+            Some(_) => {}
+            None if written => self.copy_out(),
+            None => {}
         }
         self.gpu_read.set(None);
         self.gpu_written.set(None);
@@ -373,6 +415,13 @@ impl<E: Elem> GpuTensor for State<E> {
         f.set(false);
     }
 
+    fn finish_resident(&self) {
+        // A buffer the DSL allocated dies here: nobody reads it after.
+        if !self.owned {
+            self.host_access(false);
+        }
+    }
+
     fn free(&self) {
         if let Some(d) = self.device.take() {
             runtime::DEVICE_FREE.call(d.cast_ptr::<*mut u8>());
@@ -389,6 +438,20 @@ impl<E: Elem> GpuTensor for State<E> {
 }
 
 impl<E: Elem> State<E> {
+    /// The CPU reads (or, with `write`, writes) the tensor: under
+    /// [`Config::resident`] the host copy must be current first, and a
+    /// write leaves the device copy stale.
+    pub(crate) fn host_access(&self, write: bool) {
+        let Some(r) = &self.resident else { return };
+        if !r.host_current.get() {
+            self.copy_out();
+            r.host_current.set(true);
+        }
+        if write {
+            r.device_current.set(false);
+        }
+    }
+
     fn bytes(&self) -> i64 {
         bytes_of::<E>(&self.shape)
     }

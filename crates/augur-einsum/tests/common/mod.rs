@@ -45,7 +45,8 @@ pub fn small(m: Movement) -> Config {
     }
 }
 
-/// Runs `body` under the CPU config and every simulated movement; returns
+/// Runs `body` under the CPU config, every simulated movement and resident
+/// prophecies; returns
 /// (config name, buffers after, counters).
 pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
     name: &str,
@@ -59,6 +60,12 @@ pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
     for m in Movement::ALL {
         configs.push((m.name().to_string(), small(m)));
     }
+    // Prophecies with tensors kept on the device between kernels.
+    let resident = Config {
+        resident: true,
+        ..small(Movement::Prophecy)
+    };
+    configs.push(("resident".to_string(), resident));
     for (cname, config) in configs {
         let ex = extract::<E>(&format!("{name}_{cname}"), config, shapes, body)
             .unwrap_or_else(|e| panic!("{cname}: {e}"));

@@ -2,7 +2,7 @@
 //!
 //! A kernel is written as ordinary staged code that runs once per GPU thread;
 //! [`launch`] stages it once, as the body of a launch statement
-//! ([`StmtKind::Launch`](crate::ir::StmtKind::Launch)) with its grid, block
+//! ([`StmtKind::Launch`]) with its grid, block
 //! and indices. The C backend and the interpreter run a launch as the loop
 //! nest over blocks and threads; the CUDA backend
 //! ([`codegen::cuda`](crate::codegen::cuda)) turns it into a `__global__`

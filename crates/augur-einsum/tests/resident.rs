@@ -1,0 +1,134 @@
+//! Resident tensors (`Config::resident`): results stay on the device
+//! between kernels and go out only when the CPU needs them. Each program
+//! runs on the simulated GPU resident and not, and on the CPU; all leave
+//! the same buffers, and the resident build moves exactly the fewest bytes.
+
+mod common;
+
+use augur::Dyn;
+use augur_einsum::{Einsum, Tensor};
+use common::{all_equal, run_all, seq, Body};
+
+/// Bytes of one 8-float tensor.
+const T: i64 = 32;
+
+/// Runs `body` with A, B, C of 8 floats (1..=8 each) and `n` under every
+/// build of `run_all` (all must leave the buffers the CPU leaves); gives
+/// the resident build's and the plain prophecy build's (bytes in, bytes
+/// out).
+fn run(name: &str, n: i32, body: Body<f32>) -> ((i64, i64), (i64, i64)) {
+    let rs = run_all::<f32>(name, [&[8], &[8], &[8]], [seq(8), seq(8), seq(8)], n, body);
+    all_equal(&rs);
+    let moved = |build: &str| {
+        let r = rs.iter().find(|r| r.0 == build).expect("the build");
+        let c = r.2.expect("a simulated GPU build");
+        (c.to_device, c.to_host)
+    };
+    (moved("resident"), moved("prophecy"))
+}
+
+fn i(ein: &Einsum) -> augur_einsum::Index {
+    ein.index("i")
+}
+
+#[test]
+fn an_intermediate_stays_on_the_device_between_two_kernels() {
+    let (resident, plain) = run("two", 1, |ein, [a, b, c], _| {
+        let i = i(ein);
+        ein.run_on_gpu(|| b.at([i]).set(a.at([i]) * 2.0f32));
+        ein.run_on_gpu(|| c.at([i]).set(a.at([i]) + b.at([i])));
+    });
+    // A goes in once; B and C come out once each, at the end.
+    assert_eq!(resident, (T, 2 * T));
+    // Without residency: A twice and B in; B after kernel 1, C out.
+    assert_eq!(plain, (3 * T, 2 * T));
+}
+
+#[test]
+fn a_cpu_write_between_kernels_sends_the_tensor_again() {
+    let (resident, _) = run("cpu_write", 1, |ein, [a, b, c], _| {
+        let i = i(ein);
+        ein.run_on_gpu(|| b.at([i]).set(a.at([i]) * 2.0f32));
+        a.at([i]).add_to(10.0f32);
+        ein.run_on_gpu(|| c.at([i]).set(a.at([i]) + b.at([i])));
+    });
+    // A in twice (the CPU changed it); B stays; B and C out at the end.
+    assert_eq!(resident, (2 * T, 2 * T));
+}
+
+#[test]
+fn a_cpu_read_between_kernels_brings_a_result_back_once() {
+    let (resident, _) = run("cpu_read", 1, |ein, [a, b, c], _| {
+        let i = i(ein);
+        ein.run_on_gpu(|| b.at([i]).set(a.at([i]) * 2.0f32));
+        c.at([i]).set(b.at([i]) * 3.0f32);
+        ein.run_on_gpu(|| a.at([i]).set(b.at([i]) + c.at([i])));
+    });
+    // In: A, then C (written on the CPU). Out: B when the CPU reads it,
+    // A at the end; B is current on the device for kernel 2.
+    assert_eq!(resident, (2 * T, 2 * T));
+}
+
+#[test]
+fn a_tensor_the_dsl_allocated_leaves_the_device_only_when_read() {
+    let (resident, _) = run("owned", 1, |ein, [a, _, c], _| {
+        let i = i(ein);
+        let w: Tensor<f32> = ein.tensor("W", [8]);
+        ein.run_on_gpu(|| w.at([i]).set(a.at([i]) * 2.0f32));
+        ein.run_on_gpu(|| c.at([i]).set(w.at([i]) + a.at([i])));
+    });
+    // W never goes out (nobody reads it after); A in, C out.
+    assert_eq!(resident, (T, T));
+}
+
+#[test]
+fn kernels_in_a_dyn_loop_move_each_tensor_once() {
+    for n in [0, 1, 3] {
+        let (resident, plain) = run("loop", n, |ein, [a, b, _], n| {
+            let i = i(ein);
+            let k = Dyn::new(0);
+            while k.lt(n).is_true() {
+                ein.run_on_gpu(|| b.at([i]).add_to(a.at([i])));
+                k.set(k + 1);
+            }
+        });
+        let turns = i64::from(n);
+        // A and B in on the first turn, B out at the end.
+        let want = if n == 0 { (0, 0) } else { (2 * T, T) };
+        assert_eq!(resident, want, "n = {n}");
+        assert_eq!(plain, (2 * T * turns, T * turns), "n = {n}");
+    }
+}
+
+#[test]
+fn each_path_of_a_dyn_if_moves_what_it_must() {
+    for n in [1, 5] {
+        let (resident, _) = run("branch", n, |ein, [a, b, c], n| {
+            let i = i(ein);
+            if n.gt(2).is_true() {
+                ein.run_on_gpu(|| b.at([i]).set(a.at([i]) * 2.0f32));
+            } else {
+                b.at([i]).set(a.at([i]) * 3.0f32);
+            }
+            ein.run_on_gpu(|| c.at([i]).set(b.at([i]) + a.at([i])));
+        });
+        // n > 2: A in, B stays, B and C out. Else: A and B in, C out.
+        let want = if n > 2 { (T, 2 * T) } else { (2 * T, T) };
+        assert_eq!(resident, want, "n = {n}");
+    }
+}
+
+#[test]
+fn host_brings_a_result_back_for_code_of_your_own() {
+    let (resident, _) = run("host", 1, |ein, [a, b, c], _| {
+        let i = i(ein);
+        ein.run_on_gpu(|| b.at([i]).set(a.at([i]) * 2.0f32));
+        // Plain staged code reads B and writes C through their buffers.
+        let (hb, hc) = (b.host(), c.host());
+        hc.at(0).set(hb.at(7) + 100.0f32);
+        ein.run_on_gpu(|| a.at([i]).set(c.at([i]) - b.at([i])));
+    });
+    // In: A, then C and B (host() counts as a write of each). Out: B at
+    // host(), A at the end.
+    assert_eq!(resident, (3 * T, 2 * T));
+}
