@@ -228,8 +228,15 @@ impl<E: Num> Case<E> {
                     assert_eq!(has, self.used_on_gpu(t), "{what}: {name}:\n{c}");
                 }
             }
-            if movement.is_none() && config.openmp {
-                self.interpret(&ex, &what);
+            // The interpreter checks what runs at once: OpenMP loops, and
+            // the threads of each phase of the simulated GPU (on the small
+            // grid: the paper's 20,480 threads take minutes in debug).
+            match movement {
+                None if config.openmp => self.interpret(&ex, &what, None),
+                Some(m) if config.blocks * config.threads <= 32 => {
+                    self.interpret(&ex.simulated().unwrap(), &what, Some(m))
+                }
+                _ => {}
             }
             for backend in [Backend::Auto, Backend::Jit] {
                 let p = match movement {
@@ -263,10 +270,11 @@ impl<E: Num> Case<E> {
 }
 
 impl<E: Num> Case<E> {
-    /// Runs an OpenMP version in the interpreter, whose check of `omp
-    /// parallel for` loops finds any two iterations that touch the same
-    /// memory (compiled runs show such a race only by chance).
-    fn interpret(&self, ex: &augur::Extracted<Native<E>>, what: &str) {
+    /// Runs an OpenMP version, or the simulation of a GPU one (moving data
+    /// as `movement` says), in the interpreter, whose check of what runs at
+    /// once finds any two iterations or threads that touch the same memory
+    /// (compiled runs show such a race only by chance, if ever).
+    fn interpret(&self, ex: &augur::Extracted<Native<E>>, what: &str, movement: Option<Movement>) {
         for &(s, flag) in &self.args {
             let what = format!("{what} (interpreted, s {s}, flag {flag})");
             let mut want = self.inputs();
@@ -286,6 +294,13 @@ impl<E: Num> Case<E> {
                 assert!(&got == want, "{what}: {} differs", NAMES[t]);
             }
             assert_eq!(it.live_buffers(), 0, "{what}");
+            let c = it.counters();
+            let counted = (
+                [c.to_device, c.to_host, c.device_allocs, c.device_bytes],
+                c.unified_bytes,
+            );
+            let expected = movement.map_or(([0; 4], 0), |m| self.expected(m, flag));
+            assert_eq!(counted, expected, "{what}: {c:?}");
         }
     }
 }

@@ -355,6 +355,10 @@ impl BlockPrinter<'_> {
                     comments.push(c.as_str());
                     continue;
                 }
+                Annotation::Threads => {
+                    comments.push("each iteration a GPU thread");
+                    continue;
+                }
                 Annotation::Pragma(p) => p,
             };
             // The pragma is the user's: a diagnostic about it names their line.

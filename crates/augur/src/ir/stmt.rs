@@ -69,6 +69,11 @@ pub enum Annotation {
     Pragma(String),
     /// Anything else: printed as a `// ...` comment on its line.
     Comment(String),
+    /// On a `for` loop of the GPU simulation: each iteration is a GPU
+    /// thread of its own (or, on the outer loop of a nest, a block of
+    /// them), so all may run at once. The interpreter checks that no two
+    /// touch the same memory where one writes. Printed as a comment.
+    Threads,
 }
 
 impl Annotation {

@@ -166,10 +166,11 @@ impl Phases {
         }
         let part = std::mem::take(group);
         self.phase_vars.push(declared_and_assigned(f, &part));
-        let inner_loop = counted(f, self.tid, self.block, part, self.loc);
+        let mut inner_loop = counted(f, self.tid, self.block, part, self.loc);
+        inner_loop.annotations = vec![Annotation::Threads];
         let mut outer_loop = counted(f, self.bid, self.grid, vec![inner_loop], self.loc);
         let what = format!("phase {} of the launch", self.count);
-        outer_loop.annotations = vec![Annotation::Comment(what)];
+        outer_loop.annotations = vec![Annotation::Comment(what), Annotation::Threads];
         self.count += 1;
         out.push(outer_loop);
     }

@@ -10,11 +10,13 @@
 //! [`Error::Interp`] naming the problem and, when the
 //! statement has one, its source location.
 //!
-//! A loop with the pragma `omp parallel for` runs its iterations in turn
-//! and checks that they could run on threads at once: a byte that one
-//! iteration writes and another reads or writes, or an assignment to a
-//! variable declared outside the loop, is a data race, reported with both
-//! iterations (a compiled run would show it only now and then, if ever).
+//! What a machine runs at once runs here in turn, checked that it could
+//! run at once: the iterations of a loop with the pragma `omp parallel
+//! for`, the threads of a launch, and the threads of the GPU simulation's
+//! loops ([`Annotation::Threads`](crate::ir::Annotation::Threads)). A byte
+//! that one writes and another reads or writes, or an assignment to a
+//! variable declared outside, is a data race, reported with both (a
+//! compiled run would show it only now and then, if ever).
 //!
 //! Memory is a safe model ([`Memory`]): pointers are allocation ids and
 //! offsets, never host addresses. Host data goes in with

@@ -1,4 +1,4 @@
-//! The data-race check of `omp parallel for` loops.
+//! The data-race check of `omp parallel for` loops and GPU launches.
 //!
 //! The interpreter runs such a loop's iterations one after another, as a
 //! single thread would, so a result that depends on how threads interleave
@@ -33,8 +33,35 @@ const UNTOUCHED: Touch = Touch {
     readers: [NONE; 2],
 };
 
-/// The log of one running `omp parallel for` loop.
+/// What runs at once: the iterations of an `omp parallel for` loop, or a
+/// GPU launch's threads.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Kind {
+    OpenMp,
+    Gpu,
+}
+
+impl Kind {
+    /// The region, in messages.
+    pub(super) fn region(self) -> &'static str {
+        match self {
+            Kind::OpenMp => "an `omp parallel for` loop",
+            Kind::Gpu => "a GPU kernel",
+        }
+    }
+
+    /// One of what runs at once, in messages.
+    pub(super) fn unit(self) -> &'static str {
+        match self {
+            Kind::OpenMp => "iteration",
+            Kind::Gpu => "thread",
+        }
+    }
+}
+
+/// The log of one running `omp parallel for` loop or GPU launch.
 pub(super) struct Races {
+    kind: Kind,
     /// The current iteration, numbered from 0.
     iteration: u32,
     /// Each iteration's name in messages (its loop variable's value).
@@ -51,8 +78,9 @@ pub(super) struct Races {
 
 impl Races {
     /// A log for a loop whose iterations get epochs after `last_epoch`.
-    pub(super) fn new(last_epoch: u32) -> Races {
+    pub(super) fn new(last_epoch: u32, kind: Kind) -> Races {
         Races {
+            kind,
             iteration: 0,
             names: Vec::new(),
             epoch: last_epoch,
@@ -67,6 +95,11 @@ impl Races {
         self.names.push(name);
         self.epoch = self.epoch.checked_add(1).unwrap_or(1);
         self.private.clear();
+    }
+
+    /// What runs at once.
+    pub(super) fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// Iterations started so far.
@@ -135,10 +168,11 @@ impl Races {
         let me = &self.names[self.iteration as usize];
         let other = self.names.get(other as usize).map_or("another", |s| s);
         let verb = if write { "writes" } else { "reads" };
+        let (region, unit) = (self.kind.region(), self.kind.unit());
         Error::Interp {
             message: format!(
-                "data race in an `omp parallel for` loop: iteration {me} {verb} byte {byte} \
-                 of {what}, which iteration {other} {does}; threads may run the two at once"
+                "data race in {region}: {unit} {me} {verb} byte {byte} of {what}, which \
+                 {unit} {other} {does}; the two may run at once"
             ),
         }
     }

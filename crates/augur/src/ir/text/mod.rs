@@ -33,8 +33,8 @@
 //!   type, `e as T` is a cast, `a[i]` and `*p` the element, `&x` a `*mut`
 //!   to it, a call its extern's return type, `c ? a : b` `a`'s type. Where
 //!   a node's type differs from that, it is written `(e : T)`.
-//! * `#[pragma("..")]` and `#[note("..")]` lines are the annotations of the
-//!   statement after them; `Lk:` is a label; `//` starts a comment.
+//! * `#[pragma("..")]`, `#[note("..")]` and `#[threads]` lines are the
+//!   annotations of the statement after them; `Lk:` is a label; `//` starts a comment.
 //!
 //! Source locations and variable hints are not part of the text form: a
 //! function read back prints the same text and behaves the same.
@@ -184,6 +184,10 @@ impl Printer<'_> {
             let (what, text) = match a {
                 Annotation::Pragma(t) => ("pragma", t),
                 Annotation::Comment(t) => ("note", t),
+                Annotation::Threads => {
+                    self.out.push_str("#[threads]\n");
+                    continue;
+                }
             };
             let _ = write!(self.out, "#[{what}(");
             let _ = write_c_string(&mut self.out, text);

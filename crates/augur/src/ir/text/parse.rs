@@ -288,6 +288,11 @@ impl Parser {
         while self.eat("#") {
             self.expect("[")?;
             let what = self.ident()?;
+            if what == "threads" {
+                self.expect("]")?;
+                annotations.push(Annotation::Threads);
+                continue;
+            }
             self.expect("(")?;
             let Some(Tok::Str(text)) = self.peek().cloned() else {
                 return self.err("expected the annotation's text");

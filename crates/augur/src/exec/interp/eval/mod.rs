@@ -12,6 +12,7 @@
 use super::builtins::{self, Builtin};
 use super::memory::{ptr_add, Origin};
 use super::ops;
+use super::races;
 use super::value::Value;
 use super::Interpreter;
 use crate::ir::{
@@ -310,8 +311,10 @@ impl<'a> Frame<'a> {
             } => {
                 let mark = self.scoped.len();
                 let flow = match parallel::clauses(s) {
-                    Some(clauses) => at(parallel::check_clauses(clauses), s)
-                        .and_then(|()| self.parallel_for(s, init, *cond, step, body)),
+                    Some(clauses) => at(parallel::check_clauses(clauses), s).and_then(|()| {
+                        self.parallel_for(s, init, *cond, step, body, races::Kind::OpenMp)
+                    }),
+                    None if parallel::threads(s) => self.thread_loop(s, init, *cond, step, body),
                     None => self.for_loop(s, init, *cond, step, body),
                 };
                 self.close_scope(mark);
@@ -328,23 +331,56 @@ impl<'a> Frame<'a> {
     }
 
     /// A kernel launch, as the loop nest over its blocks and threads that
-    /// C runs: each thread in turn, with its own scope.
+    /// C runs: each thread in turn, with its own scope, and with the
+    /// data-race check (`parallel.rs`): threads run at once on a GPU.
     fn launch(&mut self, s: &Stmt, l: &'a Launch) -> Result<Flow> {
         let (bid, tid, body) = (l.bid, l.tid, &l.body);
-        for b in 0..l.grid {
-            for t in 0..l.block {
+        let checked = self.it.memory.races().is_none();
+        if checked {
+            let log = races::Races::new(self.it.memory.last_epoch(), races::Kind::Gpu);
+            self.it.memory.set_races(Some(log));
+        }
+        let r = self.threads(s, l.grid, l.block, |me, b, t| {
+            let mark = me.scoped.len();
+            at(me.declare_value(bid, Some(Value::I32(b as i32))), s)?;
+            at(me.declare_value(tid, Some(Value::I32(t as i32))), s)?;
+            let flow = me.block(body)?;
+            me.close_scope(mark);
+            match flow {
+                Flow::Next => Ok(()),
+                _ => err("control left a kernel launch's body".to_string()),
+            }
+        });
+        if checked {
+            let log = self
+                .it
+                .memory
+                .set_races(None)
+                .expect("the launch's own log");
+            self.it.memory.end_epochs(log.epoch());
+        }
+        r.map(|()| Flow::Next)
+    }
+
+    /// Runs `run(block, thread)` for every thread of a launch, each an
+    /// iteration of the running data-race log.
+    fn threads(
+        &mut self,
+        s: &Stmt,
+        grid: u32,
+        block: u32,
+        mut run: impl FnMut(&mut Self, u32, u32) -> Result<()>,
+    ) -> Result<()> {
+        for b in 0..grid {
+            for t in 0..block {
                 self.tick(s)?;
-                let mark = self.scoped.len();
-                at(self.declare_value(bid, Some(Value::I32(b as i32))), s)?;
-                at(self.declare_value(tid, Some(Value::I32(t as i32))), s)?;
-                let flow = self.block(body)?;
-                self.close_scope(mark);
-                if !matches!(flow, Flow::Next) {
-                    return err("control left a kernel launch's body".to_string());
+                if let Some(r) = self.it.memory.races() {
+                    r.next_iteration(format!("bid = {b}, tid = {t}"));
                 }
+                run(self, b, t)?;
             }
         }
-        Ok(Flow::Next)
+        Ok(())
     }
 
     fn cond(&mut self, e: ExprId, s: &Stmt) -> Result<bool> {

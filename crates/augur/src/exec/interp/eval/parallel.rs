@@ -8,7 +8,7 @@
 //! nested parallelism off (OpenMP's default) one thread runs all of it.
 
 use super::{at, err, Flow, Frame};
-use crate::exec::interp::races::Races;
+use crate::exec::interp::races::{Kind, Races};
 use crate::ir::{Annotation, Block, EntityId, Expr, ExprId, Stmt, StmtKind, VarId};
 use crate::{Error, Result};
 
@@ -26,8 +26,13 @@ pub(super) fn clauses(s: &Stmt) -> Option<&str> {
             let rest = p.trim().strip_prefix(PARALLEL_FOR)?;
             (rest.is_empty() || rest.starts_with([' ', '\t'])).then_some(rest)
         }
-        Annotation::Comment(_) => None,
+        Annotation::Comment(_) | Annotation::Threads => None,
     })
+}
+
+/// True for a loop of the GPU simulation whose iterations are threads.
+pub(super) fn threads(s: &Stmt) -> bool {
+    s.annotations.contains(&Annotation::Threads)
 }
 
 /// Refuses a clause the check does not model (`reduction`, `private`,
@@ -65,13 +70,14 @@ impl<'a> Frame<'a> {
         cond: ExprId,
         step: &'a Stmt,
         body: &'a Block,
+        kind: Kind,
     ) -> Result<Flow> {
         if self.it.memory.races().is_some() {
             return self.for_loop(s, init, cond, step, body);
         }
         self.stmt(init)?;
         let var = loop_var(init, self.f);
-        let mut log = Races::new(self.it.memory.last_epoch());
+        let mut log = Races::new(self.it.memory.last_epoch(), kind);
         loop {
             self.tick(s)?;
             if !self.cond(cond, s)? {
@@ -83,20 +89,60 @@ impl<'a> Frame<'a> {
             log = self.it.memory.set_races(None).expect("the loop's own log");
             match flow.map_err(|e| name_loop(e, s))? {
                 Flow::Next | Flow::Continue => {}
-                _ => {
-                    return at(
-                        err(format!(
-                            "control leaves an `{PARALLEL_FOR}` loop's body \
-                             (OpenMP allows no break, return or goto out of it)"
-                        )),
-                        s,
-                    )
-                }
+                _ => return at(err(leaves(kind)), s),
             }
             self.stmt(step)?;
         }
         self.it.memory.end_epochs(log.epoch());
         Ok(Flow::Next)
+    }
+
+    /// A loop whose iterations are GPU threads ([`Annotation::Threads`]):
+    /// outside a checked loop, checked as one; inside one (the threads of
+    /// one block, in the loop over blocks), each iteration is an iteration
+    /// of the running check of its own.
+    pub(super) fn thread_loop(
+        &mut self,
+        s: &Stmt,
+        init: &'a Stmt,
+        cond: ExprId,
+        step: &'a Stmt,
+        body: &'a Block,
+    ) -> Result<Flow> {
+        if self.it.memory.races().is_none() {
+            return self.parallel_for(s, init, cond, step, body, Kind::Gpu);
+        }
+        // The loop variable is the thread's index: the loop's own, not
+        // data the threads share.
+        self.unlogged(|me| me.stmt(init))?;
+        let var = loop_var(init, self.f);
+        let block = self
+            .it
+            .memory
+            .races()
+            .map_or(String::new(), |r| r.current_name().to_string());
+        loop {
+            self.tick(s)?;
+            if !self.unlogged(|me| me.cond(cond, s))? {
+                return Ok(Flow::Next);
+            }
+            let name = self.iteration_name(var, 0);
+            let races = self.it.memory.races().expect("inside the check");
+            races.next_iteration(format!("{block}, {name}"));
+            match self.block(body)? {
+                Flow::Next | Flow::Continue => {}
+                _ => return at(err(leaves(Kind::Gpu)), s),
+            }
+            self.unlogged(|me| me.stmt(step))?;
+        }
+    }
+
+    /// Runs `f` with the data-race log set aside.
+    fn unlogged<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let log = self.it.memory.set_races(None);
+        let r = f(self);
+        self.it.memory.set_races(log);
+        r
     }
 
     /// Refuses an assignment, in an iteration of a checked loop, to the
@@ -108,9 +154,10 @@ impl<'a> Frame<'a> {
         if self.decl_epoch[v.index()] == r.epoch() {
             return Ok(());
         }
+        let (region, unit) = (r.kind().region(), r.kind().unit());
         err(format!(
-            "data race in an `{PARALLEL_FOR}` loop: iteration {} assigns `{}`, which is \
-             declared outside the loop and so shared by all threads",
+            "data race in {region}: {unit} {} assigns `{}`, which is declared outside \
+             it and so shared by all threads",
             r.current_name(),
             self.f.var_name(v)
         ))
@@ -122,6 +169,17 @@ impl<'a> Frame<'a> {
             Some(Ok(x)) => format!("{} = {x}", self.f.var_name(var.expect("read"))),
             _ => format!("#{n}"),
         }
+    }
+}
+
+/// The error for a `break`, `return` or `goto` out of what runs at once.
+fn leaves(kind: Kind) -> String {
+    match kind {
+        Kind::OpenMp => format!(
+            "control leaves an `{PARALLEL_FOR}` loop's body (OpenMP allows no break, \
+             return or goto out of it)"
+        ),
+        Kind::Gpu => "control leaves a GPU thread's loop".into(),
     }
 }
 

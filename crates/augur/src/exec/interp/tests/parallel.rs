@@ -38,7 +38,7 @@ fn iterations_on_their_own_elements_run_as_a_loop() {
 fn two_iterations_writing_one_element_are_a_race() {
     let e = race(&format!("{LOOP} {{ p[i / 2] = i; }}\nreturn 0;"));
     assert!(
-        e.contains("data race in an `omp parallel for` loop: iteration i = 1 writes byte 0 of allocation 0 (host buffer), which iteration i = 0 writes"),
+        e.contains("data race in an `omp parallel for` loop: iteration i = 1 writes byte 0 of allocation 0 (host buffer), which iteration i = 0 writes; the two may run at once"),
         "{e}"
     );
 }
@@ -77,7 +77,7 @@ fn an_assignment_to_a_variable_declared_outside_is_a_race() {
         "var s: i32 = 0;\n{LOOP} {{ s = s + p[i]; }}\nreturn s;"
     ));
     assert!(
-        e.contains("iteration i = 0 assigns `s`, which is declared outside the loop"),
+        e.contains("iteration i = 0 assigns `s`, which is declared outside it"),
         "{e}"
     );
     // The same through memory (its address is taken).
@@ -139,4 +139,41 @@ fn the_check_ends_with_the_loop() {
     ));
     assert_eq!(r, Ok(Value::I32(0)));
     assert_eq!(after, [6, 1, 2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn the_threads_of_a_launch_are_checked_like_parallel_iterations() {
+    // Each thread its own element: no race.
+    let (r, after) = run("launch (2, 4; bid, tid) { p[bid * 4 + tid] = bid; }\nreturn 0;");
+    assert_eq!(r, Ok(Value::I32(0)));
+    assert_eq!(after, [0, 0, 0, 0, 1, 1, 1, 1]);
+    // Thread (0, 1) reads what thread (0, 0) wrote.
+    let e = race("launch (2, 4; bid, tid) { p[tid] = p[0] + 1; }\nreturn 0;");
+    assert!(
+        e.contains("data race in a GPU kernel: thread bid = 0, tid = 1 reads byte 0 of allocation 0 (host buffer), which thread bid = 0, tid = 0 writes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_simulations_loops_over_threads_are_checked_thread_by_thread() {
+    // The CPU simulation's phase: blocks, then the threads of each.
+    let nest = |body: &str| {
+        format!(
+            "var b: i32;\nvar t: i32;\n#[threads]\nfor (b = 0; b < 2; b = b + 1) {{\n\
+             #[threads]\nfor (t = 0; t < 4; t = t + 1) {{ {body} }}\n}}\nreturn 0;"
+        )
+    };
+    let (r, after) = run(&nest("p[b * 4 + t] = t;"));
+    assert_eq!(r, Ok(Value::I32(0)));
+    assert_eq!(after, [0, 1, 2, 3, 0, 1, 2, 3]);
+    // Two threads of one block write one element.
+    let e = race(&nest("p[b * 4 + t / 2] = t;"));
+    assert!(
+        e.contains("thread b = 0, t = 1 writes byte 0 of allocation 0 (host buffer), which thread b = 0, t = 0 writes"),
+        "{e}"
+    );
+    // Threads of different blocks, too.
+    let e = race(&nest("p[t] = b;"));
+    assert!(e.contains("thread b = 1, t = 0 writes byte 0"), "{e}");
 }
