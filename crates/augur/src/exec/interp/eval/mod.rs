@@ -1,4 +1,5 @@
-//! The evaluator: a recursive walk over the statement tree and the
+//! The evaluator: a recursive walk over the statement tree (expressions
+//! are in `expr.rs`, what runs at once in `parallel.rs`) and the
 //! expression arena of one function call.
 //!
 //! Variables live in a slot vector indexed by [`VarId`]. A variable whose
@@ -10,17 +11,17 @@
 //! the call returns.
 
 use super::builtins::{self, Builtin};
-use super::memory::{ptr_add, Origin};
+use super::memory::Origin;
 use super::ops;
 use super::races;
 use super::value::Value;
 use super::Interpreter;
 use crate::ir::{
-    BinOp, Block, Const, EntityId, Expr, ExprId, FuncId, Function, LabelId, Launch, Stmt, StmtKind,
-    Type, VarId, VarKind,
+    Block, EntityId, Expr, ExprId, Function, LabelId, Launch, Stmt, StmtKind, Type, VarId, VarKind,
 };
 use crate::{Error, Result};
 
+mod expr;
 mod parallel;
 
 fn err<T>(message: String) -> Result<T> {
@@ -602,139 +603,6 @@ impl<'a> Frame<'a> {
     fn uninit(&self, v: VarId) -> Error {
         Error::Interp {
             message: format!("read of uninitialized variable `{}`", self.f.var_name(v)),
-        }
-    }
-
-    /// The value of expression `e`.
-    fn eval(&mut self, e: ExprId) -> Result<Value> {
-        let f = self.f;
-        let data = &f.exprs[e];
-        match &data.kind {
-            Expr::Var(v) => self.read_var(*v),
-            Expr::Const(c) => self.constant(c, &data.ty),
-            Expr::Unary(op, a) => ops::unary(*op, self.eval(*a)?),
-            Expr::Binary(op, a, b) => self.binary(*op, *a, *b, &data.ty),
-            Expr::Cast(a) => ops::cast(self.eval(*a)?, &data.ty),
-            Expr::Index(..) | Expr::Deref(_) => {
-                let p = self.place(e)?;
-                match data.ty {
-                    // An array element of array type decays to its address.
-                    Type::Array { .. } => Ok(Value::Ptr(p)),
-                    _ => self.it.memory.load_at(p, &data.ty),
-                }
-            }
-            Expr::AddrOf(p) => Ok(Value::Ptr(self.place(*p)?)),
-            Expr::Call(func, args) => self.call(*func, args),
-            Expr::Select(c, a, b) => {
-                let arm = if ops::truthy(self.eval(*c)?)? { a } else { b };
-                self.eval(*arm)
-            }
-        }
-    }
-
-    fn constant(&mut self, c: &Const, ty: &Type) -> Result<Value> {
-        let v = match (c, ty) {
-            (Const::Int(i), Type::Scalar(s)) => Value::int_of(*s, *i),
-            (Const::Int(i), Type::Ptr { .. }) => Some(Value::Ptr(*i as u64)),
-            (Const::F32(x), _) => Some(Value::F32(*x)),
-            (Const::F64(x), _) => Some(Value::F64(*x)),
-            (Const::Bool(b), _) => Some(Value::Bool(*b)),
-            (Const::Null, _) => Some(Value::Ptr(0)),
-            (Const::Str(s), _) => Some(Value::Ptr(self.it.memory.literal(s)?)),
-            _ => None,
-        };
-        v.map_or_else(|| err(format!("constant {c:?} of type {ty}")), Ok)
-    }
-
-    fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, ty: &Type) -> Result<Value> {
-        use BinOp::{And, Or};
-        let x = self.eval(a)?;
-        // `&&` and `||` short-circuit (their operands have no effects).
-        if let (And | Or, Value::Bool(bx)) = (op, x) {
-            if bx == (op == Or) {
-                return Ok(x);
-            }
-        }
-        let y = self.eval(b)?;
-        let ptr_operand = match (x, y) {
-            (Value::Ptr(_), _) => a,
-            (_, Value::Ptr(_)) => b,
-            _ => return ops::binary(op, x, y),
-        };
-        // Only arithmetic needs the element size (comparisons work on any pointer).
-        let elem = match op {
-            BinOp::Add | BinOp::Sub => elem_size(self.f.ty(ptr_operand))?,
-            _ => 1,
-        };
-        ops::ptr_binary(op, x, y, elem, ty)
-    }
-
-    /// The address of the place expression `e` (`Var`, `Index`, `Deref`).
-    fn place(&mut self, e: ExprId) -> Result<u64> {
-        let f = self.f;
-        let data = &f.exprs[e];
-        match &data.kind {
-            Expr::Var(v) => match self.slots[v.index()] {
-                Slot::Mem(p) => Ok(p),
-                _ => err(format!(
-                    "address of `{}`, which is not marked addr_taken",
-                    f.var_name(*v)
-                )),
-            },
-            Expr::Index(base, i) => {
-                let p = self.eval(*base)?;
-                let i = self.eval(*i)?;
-                let (Value::Ptr(p), Some(i)) = (p, i.as_i64()) else {
-                    return err(format!("indexing {p} with {i}"));
-                };
-                let size = data.ty.size();
-                let off = size.and_then(|s| i.checked_mul(s as i64));
-                off.map_or_else(
-                    || err(format!("index {i} of elements of type {}", data.ty)),
-                    |o| ptr_add(p, o),
-                )
-            }
-            Expr::Deref(p) => match self.eval(*p)? {
-                Value::Ptr(p) => Ok(p),
-                v => err(format!("dereference of the non-pointer {v}")),
-            },
-            _ => err(format!("expression {e} is not a place")),
-        }
-    }
-
-    fn call(&mut self, func: FuncId, args: &[ExprId]) -> Result<Value> {
-        let decl = &self.f.externs[func];
-        let mut vals = Vec::with_capacity(args.len());
-        for &a in args {
-            vals.push(self.eval(a)?);
-        }
-        let n = decl.params.len();
-        if vals.len() < n || (!decl.variadic && vals.len() != n) {
-            return err(format!(
-                "`{}` takes {n} arguments, got {}",
-                decl.name,
-                vals.len()
-            ));
-        }
-        let it = &mut *self.it;
-        let r = match self.callees[func.index()] {
-            Callee::User(i) => (it.externs[i])(&mut it.memory, &vals)?,
-            Callee::Builtin(b) => b(&mut it.memory, &mut it.output, &vals)?,
-            Callee::Unknown => {
-                return err(format!(
-                    "call of the unknown extern `{}` (register it with Interpreter::register)",
-                    decl.name
-                ))
-            }
-        };
-        match &decl.ret {
-            Type::Void => Ok(Value::Void),
-            t if r.fits(t) => Ok(r),
-            t => err(format!(
-                "extern `{}` returned {r} of type {}, but is declared to return {t}",
-                decl.name,
-                r.ty()
-            )),
         }
     }
 }
