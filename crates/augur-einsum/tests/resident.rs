@@ -7,8 +7,8 @@ mod common;
 
 use augur::exec::Backend;
 use augur::Dyn;
-use augur_einsum::{compile_cpu_with, compile_simulated_with, Config, Einsum, Movement, Tensor};
-use common::{all_equal, extract, run_all, seq, small, Body};
+use augur_einsum::{Config, Einsum, Movement, Tensor};
+use common::{all_equal, build, extract, run_all, run_on, seq, small, Body};
 
 /// Bytes of one 8-float tensor.
 const T: i64 = 32;
@@ -215,7 +215,7 @@ fn random_programs_leave_what_the_cpu_leaves() {
             ..plain
         };
         // The JIT only: a C compile per program would dominate.
-        let build = |config: Config| {
+        let make = |config: Config| {
             let ex = extract::<f32>(
                 &format!("random_{case}"),
                 config,
@@ -223,36 +223,13 @@ fn random_programs_leave_what_the_cpu_leaves() {
                 random_body,
             )
             .unwrap_or_else(|e| panic!("case {case} under {config:?}: {e}\n{steps:?}"));
-            let p = if config.gpu {
-                compile_simulated_with(&ex, Backend::Jit)
-            } else {
-                compile_cpu_with(&ex, false, Backend::Jit)
-            };
-            p.unwrap_or_else(|e| {
-                panic!(
-                    "case {case} under {config:?}: {e}\n{steps:?}\n{}",
-                    ex.c_code()
-                )
-            })
+            build(&ex, config, Backend::Jit).unwrap_or_else(|e| panic!("case {case}: {e}"))
         };
-        let builds = [build(Config::cpu()), build(plain), build(resident)];
+        let builds = [make(Config::cpu()), make(plain), make(resident)];
         for n in [1, 5] {
             let what = format!("case {case}, n {n}: {steps:?}");
-            let mut out = Vec::new();
-            for p in &builds {
-                let mut bufs = [seq(8), seq(8), seq(8)];
-                p.reset().unwrap();
-                // SAFETY: each buffer holds the 8 floats its tensor has.
-                unsafe {
-                    (p.get())(
-                        bufs[0].as_mut_ptr(),
-                        bufs[1].as_mut_ptr(),
-                        bufs[2].as_mut_ptr(),
-                        n,
-                    )
-                };
-                out.push(bufs);
-            }
+            let init = [seq(8), seq(8), seq(8)];
+            let out: Vec<_> = builds.iter().map(|p| run_on(p, &init, n)).collect();
             assert_eq!(out[1], out[0], "prophecy differs from the CPU: {what}");
             assert_eq!(out[2], out[0], "resident differs from the CPU: {what}");
             // Bytes are not compared: every kernel here is staged from one

@@ -70,22 +70,8 @@ pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
         let ex = extract::<E>(&format!("{name}_{cname}"), config, shapes, body)
             .unwrap_or_else(|e| panic!("{cname}: {e}"));
         for (backend, suffix) in [(Backend::Auto, ""), (Backend::Jit, " (JIT)")] {
-            let p = if config.gpu {
-                compile_simulated_with(&ex, backend)
-            } else {
-                compile_cpu_with(&ex, false, backend)
-            };
-            let p = p.unwrap_or_else(|e| panic!("{cname}{suffix}: {e}"));
-            let mut bufs = init.clone();
-            p.reset().unwrap();
-            unsafe {
-                (p.get())(
-                    bufs[0].as_mut_ptr(),
-                    bufs[1].as_mut_ptr(),
-                    bufs[2].as_mut_ptr(),
-                    n,
-                )
-            };
+            let p = build(&ex, config, backend).unwrap_or_else(|e| panic!("{cname}{suffix}: {e}"));
+            let bufs = run_on(&p, &init, n);
             let c = if config.gpu {
                 Some(p.counters().unwrap())
             } else {
@@ -95,6 +81,42 @@ pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
         }
     }
     out
+}
+
+/// `ex` compiled for its configuration's target (the simulated GPU or the
+/// CPU) with `backend`.
+pub fn build<S: Copy>(
+    ex: &Extracted<S>,
+    config: Config,
+    backend: Backend,
+) -> augur::Result<augur_einsum::Program<S>> {
+    if config.gpu {
+        compile_simulated_with(ex, backend)
+    } else {
+        compile_cpu_with(ex, false, backend)
+    }
+}
+
+/// Runs `p` on a copy of `init` with `n` (counters reset first); gives the
+/// buffers after.
+pub fn run_on<E: Clone>(
+    p: &augur_einsum::Program<Sig<E>>,
+    init: &[Vec<E>; 3],
+    n: i32,
+) -> [Vec<E>; 3] {
+    let mut bufs = init.clone();
+    p.reset().unwrap();
+    // SAFETY: each buffer holds its tensor's elements, as the test's
+    // shapes say.
+    unsafe {
+        (p.get())(
+            bufs[0].as_mut_ptr(),
+            bufs[1].as_mut_ptr(),
+            bufs[2].as_mut_ptr(),
+            n,
+        )
+    };
+    bufs
 }
 
 /// One build's name, its three output buffers and its counters.

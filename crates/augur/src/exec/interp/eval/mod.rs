@@ -389,17 +389,7 @@ impl<'a> Frame<'a> {
     }
 
     fn while_loop(&mut self, s: &Stmt, cond: ExprId, body: &'a Block) -> Result<Flow> {
-        loop {
-            self.tick(s)?;
-            if !self.cond(cond, s)? {
-                return Ok(Flow::Next);
-            }
-            match self.block(body)? {
-                Flow::Break => return Ok(Flow::Next),
-                out @ (Flow::Return(_) | Flow::Goto(_)) => return Ok(out),
-                Flow::Next | Flow::Continue => {}
-            }
-        }
+        self.looping(s, cond, body, None)
     }
 
     fn for_loop(
@@ -423,6 +413,17 @@ impl<'a> Frame<'a> {
         step: &'a Stmt,
         body: &'a Block,
     ) -> Result<Flow> {
+        self.looping(s, cond, body, Some(step))
+    }
+
+    /// A loop from its test: `body` while `cond` holds, then `step` if any.
+    fn looping(
+        &mut self,
+        s: &Stmt,
+        cond: ExprId,
+        body: &'a Block,
+        step: Option<&'a Stmt>,
+    ) -> Result<Flow> {
         loop {
             self.tick(s)?;
             if !self.cond(cond, s)? {
@@ -433,7 +434,9 @@ impl<'a> Frame<'a> {
                 out @ (Flow::Return(_) | Flow::Goto(_)) => return Ok(out),
                 Flow::Next | Flow::Continue => {}
             }
-            self.stmt(step)?;
+            if let Some(step) = step {
+                self.stmt(step)?;
+            }
         }
     }
 
