@@ -3,9 +3,10 @@
 use crate::codegen::CodegenOptions;
 use crate::exec::compile::{self, Backend, CompileOptions, Library};
 use crate::exec::interp::{Interpreter, Value};
-use crate::ir::{Function, SrcLoc};
+use crate::ir::{Function, SrcLoc, Type, VarId};
 use crate::prophecy::{Explanation, ProphecyMode};
 use crate::stage::dyn_val::caller;
+use crate::stage::dyn_val::Arg;
 use crate::stage::signature::StagedFn;
 use crate::trace::driver::{self, with};
 use crate::trace::Config;
@@ -239,16 +240,8 @@ impl Builder {
         f: F,
         loc: SrcLoc,
     ) -> Result<(crate::trace::engine::Trace, Config)> {
-        check_name(name, loc)?;
-        let mut config = self.config.clone();
-        if std::env::var("AUGUR_TAGGER").is_ok_and(|v| v == "unwind") {
-            config.tagger = Tagger::Unwinder;
-        }
-        let body = |params: &[crate::ir::VarId]| {
-            let gen = driver::current_gen().expect("inside an extraction");
-            f.invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
-        };
-        let trace = driver::extract(config.clone(), name, F::params(), F::ret(), loc, &body)?;
+        let invoke = |params: &[VarId], gen: u32| f.invoke(params, gen);
+        let (trace, config) = self.trace_with(name, F::params(), F::ret(), loc, &invoke)?;
         if trace.func.externs.iter().any(|(_, x)| x.name == name) {
             return Err(crate::Error::Misuse {
                 message: format!(
@@ -258,6 +251,35 @@ impl Builder {
             });
         }
         Ok((trace, config))
+    }
+
+    /// Runs the first stage of a body that `invoke` runs on the parameters'
+    /// variables: a function `name` of these parameter and return types.
+    pub(crate) fn trace_with(
+        &self,
+        name: &str,
+        params: Vec<Type>,
+        ret: Type,
+        loc: SrcLoc,
+        invoke: &dyn Fn(&[VarId], u32) -> Option<Arg>,
+    ) -> Result<(crate::trace::engine::Trace, Config)> {
+        check_name(name, loc)?;
+        let mut config = self.config.clone();
+        if std::env::var("AUGUR_TAGGER").is_ok_and(|v| v == "unwind") {
+            config.tagger = Tagger::Unwinder;
+        }
+        let body = |params: &[VarId]| {
+            let gen = driver::current_gen().expect("inside an extraction");
+            invoke(params, gen).map(|a| with(|e| e.operand(a, loc)))
+        };
+        let trace = driver::extract(config.clone(), name, params, ret, loc, &body)?;
+        Ok((trace, config))
+    }
+
+    /// A module: several staged functions extracted together, which call
+    /// each other (see [`Module`](crate::Module)).
+    pub fn module<'a>(&self) -> crate::Module<'a> {
+        crate::Module::new(self.clone())
     }
 }
 
@@ -292,7 +314,7 @@ impl Builder {
 
 /// The function's C name must be an identifier that the generated file and
 /// the C library do not already use.
-fn check_name(name: &str, loc: SrcLoc) -> Result<()> {
+pub(crate) fn check_name(name: &str, loc: SrcLoc) -> Result<()> {
     let ident = name
         .chars()
         .next()
@@ -487,7 +509,7 @@ pub struct Compiled<S> {
 
 /// What keeps a compiled function's code alive.
 #[derive(Clone)]
-enum Code {
+pub(crate) enum Code {
     C(Library),
     #[cfg(feature = "jit")]
     Jit(std::sync::Arc<crate::exec::jit::JitCode>),
@@ -504,11 +526,7 @@ impl<S: Copy> Compiled<S> {
 
     /// The backend that compiled it ([`Backend::C`] or [`Backend::Jit`]).
     pub fn backend(&self) -> Backend {
-        match self.code {
-            Code::C(_) => Backend::C,
-            #[cfg(feature = "jit")]
-            Code::Jit(_) => Backend::Jit,
-        }
+        self.code.backend()
     }
 
     /// The loaded library, for code the C compiler built (`None` for the JIT's).
@@ -517,6 +535,31 @@ impl<S: Copy> Compiled<S> {
             Code::C(lib) => Some(lib),
             #[cfg(feature = "jit")]
             Code::Jit(_) => None,
+        }
+    }
+}
+
+impl Code {
+    /// The backend that made it.
+    pub(crate) fn backend(&self) -> Backend {
+        match self {
+            Code::C(_) => Backend::C,
+            #[cfg(feature = "jit")]
+            Code::Jit(_) => Backend::Jit,
+        }
+    }
+
+    /// The function `name` as an `F`.
+    ///
+    /// # Safety
+    /// `F` must be the function's C signature (see [`Library::symbol`]).
+    pub(crate) unsafe fn symbol<F: Copy>(&self, name: &str) -> Result<F> {
+        match self {
+            // SAFETY: the caller vouches for `F`.
+            Code::C(lib) => unsafe { lib.symbol::<F>(name) },
+            #[cfg(feature = "jit")]
+            // SAFETY: the caller vouches for `F`.
+            Code::Jit(code) => unsafe { code.symbol::<F>(name) },
         }
     }
 }

@@ -103,8 +103,13 @@ impl<T: CType> CallRet for T {
     }
 }
 
+/// Emits a call of `sig` with `args` at the caller's line: an extern, or a
+/// staged function of the module being extracted.
 #[track_caller]
-fn emit_call<R: CallRet>(sig: ExternSig<'_>, args: impl IntoIterator<Item = Arg>) -> R::Out {
+pub(crate) fn emit_call<R: CallRet>(
+    sig: ExternSig<'_>,
+    args: impl IntoIterator<Item = Arg>,
+) -> R::Out {
     let loc = caller();
     with(|e| {
         let id = e.extern_fn(&sig).map_err(|err| match err {

@@ -59,12 +59,16 @@ use crate::ir::Function;
 use crate::{Error, Result};
 use builtins::Output;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// A host function that the interpreted code calls as an extern.
 pub type HostFn = Box<dyn FnMut(&mut Memory, &[Value]) -> Result<Value>>;
 
 /// Default for [`Interpreter::set_step_limit`].
 pub const DEFAULT_STEP_LIMIT: u64 = 200_000_000;
+
+/// Default for [`Interpreter::set_call_depth_limit`].
+pub const DEFAULT_CALL_DEPTH_LIMIT: u32 = 10_000;
 
 /// Runs [`Function`]s over one [`Memory`]; memory, registered externs and
 /// output persist across calls.
@@ -73,8 +77,17 @@ pub struct Interpreter {
     /// User externs in registration order, found through `extern_index`.
     externs: Vec<HostFn>,
     extern_index: HashMap<String, usize>,
+    /// Functions of the module (`add_function`), found by name before
+    /// externs and built-ins.
+    functions: Vec<Rc<Function>>,
+    function_index: HashMap<String, usize>,
     output: Output,
     step_limit: u64,
+    /// Statements run by the current top-level call, its callees included.
+    steps: u64,
+    call_depth_limit: u32,
+    /// Calls between functions in progress.
+    depth: u32,
 }
 
 impl Default for Interpreter {
@@ -83,8 +96,13 @@ impl Default for Interpreter {
             memory: Memory::new(),
             externs: Vec::new(),
             extern_index: HashMap::new(),
+            functions: Vec::new(),
+            function_index: HashMap::new(),
             output: Output::default(),
             step_limit: DEFAULT_STEP_LIMIT,
+            steps: 0,
+            call_depth_limit: DEFAULT_CALL_DEPTH_LIMIT,
+            depth: 0,
         }
     }
 }
@@ -93,6 +111,7 @@ impl std::fmt::Debug for Interpreter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Interpreter")
             .field("externs", &self.extern_index.keys().collect::<Vec<_>>())
+            .field("functions", &self.function_index.keys().collect::<Vec<_>>())
             .field("step_limit", &self.step_limit)
             .finish_non_exhaustive()
     }
@@ -124,6 +143,46 @@ impl Interpreter {
         }
     }
 
+    /// Makes `f` callable by its name from the code this interpreter runs,
+    /// as a function of the same C unit would be (a module's functions
+    /// call each other so: [`ExtractedModule::interpret`](crate::ExtractedModule::interpret)).
+    /// It is found before registered externs and built-ins of that name,
+    /// and replaces an earlier function of that name.
+    ///
+    /// ```
+    /// use augur::exec::{Interpreter, Value};
+    /// let fact = augur::ir::parse(
+    ///     "extern fact(i64) -> i64;
+    ///      fn fact(n: i64) -> i64 {
+    ///        if (n < 2i64) { return 1i64; }
+    ///        return n * fact(n - 1i64);
+    ///      }",
+    /// )?;
+    /// let mut it = Interpreter::new();
+    /// it.add_function(&fact);
+    /// assert_eq!(it.call(&fact, &[Value::I64(10)])?, Value::I64(3628800));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_function(&mut self, f: &Function) {
+        let f = Rc::new(f.clone());
+        match self.function_index.get(&f.name) {
+            Some(&i) => self.functions[i] = f,
+            None => {
+                self.function_index
+                    .insert(f.name.clone(), self.functions.len());
+                self.functions.push(f);
+            }
+        }
+    }
+
+    /// Caps how deeply calls between functions ([`add_function`](Interpreter::add_function))
+    /// may nest; default [`DEFAULT_CALL_DEPTH_LIMIT`]. Past it the call
+    /// stops with [`Error::Interp`] (where compiled code would overflow
+    /// its stack, or recurse for ever).
+    pub fn set_call_depth_limit(&mut self, depth: u32) {
+        self.call_depth_limit = depth;
+    }
+
     /// The memory, to read results.
     pub fn memory(&self) -> &Memory {
         &self.memory
@@ -152,7 +211,8 @@ impl Interpreter {
     }
 
     /// Caps the statements (and loop iterations) one [`call`](Interpreter::call)
-    /// may execute; default [`DEFAULT_STEP_LIMIT`].
+    /// may execute, the functions it calls included; default
+    /// [`DEFAULT_STEP_LIMIT`].
     pub fn set_step_limit(&mut self, steps: u64) {
         self.step_limit = steps;
     }
@@ -163,6 +223,8 @@ impl Interpreter {
     pub fn call(&mut self, f: &Function, args: &[Value]) -> Result<Value> {
         check_args(f, args)?;
         crate::stage::gpu::runs_as_loop_nest(f)?;
+        self.steps = 0;
+        self.depth = 0;
         eval::run(self, f, args)
     }
 }

@@ -122,6 +122,7 @@ impl Frame<'_> {
         }
         let it = &mut *self.it;
         let r = match self.callees[func.index()] {
+            Callee::Function(i) => super::run_callee(it, i, &vals)?,
             Callee::User(i) => (it.externs[i])(&mut it.memory, &vals)?,
             Callee::Builtin(b) => b(&mut it.memory, &mut it.output, &vals)?,
             Callee::Unknown => {

@@ -52,6 +52,8 @@ enum Home {
 
 #[derive(Clone, Copy)]
 enum Callee {
+    /// A function of the module (`Interpreter::add_function`).
+    Function(usize),
     User(usize),
     Builtin(Builtin),
     Unknown,
@@ -76,7 +78,6 @@ struct Frame<'a> {
     /// innermost last.
     scoped: Vec<u64>,
     callees: Vec<Callee>,
-    steps: u64,
     /// The type that memory-homed array parameters (pointers) load as.
     ptr_ty: Type,
     /// Per variable, the data-race log's epoch when it was last declared
@@ -90,6 +91,25 @@ pub(super) fn run(it: &mut Interpreter, f: &Function, args: &[Value]) -> Result<
     let result = frame.params(args).and_then(|()| frame.body());
     frame.finish();
     result
+}
+
+/// Runs function `i` of the module for a call: checked against the depth
+/// limit, on a stack grown as the recursion needs (each level of the
+/// evaluator takes a few kilobytes of the host's stack).
+fn run_callee(it: &mut Interpreter, i: usize, args: &[Value]) -> Result<Value> {
+    let g = std::rc::Rc::clone(&it.functions[i]);
+    super::check_args(&g, args)?;
+    if it.depth >= it.call_depth_limit {
+        return err(format!(
+            "call depth limit of {} exceeded calling `{}` (Interpreter::set_call_depth_limit \
+             raises it)",
+            it.call_depth_limit, g.name
+        ));
+    }
+    it.depth += 1;
+    let r = stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || run(it, &g, args));
+    it.depth -= 1;
+    r
 }
 
 fn home_of(f: &Function, v: VarId) -> Home {
@@ -131,9 +151,14 @@ impl<'a> Frame<'a> {
         let callees = f
             .externs
             .iter()
-            .map(|(_, d)| match it.extern_index.get(&d.name) {
-                Some(&i) => Callee::User(i),
-                None => builtins::lookup(&d.name).map_or(Callee::Unknown, Callee::Builtin),
+            .map(|(_, d)| {
+                if let Some(&i) = it.function_index.get(&d.name) {
+                    return Callee::Function(i);
+                }
+                match it.extern_index.get(&d.name) {
+                    Some(&i) => Callee::User(i),
+                    None => builtins::lookup(&d.name).map_or(Callee::Unknown, Callee::Builtin),
+                }
             })
             .collect();
         // A call made in an iteration of a checked loop has its own
@@ -145,7 +170,6 @@ impl<'a> Frame<'a> {
             homes: f.vars.keys().map(|v| home_of(f, v)).collect(),
             scoped: Vec::new(),
             callees,
-            steps: 0,
             ptr_ty: Type::ptr(Type::Void),
             it,
             f,
@@ -194,8 +218,8 @@ impl<'a> Frame<'a> {
     }
 
     fn tick(&mut self, s: &Stmt) -> Result<()> {
-        self.steps += 1;
-        if self.steps > self.it.step_limit {
+        self.it.steps += 1;
+        if self.it.steps > self.it.step_limit {
             return at(
                 err(format!(
                     "step limit of {} statements exceeded (Interpreter::set_step_limit raises it)",
