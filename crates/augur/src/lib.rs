@@ -115,6 +115,7 @@ pub use stage::ctype::{CChar, CScalar, CType};
 pub use stage::dsl;
 pub use stage::dyn_val::{annotate, in_extraction, AnyArg, Dyn, IntoArg, IntoIndex};
 pub use stage::extern_fn::ExternFn;
+pub use stage::fn_ptr::FnPtr;
 pub use stage::func::{Func, Handle, Instance, Key, Signature};
 pub use stage::libc;
 pub use stage::math;

@@ -1,7 +1,8 @@
 //! Random modules: families of staged functions specialised on a key,
-//! calling each other (at their own key: recursion and mutual recursion
-//! bounded by a dyn fuel argument; at smaller keys: specialisation), each
-//! call logged through a pointer all functions share. Every module runs in
+//! calling each other, directly or through a function pointer (at their
+//! own key: recursion and mutual recursion bounded by a dyn fuel argument;
+//! at smaller keys: specialisation), each call logged through a pointer all
+//! functions share. Every module runs in
 //! the interpreter, compiled by the C compiler and by the JIT, and is
 //! compared with a plain-Rust model of the same program: results and the
 //! log of calls, in order.
@@ -40,6 +41,8 @@ enum E {
     Bin(Op, Box<E>, Box<E>),
     /// `fam.at(key).call(fuel - 1, arg, log)`.
     Call(usize, u8, Box<E>),
+    /// The same call through a function pointer held in a variable.
+    CallPtr(usize, u8, Box<E>),
 }
 
 /// The body of one function (a family at a key):
@@ -74,7 +77,12 @@ fn expr(rng: &mut Rng, depth: u32, calls: &mut u32, key: u8) -> E {
         *calls -= 1;
         let fam = rng.below(FAMILIES as u64) as usize;
         let to = rng.below(u64::from(key) + 1) as u8;
-        return E::Call(fam, to, Box::new(expr(rng, depth - 1, calls, key)));
+        let arg = Box::new(expr(rng, depth - 1, calls, key));
+        return if rng.chance(50) {
+            E::Call(fam, to, arg)
+        } else {
+            E::CallPtr(fam, to, arg)
+        };
     }
     let op = rng.pick(&[Op::Add, Op::Sub, Op::Mul, Op::Xor, Op::And]);
     let a = expr(rng, depth - 1, calls, key);
@@ -147,7 +155,7 @@ impl Model<'_> {
                     Op::And => a & b,
                 }
             }
-            E::Call(fam, key, arg) => {
+            E::Call(fam, key, arg) | E::CallPtr(fam, key, arg) => {
                 let arg = self.eval(arg, fuel, x, r);
                 self.call(*fam, *key, fuel - 1, arg)
             }
@@ -187,6 +195,11 @@ impl Stage<'_> {
             E::Call(fam, key, arg) => {
                 let arg = self.eval(arg, r);
                 self.fams[*fam].at(*key).call(self.fuel - 1, arg, self.log)
+            }
+            E::CallPtr(fam, key, arg) => {
+                let arg = self.eval(arg, r);
+                let p = Dyn::new(self.fams[*fam].at(*key).addr());
+                p.call(self.fuel - 1, arg, self.log)
             }
         }
     }

@@ -91,6 +91,10 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
     match ty {
         Type::Void => format!("void {name}").trim_end().to_string(),
         Type::Scalar(s) => format!("{} {name}", s.c_name()).trim_end().to_string(),
+        // A pointer to a constant function pointer: `R (*const *p)(A)`.
+        Type::Ptr { to, mutable: false } if matches!(**to, Type::FnPtr(_)) => {
+            c_declarator(to, &format!("const *{name}"))
+        }
         Type::Ptr { to, mutable } => {
             let inner = if matches!(**to, Type::Array { .. }) {
                 format!("(*{name})")
@@ -103,6 +107,16 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
             } else {
                 format!("const {d}")
             }
+        }
+        // `R (*name)(A, B)`; `void` when it takes nothing.
+        Type::FnPtr(sig) => {
+            let params: Vec<String> = sig.params.iter().map(|t| c_declarator(t, "")).collect();
+            let list = if params.is_empty() {
+                "void".to_string()
+            } else {
+                params.join(", ")
+            };
+            c_declarator(&sig.ret, &format!("(*{name})({list})"))
         }
         Type::Array { of, len } => {
             let dims = match len {
@@ -223,6 +237,22 @@ impl ExprPrinter<'_> {
                 self.write(&mut s, *a, PREC_UNARY)?;
                 (PREC_UNARY, s)
             }
+            // A function pointer is called as a function: `p(a, b)`.
+            Expr::Call(func, args) if f.externs[*func].indirect => {
+                let mut s = String::new();
+                self.write(&mut s, args[0], PREC_POSTFIX)?;
+                s.push('(');
+                for (i, a) in args[1..].iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    self.write(&mut s, *a, PREC_SELECT)?;
+                }
+                s.push(')');
+                (PREC_POSTFIX, s)
+            }
+            // A function's name is its address.
+            Expr::FuncAddr(func) => (PREC_POSTFIX, f.externs[*func].name.clone()),
             Expr::Call(func, args) => {
                 let mut s = f.externs[*func].name.clone();
                 s.push('(');

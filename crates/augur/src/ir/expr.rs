@@ -192,8 +192,12 @@ pub enum Expr {
     Deref(ExprId),
     /// `&place`.
     AddrOf(ExprId),
-    /// A call of an extern function.
+    /// A call of an extern function; of an [`indirect`](super::ExternDecl::indirect)
+    /// one, a call through the function pointer that is the first argument.
     Call(FuncId, Vec<ExprId>),
+    /// The address of extern function `f` (a [`Type::FnPtr`](super::Type::FnPtr)
+    /// value; in C the function's name).
+    FuncAddr(FuncId),
     /// `c ? a : b`.
     Select(ExprId, ExprId, ExprId),
 }

@@ -11,7 +11,13 @@
 //!   node may be shared by several parents only if it is pure; passes that
 //!   rewrite a node in place must copy shared nodes first (they do not occur
 //!   in code the engine produces: every use gets its own node).
-//! * [`Function::externs`]: the C functions the body calls ([`ExternDecl`]).
+//! * [`Function::externs`]: the C functions the body calls or takes the
+//!   address of ([`ExternDecl`]; [`Expr::FuncAddr`] is a function's
+//!   address, of a [`Type::FnPtr`] type). A call through a function
+//!   pointer is a [`Expr::Call`] of an *indirect* declaration
+//!   ([`ExternDecl::indirect`]) whose first argument is the pointer, so every
+//!   walk over a call's operands sees the pointer too. Functions of one
+//!   module call each other as externs of their names.
 //! * [`Function::body`]: a structured statement tree ([`Stmt`]) of
 //!   declarations, assignments, calls, `if`, `while`, `for`, `break`,
 //!   `continue`, `return` and GPU kernel launches
@@ -48,7 +54,7 @@ pub use entity::{Arena, EntityId, SecondaryMap};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};
-pub use types::{Scalar, Type};
+pub use types::{FnSig, Scalar, Type};
 
 pub(crate) use entity::entity;
 
@@ -107,6 +113,8 @@ pub struct ExternSig<'a> {
     pub variadic: bool,
     /// The header that declares it, if any.
     pub header: Option<&'a str>,
+    /// A call through a function pointer (see [`ExternDecl::indirect`]).
+    pub indirect: bool,
 }
 
 impl ExternSig<'_> {
@@ -117,6 +125,7 @@ impl ExternSig<'_> {
             && d.ret == self.ret
             && d.variadic == self.variadic
             && d.header.as_deref() == self.header
+            && d.indirect == self.indirect
     }
 
     /// The declaration, owned.
@@ -127,6 +136,7 @@ impl ExternSig<'_> {
             ret: self.ret,
             variadic: self.variadic,
             header: self.header.map(str::to_string),
+            indirect: self.indirect,
         }
     }
 }
@@ -145,6 +155,30 @@ pub struct ExternDecl {
     /// The header that declares it (`stdio.h`); `None` means the generated C
     /// declares a prototype itself.
     pub header: Option<String>,
+    /// Not a function but a call through a function pointer: the call's
+    /// first argument is the pointer (of type `params[0]`, a
+    /// [`Type::FnPtr`]), the others its arguments. `name` is the pointer
+    /// type's text ([`ExternDecl::indirect`] makes one); no prototype is
+    /// written for it.
+    pub indirect: bool,
+}
+
+impl ExternDecl {
+    /// The declaration of calls through pointers of type `ptr` (a
+    /// [`Type::FnPtr`]).
+    pub fn indirect(ptr: Type) -> Option<ExternDecl> {
+        let sig = ptr.fn_sig()?;
+        let mut params = vec![ptr];
+        params.extend(sig.params.iter().copied());
+        Some(ExternDecl {
+            name: ptr.to_string(),
+            params,
+            ret: sig.ret,
+            variadic: false,
+            header: None,
+            indirect: true,
+        })
+    }
 }
 
 /// One extracted function.
@@ -229,7 +263,7 @@ impl Function {
                 let a = self.deep_copy(a);
                 Expr::Select(c, a, self.deep_copy(b))
             }
-            k @ (Expr::Var(_) | Expr::Const(_)) => k,
+            k @ (Expr::Var(_) | Expr::Const(_) | Expr::FuncAddr(_)) => k,
         };
         self.expr(kind, data.ty)
     }
@@ -237,7 +271,7 @@ impl Function {
     /// Calls `f` on every direct child of expression `e`.
     pub fn for_each_child(&self, e: ExprId, mut f: impl FnMut(ExprId)) {
         match &self.exprs[e].kind {
-            Expr::Var(_) | Expr::Const(_) => {}
+            Expr::Var(_) | Expr::Const(_) | Expr::FuncAddr(_) => {}
             Expr::Unary(_, a) | Expr::Cast(a) | Expr::Deref(a) | Expr::AddrOf(a) => f(*a),
             Expr::Binary(_, a, b) | Expr::Index(a, b) => {
                 f(*a);

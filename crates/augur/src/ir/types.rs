@@ -143,6 +143,19 @@ pub enum Type {
         /// The length, if fixed.
         len: Option<u64>,
     },
+    /// A pointer to a function of this signature (C `R (*)(P...)`; the
+    /// text form writes `fn(P...) -> R`). Build with [`Type::fn_ptr`].
+    FnPtr(&'static FnSig),
+}
+
+/// A function's parameter and return types: what a function pointer
+/// points to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FnSig {
+    /// Parameter types.
+    pub params: Vec<Type>,
+    /// Return type (`Void` for none).
+    pub ret: Type,
 }
 
 impl Type {
@@ -175,6 +188,26 @@ impl Type {
         }
     }
 
+    /// A pointer to functions taking `params` and returning `ret`.
+    ///
+    /// ```
+    /// use augur::ir::{Scalar, Type};
+    /// let f = Type::fn_ptr(vec![Type::Scalar(Scalar::I64)], Type::Scalar(Scalar::I64));
+    /// assert_eq!(f.to_string(), "fn(i64) -> i64");
+    /// assert_eq!(f.size(), Some(8));
+    /// ```
+    pub fn fn_ptr(params: Vec<Type>, ret: Type) -> Type {
+        Type::FnPtr(intern_sig(FnSig { params, ret }))
+    }
+
+    /// The signature, if this is a function pointer.
+    pub fn fn_sig(&self) -> Option<&'static FnSig> {
+        match self {
+            Type::FnPtr(sig) => Some(sig),
+            _ => None,
+        }
+    }
+
     /// The one `'static` copy of `t`. Scalars and pointers to scalars come
     /// from fixed tables; other types are kept, once each, for the rest of
     /// the process (a program uses a handful).
@@ -204,7 +237,7 @@ impl Type {
         }
     }
 
-    /// True for pointers.
+    /// True for pointers to data (not function pointers).
     pub fn is_ptr(&self) -> bool {
         matches!(self, Type::Ptr { .. })
     }
@@ -223,7 +256,7 @@ impl Type {
         match self {
             Type::Void => None,
             Type::Scalar(s) => Some(s.size()),
-            Type::Ptr { .. } => Some(8),
+            Type::Ptr { .. } | Type::FnPtr(_) => Some(8),
             Type::Array { of, len } => Some(of.size()? * (*len)?),
         }
     }
@@ -242,6 +275,7 @@ impl PartialEq for Type {
                 m == n && same(a, b)
             }
             (Type::Array { of: a, len: l }, Type::Array { of: b, len: k }) => l == k && same(a, b),
+            (Type::FnPtr(a), Type::FnPtr(b)) => std::ptr::eq(*a, *b) || a == b,
             _ => false,
         }
     }
@@ -262,6 +296,7 @@ impl std::hash::Hash for Type {
                 of.hash(h);
                 len.hash(h);
             }
+            Type::FnPtr(sig) => sig.hash(h),
         }
     }
 }
@@ -313,8 +348,43 @@ fn intern_slow(t: Type) -> &'static Type {
     leaked
 }
 
+/// The one `'static` copy of a signature (kept for the rest of the
+/// process, as [`Type::interned`] keeps types).
+fn intern_sig(sig: FnSig) -> &'static FnSig {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static TABLE: OnceLock<Mutex<HashSet<&'static FnSig>>> = OnceLock::new();
+    let table = TABLE.get_or_init(Default::default);
+    let mut set = table.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = set.get(&sig) {
+        return known;
+    }
+    let leaked: &'static FnSig = Box::leak(Box::new(sig));
+    set.insert(leaked);
+    leaked
+}
+
+impl fmt::Display for FnSig {
+    /// `fn(i64, *mut f32) -> i64`; `fn(i32)` when it returns nothing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("fn(")?;
+        for (i, p) in self.params.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        f.write_str(")")?;
+        if self.ret != Type::Void {
+            write!(f, " -> {}", self.ret)?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Type {
-    /// Rust-like text: `i32`, `*mut f32`, `[i32; 4]`, `[f32]`.
+    /// Rust-like text: `i32`, `*mut f32`, `[i32; 4]`, `[f32]`,
+    /// `fn(i64) -> i64`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Void => f.write_str("void"),
@@ -324,6 +394,7 @@ impl fmt::Display for Type {
             }
             Type::Array { of, len: Some(n) } => write!(f, "[{of}; {n}]"),
             Type::Array { of, len: None } => write!(f, "[{of}]"),
+            Type::FnPtr(sig) => write!(f, "{sig}"),
         }
     }
 }

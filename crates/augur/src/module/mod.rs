@@ -355,6 +355,7 @@ fn check_calls(parts: &[Part]) -> Result<()> {
                             ret: g.ret,
                             variadic: false,
                             header: None,
+                            indirect: false,
                         })
                     ),
                     location: None,

@@ -34,7 +34,7 @@ fn zero(f: &mut Function, ty: &Type) -> Option<crate::ir::ExprId> {
         Type::Scalar(Scalar::F32) => Const::F32(0.0),
         Type::Scalar(Scalar::F64) => Const::F64(0.0),
         Type::Scalar(_) => Const::Int(0),
-        Type::Ptr { .. } => Const::Null,
+        Type::Ptr { .. } | Type::FnPtr(_) => Const::Null,
         _ => return None,
     };
     Some(f.expr(Expr::Const(c), *ty))

@@ -64,6 +64,11 @@ impl<F> ExternFn<F> {
         self.name
     }
 
+    /// The header that declares it, if any.
+    pub fn header_name(&self) -> Option<&'static str> {
+        self.header
+    }
+
     fn sig<'a>(&self, params: &'a [Type], ret: Type) -> ExternSig<'a> {
         ExternSig {
             name: self.name,
@@ -71,6 +76,7 @@ impl<F> ExternFn<F> {
             ret,
             variadic: self.variadic,
             header: self.header,
+            indirect: false,
         }
     }
 }

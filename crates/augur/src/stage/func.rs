@@ -137,7 +137,7 @@ impl<S, K: Key> Instance<S, K> {
     /// The C name of the function, registering it with the module being
     /// extracted (which extracts it later); throws on misuse.
     #[track_caller]
-    fn resolve(&self) -> String {
+    pub(crate) fn resolve(&self) -> String {
         let loc = caller();
         let r = ACTIVE.with(|a| match a.borrow_mut().as_mut() {
             Some(reg) if reg.id == self.func.module => reg
@@ -238,6 +238,7 @@ macro_rules! arity {
                     ret: R::ty(),
                     variadic: false,
                     header: None,
+                    indirect: false,
                 };
                 emit_call::<R>(sig, [$($x.into_arg()),*])
             }

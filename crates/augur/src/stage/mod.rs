@@ -5,6 +5,7 @@ pub mod ctype;
 pub mod dsl;
 pub mod dyn_val;
 pub mod extern_fn;
+pub mod fn_ptr;
 pub mod func;
 pub mod gpu;
 pub mod libc;

@@ -360,7 +360,7 @@ fn own_exprs(s: &Stmt) -> impl Iterator<Item = ExprId> + '_ {
 fn mentions(f: &Function, e: ExprId, v: VarId) -> bool {
     match &f.exprs[e].kind {
         Expr::Var(w) => *w == v,
-        Expr::Const(_) => false,
+        Expr::Const(_) | Expr::FuncAddr(_) => false,
         Expr::Unary(_, a) | Expr::Cast(a) | Expr::Deref(a) | Expr::AddrOf(a) => mentions(f, *a, v),
         Expr::Binary(_, a, b) | Expr::Index(a, b) => mentions(f, *a, v) || mentions(f, *b, v),
         Expr::Select(a, b, c) => [a, b, c].iter().any(|x| mentions(f, **x, v)),

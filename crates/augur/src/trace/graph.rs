@@ -87,6 +87,8 @@ pub enum OpExpr {
     Load(Place),
     AddrOf(Place),
     Call(FuncId, Vec<Operand>),
+    /// The address of an extern function.
+    FuncAddr(FuncId),
     Select(Operand, Operand, Operand),
 }
 
@@ -141,6 +143,7 @@ impl Op {
                 OpExpr::Binary(_, a, b) => operand(a) || operand(b),
                 OpExpr::Load(p) | OpExpr::AddrOf(p) => place(p),
                 OpExpr::Call(..) => true,
+                OpExpr::FuncAddr(_) => false,
                 OpExpr::Select(a, b, c) => operand(a) || operand(b) || operand(c),
             }
         }
@@ -213,6 +216,7 @@ impl PartialEq for OpExpr {
             (Binary(o, a, b), Binary(p, c, d)) => o == p && a == c && b == d,
             (Load(a), Load(b)) | (AddrOf(a), AddrOf(b)) => a == b,
             (Call(f, a), Call(g, b)) => f == g && a == b,
+            (FuncAddr(f), FuncAddr(g)) => f == g,
             (Select(a, b, c), Select(d, e, f)) => a == d && b == e && c == f,
             _ => false,
         }
@@ -315,6 +319,7 @@ macro_rules! walk_vars {
                             operand(a, f)
                         }
                     }
+                    OpExpr::FuncAddr(_) => {}
                     OpExpr::Select(c, a, b) => {
                         operand(c, f);
                         operand(a, f);

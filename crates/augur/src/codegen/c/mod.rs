@@ -162,6 +162,7 @@ pub(crate) mod testkit {
                 ret,
                 variadic: false,
                 header: header.map(str::to_string),
+                indirect: false,
             })
         }
 

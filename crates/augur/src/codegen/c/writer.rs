@@ -107,7 +107,7 @@ fn write_prototypes(out: &mut String, fs: &[&Function]) {
     let mut seen: Vec<&ExternDecl> = Vec::new();
     for f in fs {
         for (_, d) in f.externs.iter() {
-            if d.header.is_none() && !seen.contains(&d) {
+            if d.header.is_none() && !d.indirect && !seen.contains(&d) {
                 seen.push(d);
             }
         }

@@ -285,6 +285,24 @@ impl Collect<'_> {
                     self.assigned.push((v, loc));
                 }
             }
+            Expr::Call(fid, _) if self.f.externs[*fid].indirect => {
+                return Err(kernel_error(
+                    loc.or(self.loc),
+                    "the kernel calls through a function pointer, which points to a host \
+                     function (call it outside the launch)"
+                        .into(),
+                ));
+            }
+            Expr::FuncAddr(fid) => {
+                return Err(kernel_error(
+                    loc.or(self.loc),
+                    format!(
+                        "the kernel takes the address of `{}`, a host function (take it \
+                         outside the launch)",
+                        self.f.externs[*fid].name
+                    ),
+                ));
+            }
             Expr::Call(fid, _) => {
                 let d = &self.f.externs[*fid];
                 if !runs_on_device(d) {
@@ -329,6 +347,7 @@ fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
         ret: Type::Void,
         variadic: false,
         header: None,
+        indirect: false,
     });
     let args: Vec<ExprId> = k
         .captured
@@ -431,10 +450,10 @@ pub(crate) fn each_own_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
     }
 }
 
-/// The externs the statements of `b` call.
+/// The externs the statements of `b` call or take the address of.
 pub(crate) fn called(f: &Function, b: &Block) -> BTreeSet<FuncId> {
     fn walk(f: &Function, e: ExprId, out: &mut BTreeSet<FuncId>) {
-        if let Expr::Call(fid, _) = &f.exprs[e].kind {
+        if let Expr::Call(fid, _) | Expr::FuncAddr(fid) = &f.exprs[e].kind {
             out.insert(*fid);
         }
         f.for_each_child(e, |c| walk(f, c, out));

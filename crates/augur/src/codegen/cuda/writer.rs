@@ -149,7 +149,8 @@ fn write_prototypes(out: &mut String, splits: &[Split]) {
         let host = &s.host;
         for fid in called(host, &host.body) {
             let d = &host.externs[fid];
-            if d.header.is_none() && !launchers.contains(&d.name) && !seen.contains(&d) {
+            let declared = d.header.is_some() || d.indirect || launchers.contains(&d.name);
+            if !declared && !seen.contains(&d) {
                 seen.push(d);
             }
         }

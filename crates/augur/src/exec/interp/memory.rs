@@ -33,6 +33,8 @@ pub(super) enum Origin {
     Local(String),
     /// A string literal (read-only).
     Literal,
+    /// What a function pointer points to: no bytes, only the function's name.
+    Function(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,6 +65,7 @@ impl Alloc {
             Origin::Malloc => "malloc".into(),
             Origin::Local(name) => format!("local `{name}`"),
             Origin::Literal => "string literal".into(),
+            Origin::Function(name) => format!("function `{name}`"),
         }
     }
 
@@ -103,6 +106,8 @@ pub struct Memory {
     limit: u64,
     /// String literals by content, so that each is allocated once.
     literals: HashMap<String, u64>,
+    /// Function pointers by the function's name.
+    functions: HashMap<String, u64>,
     /// The log of the `omp parallel for` loop running, if any (a cell:
     /// reads log too).
     races: RefCell<Option<Races>>,
@@ -117,6 +122,7 @@ impl Default for Memory {
             held: 0,
             limit: DEFAULT_LIMIT,
             literals: HashMap::new(),
+            functions: HashMap::new(),
             races: RefCell::new(None),
             last_epoch: 0,
         }
@@ -380,6 +386,44 @@ impl Memory {
         Ok(p)
     }
 
+    /// A pointer to the function called `name` (a function of the module,
+    /// a registered extern or a built-in), as interpreted code that takes
+    /// its address gets one: pass it where a function pointer is expected.
+    /// It points to no bytes (reading through it is an error); calls
+    /// through it call `name`.
+    ///
+    /// ```
+    /// use augur::exec::{Interpreter, Value};
+    /// let apply = augur::ir::parse(
+    ///     "fn apply(f: fn(f64) -> f64, x: f64) -> f64 {
+    ///        return (f)(x) + 1.0;
+    ///      }",
+    /// )?;
+    /// let mut it = Interpreter::new();
+    /// let sqrt = it.memory_mut().function_ptr("sqrt");
+    /// assert_eq!(it.call(&apply, &[sqrt, Value::F64(9.0)])?, Value::F64(4.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn function_ptr(&mut self, name: &str) -> Value {
+        if let Some(&p) = self.functions.get(name) {
+            return Value::Ptr(p);
+        }
+        let p = self
+            .new_alloc(0, Origin::Function(name.to_string()), true)
+            .expect("an empty allocation fits");
+        self.functions.insert(name.to_string(), p);
+        Value::Ptr(p)
+    }
+
+    /// The function `p` points to, if it is a function pointer.
+    pub(super) fn function_at(&self, p: u64) -> Option<&str> {
+        let a = &self.allocs[self.id_of(p)?];
+        match &a.origin {
+            Origin::Function(name) if offset_of(p) == 0 => Some(name),
+            _ => None,
+        }
+    }
+
     fn id_of(&self, p: u64) -> Option<usize> {
         let id = base_of(p).checked_sub(1)? as usize;
         (id < self.allocs.len()).then_some(id)
@@ -508,7 +552,7 @@ impl Memory {
     pub(super) fn load_at(&self, p: u64, ty: &Type) -> Result<Value> {
         match ty {
             Type::Scalar(s) => self.load_scalar(p, *s),
-            Type::Ptr { .. } => {
+            Type::Ptr { .. } | Type::FnPtr(_) => {
                 let b = self.read(p, 8, "load")?;
                 Ok(Value::Ptr(u64::from_le_bytes(
                     b.try_into().expect("8 bytes"),

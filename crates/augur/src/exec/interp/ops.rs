@@ -284,7 +284,7 @@ pub(super) fn cast(v: Value, to: &Type) -> Result<Value> {
     match to {
         Type::Void => Ok(Value::Void),
         Type::Scalar(s) => cast_scalar(v, *s),
-        Type::Ptr { .. } => match v {
+        Type::Ptr { .. } | Type::FnPtr(_) => match v {
             Value::Ptr(p) => Ok(Value::Ptr(p)),
             v if v.is_int() => Ok(Value::Ptr(v.as_u64().expect("an integer"))),
             _ => err(format!("cast of {} to {to}", v.ty())),

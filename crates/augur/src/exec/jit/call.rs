@@ -1,6 +1,6 @@
 //! Calls of externs: direct C calls through the callee's address, calls of
-//! the module's own functions, and variadic calls through the shims of
-//! `symbols.rs`.
+//! the module's own functions, calls through function pointers, variadic
+//! calls through the shims of `symbols.rs`; and functions' addresses.
 
 use super::lower::Lower;
 use super::symbols::{self, Words};
@@ -50,20 +50,44 @@ impl Lower<'_, '_> {
         let inst = match callee {
             Callee::Local(fref) => self.b.ins().call(fref, &values),
             Callee::Address(addr) => {
-                let mut sig = Signature::new(self.b.func.signature.call_conv);
-                for p in &d.params {
-                    sig.params.push(types::abi(p)?);
-                }
-                if d.ret != Type::Void {
-                    sig.returns.push(types::abi(&d.ret)?);
-                }
-                let sig = self.b.import_signature(sig);
+                let sig = self.signature(&d.params, &d.ret)?;
                 let target = self.b.ins().iconst(PTR, addr as i64);
                 self.b.ins().call_indirect(sig, target, &values)
+            }
+            Callee::Indirect => {
+                let sig = self.signature(&d.params[1..], &d.ret)?;
+                self.b.ins().call_indirect(sig, values[0], &values[1..])
             }
             Callee::Missing => unreachable!("reported above"),
         };
         Ok(self.b.inst_results(inst).first().copied())
+    }
+
+    /// The C signature of a function taking `params` and returning `ret`,
+    /// imported into the function being built.
+    fn signature(&mut self, params: &[Type], ret: &Type) -> Result<ir::SigRef> {
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        for p in params {
+            sig.params.push(types::abi(p)?);
+        }
+        if *ret != Type::Void {
+            sig.returns.push(types::abi(ret)?);
+        }
+        Ok(self.b.import_signature(sig))
+    }
+
+    /// The address of extern `func`: a function of the module or a C
+    /// function found by name.
+    pub(super) fn func_addr(&mut self, func: FuncId) -> Result<ir::Value> {
+        match self.callees[func.index()] {
+            Callee::Local(fref) => Ok(self.b.ins().func_addr(PTR, fref)),
+            Callee::Address(addr) => Ok(self.b.ins().iconst(PTR, addr as i64)),
+            Callee::Missing | Callee::Indirect => Err(jit_error(&format!(
+                "the address of the extern `{}`, which is neither a function of the module, \
+                 nor registered with CompileOptions::with_symbol, nor a symbol of this process",
+                self.f.externs[func].name
+            ))),
+        }
     }
 
     /// A variadic call: the arguments are sorted into the words the shim

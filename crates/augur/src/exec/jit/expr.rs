@@ -39,6 +39,7 @@ impl Lower<'_, '_> {
             Expr::Call(func, args) => self
                 .call(*func, args)?
                 .ok_or_else(|| jit_error("the value of a call of a void function")),
+            Expr::FuncAddr(func) => self.func_addr(*func),
             Expr::Select(c, a, b) => self.select(*c, *a, *b, &data.ty),
         }
     }
@@ -62,7 +63,7 @@ impl Lower<'_, '_> {
                 // NaN is true, as in C (`!=` is unordered-or-not-equal).
                 self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
             }
-            Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } => {
+            Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => {
                 self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
             }
             Type::Void => return Err(jit_error("a void value used as a condition")),
@@ -73,7 +74,7 @@ impl Lower<'_, '_> {
         let ins = self.b.ins();
         Ok(match (c, ty) {
             (Const::Int(i), Type::Scalar(s)) if s.is_int() => ins.iconst(types::scalar(*s), *i),
-            (Const::Int(i), Type::Ptr { .. }) => ins.iconst(PTR, *i),
+            (Const::Int(i), Type::Ptr { .. } | Type::FnPtr(_)) => ins.iconst(PTR, *i),
             (Const::Int(i), Type::Scalar(Scalar::F32)) => ins.f32const(*i as f32),
             (Const::Int(i), Type::Scalar(Scalar::F64)) => ins.f64const(*i as f64),
             (Const::Int(i), Type::Scalar(Scalar::Bool)) => {
@@ -84,7 +85,7 @@ impl Lower<'_, '_> {
             (Const::Bool(b), Type::Scalar(Scalar::Bool)) => {
                 ins.iconst(ir::types::I8, i64::from(*b))
             }
-            (Const::Null, Type::Ptr { .. }) => ins.iconst(PTR, 0),
+            (Const::Null, Type::Ptr { .. } | Type::FnPtr(_)) => ins.iconst(PTR, 0),
             (Const::Str(s), Type::Ptr { .. }) => {
                 let mut bytes = s.as_bytes().to_vec();
                 bytes.push(0);
@@ -463,14 +464,14 @@ impl Lower<'_, '_> {
                             self.b.ins().ireduce(to_ty, r)
                         }
                     }
-                    Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } => {
+                    Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => {
                         self.widen(x, from, to_ty)?
                     }
                     Type::Void => return Err(bad()),
                 }
             }
-            Type::Ptr { .. } => match from {
-                Type::Ptr { .. } | Type::Array { .. } => x,
+            Type::Ptr { .. } | Type::FnPtr(_) => match from {
+                Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => x,
                 Type::Scalar(s) if s.is_int() || *s == Scalar::Bool => self.widen(x, from, PTR)?,
                 _ => return Err(bad()),
             },

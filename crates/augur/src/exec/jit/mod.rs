@@ -75,6 +75,8 @@ enum Callee {
     Local(cranelift_codegen::ir::FuncRef),
     /// Not found: an error if it is called (C leaves uncalled prototypes alone too).
     Missing,
+    /// Calls through the function pointer that is the first argument.
+    Indirect,
 }
 
 /// An [`Error::Jit`] about `what`.
@@ -199,6 +201,10 @@ pub fn compile_module(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode
         ctx.func.name = UserFuncName::user(0, id.as_u32());
         let mut callees = Vec::with_capacity(f.externs.len());
         for (_, d) in f.externs.iter() {
+            if d.indirect {
+                callees.push(Callee::Indirect);
+                continue;
+            }
             let callee = match by_name.get(d.name.as_str()) {
                 Some(&j) => {
                     let g = fs[j];

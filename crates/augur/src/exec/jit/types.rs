@@ -26,7 +26,7 @@ pub(super) fn scalar(s: Scalar) -> ir::Type {
 pub(super) fn value(t: &Type) -> Result<ir::Type> {
     match t {
         Type::Scalar(s) => Ok(scalar(*s)),
-        Type::Ptr { .. } | Type::Array { .. } => Ok(PTR),
+        Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => Ok(PTR),
         Type::Void => Err(jit_error("a value of type void")),
     }
 }

@@ -20,7 +20,12 @@
 //! ```
 //!
 //! * `extern` lines declare the function's externs in order (`...` for a
-//!   variadic one, `in "header"` for one a header declares).
+//!   variadic one, `in "header"` for one a header declares; `extern *(fn(A)
+//!   -> R, A) -> R` declares calls through pointers of type `fn(A) -> R`,
+//!   and is added by the first such call if the text has none).
+//! * A function pointer's type is `fn(A, B) -> R` (`fn(A)` returning
+//!   nothing); `&f` of an extern `f` is its address, `(p)(a, b)` a call
+//!   through pointer `p`.
 //! * Variables are declared by `let` (a temporary: assigned once, at its
 //!   declaration), `var` (a user's variable), the parameters, and a
 //!   launch's two indices (`int32_t` locals). `&name` marks a variable
@@ -80,6 +85,10 @@ pub(crate) fn inferred(f: &Function, e: &Expr) -> Type {
         Expr::Index(a, _) | Expr::Deref(a) => ty(*a).element().copied().unwrap_or(Type::Void),
         Expr::AddrOf(a) => Type::ptr(ty(*a)),
         Expr::Call(g, _) => f.externs[*g].ret,
+        Expr::FuncAddr(g) => {
+            let d = &f.externs[*g];
+            Type::fn_ptr(d.params.clone(), d.ret)
+        }
         Expr::Select(_, a, _) => ty(*a),
     }
 }
@@ -120,10 +129,12 @@ impl Printer<'_> {
             if d.variadic {
                 params.push("...".into());
             }
+            // Calls through pointers of a type: `extern *(fn(A) -> R, A) -> R`.
+            let name = if d.indirect { "*" } else { &d.name };
             let _ = write!(
                 self.out,
                 "extern {}({}) -> {}",
-                d.name,
+                name,
                 params.join(", "),
                 d.ret
             );
@@ -326,10 +337,19 @@ impl Printer<'_> {
             ),
             Expr::Deref(a) => (UNARY, format!("*{}", self.expr_at(*a, UNARY))),
             Expr::AddrOf(a) => (UNARY, format!("&{}", self.expr_at(*a, UNARY))),
+            Expr::Call(g, args) if f.externs[*g].indirect => {
+                // `(p)(a, b)`: the pointer, then its arguments.
+                let rest: Vec<String> = args[1..].iter().map(|&a| self.expr(a)).collect();
+                (
+                    ATOM,
+                    format!("({})({})", self.expr(args[0]), rest.join(", ")),
+                )
+            }
             Expr::Call(g, args) => {
                 let args: Vec<String> = args.iter().map(|&a| self.expr(a)).collect();
                 (ATOM, format!("{}({})", f.externs[*g].name, args.join(", ")))
             }
+            Expr::FuncAddr(g) => (ATOM, format!("&{}", f.externs[*g].name)),
             Expr::Select(c, a, b) => {
                 let text = format!(
                     "{} ? {} : {}",

@@ -160,7 +160,13 @@ impl Parser {
     }
 
     fn extern_decl(&mut self) -> R<()> {
-        let name = self.ident()?;
+        // `extern *(fn(A) -> R, A) -> R;`: calls through pointers of a type.
+        let indirect = self.eat("*");
+        let name = if indirect {
+            String::new()
+        } else {
+            self.ident()?
+        };
         self.expect("(")?;
         let (mut params, mut variadic) = (Vec::new(), false);
         while !self.eat(")") {
@@ -188,12 +194,24 @@ impl Parser {
             None
         };
         self.expect(";")?;
+        if indirect {
+            let decl = params
+                .first()
+                .and_then(|&p| ExternDecl::indirect(p))
+                .filter(|d| d.params == params && d.ret == ret && !variadic && header.is_none());
+            let Some(decl) = decl else {
+                return self.err("an indirect extern's parameters are a function pointer type and its parameters, and it returns that type's result");
+            };
+            self.f.externs.push(decl);
+            return Ok(());
+        }
         self.f.externs.push(ExternDecl {
             name,
             params,
             ret,
             variadic,
             header,
+            indirect: false,
         });
         Ok(())
     }
@@ -222,6 +240,23 @@ impl Parser {
             };
             self.expect("]")?;
             return Ok(Type::array(of, len));
+        }
+        if self.eat("fn") {
+            // `fn(A, B) -> R`, `fn(A)` for one that returns nothing.
+            self.expect("(")?;
+            let mut params = Vec::new();
+            while !self.eat(")") {
+                if !params.is_empty() {
+                    self.expect(",")?;
+                }
+                params.push(self.ty()?);
+            }
+            let ret = if self.eat("->") {
+                self.ty()?
+            } else {
+                Type::Void
+            };
+            return Ok(Type::fn_ptr(params, ret));
         }
         let name = self.ident()?;
         if name == "void" {
@@ -511,6 +546,22 @@ impl Parser {
         if make(ExprId(0)).is_none() {
             return self.postfix();
         }
+        // `&f` of an extern that is not a variable: the function's address.
+        if let (true, Some(Tok::Ident(x))) = (p == "&", self.peek_at(1).cloned()) {
+            let function = (!self.vars.contains_key(&x))
+                .then(|| {
+                    self.f
+                        .externs
+                        .iter()
+                        .find(|(_, d)| d.name == x && !d.indirect)
+                })
+                .flatten()
+                .map(|(g, _)| g);
+            if let Some(g) = function {
+                self.pos += 2;
+                return Ok(self.node(Expr::FuncAddr(g)));
+            }
+        }
         self.pos += 1;
         let a = self.unary()?;
         let kind = make(a).expect("checked above");
@@ -519,12 +570,44 @@ impl Parser {
 
     fn postfix(&mut self) -> R<ExprId> {
         let mut e = self.atom()?;
-        while self.eat("[") {
-            let i = self.expr()?;
-            self.expect("]")?;
-            e = self.node(Expr::Index(e, i));
+        loop {
+            if self.eat("[") {
+                let i = self.expr()?;
+                self.expect("]")?;
+                e = self.node(Expr::Index(e, i));
+            } else if self.is("(") {
+                e = self.indirect_call(e)?;
+            } else {
+                return Ok(e);
+            }
         }
-        Ok(e)
+    }
+
+    /// `(p)(a, b)`: a call through the function pointer `p`, declared by
+    /// the indirect extern of `p`'s type (added if the text has none).
+    fn indirect_call(&mut self, p: ExprId) -> R<ExprId> {
+        let ty = self.f.exprs[p].ty;
+        let Some(decl) = ExternDecl::indirect(ty) else {
+            return self.err(format!(
+                "a call of a value of type {ty}, which is not a function pointer"
+            ));
+        };
+        self.expect("(")?;
+        let mut args = vec![p];
+        while !self.eat(")") {
+            if args.len() > 1 {
+                self.expect(",")?;
+            }
+            args.push(self.expr()?);
+        }
+        let existing = self
+            .f
+            .externs
+            .iter()
+            .find(|(_, d)| **d == decl)
+            .map(|(g, _)| g);
+        let g = existing.unwrap_or_else(|| self.f.externs.push(decl));
+        Ok(self.node(Expr::Call(g, args)))
     }
 
     fn atom(&mut self) -> R<ExprId> {

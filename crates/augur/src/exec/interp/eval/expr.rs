@@ -29,6 +29,10 @@ impl Frame<'_> {
             }
             Expr::AddrOf(p) => Ok(Value::Ptr(self.place(*p)?)),
             Expr::Call(func, args) => self.call(*func, args),
+            Expr::FuncAddr(func) => {
+                let name = &self.f.externs[*func].name;
+                Ok(self.it.memory.function_ptr(name))
+            }
             Expr::Select(c, a, b) => {
                 let arm = if ops::truthy(self.eval(*c)?)? { a } else { b };
                 self.eval(*arm)
@@ -39,7 +43,7 @@ impl Frame<'_> {
     fn constant(&mut self, c: &Const, ty: &Type) -> Result<Value> {
         let v = match (c, ty) {
             (Const::Int(i), Type::Scalar(s)) => Value::int_of(*s, *i),
-            (Const::Int(i), Type::Ptr { .. }) => Some(Value::Ptr(*i as u64)),
+            (Const::Int(i), Type::Ptr { .. } | Type::FnPtr(_)) => Some(Value::Ptr(*i as u64)),
             (Const::F32(x), _) => Some(Value::F32(*x)),
             (Const::F64(x), _) => Some(Value::F64(*x)),
             (Const::Bool(b), _) => Some(Value::Bool(*b)),
@@ -120,17 +124,13 @@ impl Frame<'_> {
                 vals.len()
             ));
         }
-        let it = &mut *self.it;
         let r = match self.callees[func.index()] {
-            Callee::Function(i) => super::run_callee(it, i, &vals)?,
-            Callee::User(i) => (it.externs[i])(&mut it.memory, &vals)?,
-            Callee::Builtin(b) => b(&mut it.memory, &mut it.output, &vals)?,
-            Callee::Unknown => {
-                return err(format!(
-                    "call of the unknown extern `{}` (register it with Interpreter::register)",
-                    decl.name
-                ))
+            Callee::Indirect => {
+                let name = self.pointee(vals[0])?;
+                let callee = super::callee(self.it, &name);
+                self.dispatch(callee, &name, &vals[1..])?
             }
+            callee => self.dispatch(callee, &decl.name, &vals)?,
         };
         match &decl.ret {
             Type::Void => Ok(Value::Void),
@@ -140,6 +140,32 @@ impl Frame<'_> {
                 decl.name,
                 r.ty()
             )),
+        }
+    }
+
+    /// Runs `callee`, which a call of `name` found, on `vals`.
+    fn dispatch(&mut self, callee: Callee, name: &str, vals: &[Value]) -> Result<Value> {
+        let it = &mut *self.it;
+        match callee {
+            Callee::Function(i) => super::run_callee(it, i, vals),
+            Callee::User(i) => (it.externs[i])(&mut it.memory, vals),
+            Callee::Builtin(b) => b(&mut it.memory, &mut it.output, vals),
+            Callee::Unknown => err(format!(
+                "call of the unknown extern `{name}` (register it with Interpreter::register)"
+            )),
+            Callee::Indirect => unreachable!("a function pointer names a function"),
+        }
+    }
+
+    /// The name of the function that `p` points to.
+    fn pointee(&self, p: Value) -> Result<String> {
+        match p {
+            Value::Ptr(0) => err("call through a null function pointer".into()),
+            Value::Ptr(q) => match self.it.memory.function_at(q) {
+                Some(name) => Ok(name.to_string()),
+                None => err(format!("call through {p}, which points to no function")),
+            },
+            v => err(format!("call through the non-pointer {v}")),
         }
     }
 }

@@ -57,6 +57,8 @@ enum Callee {
     User(usize),
     Builtin(Builtin),
     Unknown,
+    /// A call through the function pointer that is the first argument.
+    Indirect,
 }
 
 /// How a statement ended.
@@ -112,6 +114,18 @@ fn run_callee(it: &mut Interpreter, i: usize, args: &[Value]) -> Result<Value> {
     r
 }
 
+/// What a call of `name` runs: a function of the module, a registered
+/// extern or a built-in, in that order.
+fn callee(it: &Interpreter, name: &str) -> Callee {
+    if let Some(&i) = it.function_index.get(name) {
+        return Callee::Function(i);
+    }
+    match it.extern_index.get(name) {
+        Some(&i) => Callee::User(i),
+        None => builtins::lookup(name).map_or(Callee::Unknown, Callee::Builtin),
+    }
+}
+
 fn home_of(f: &Function, v: VarId) -> Home {
     let d = &f.vars[v];
     match (&d.ty, d.kind) {
@@ -151,14 +165,9 @@ impl<'a> Frame<'a> {
         let callees = f
             .externs
             .iter()
-            .map(|(_, d)| {
-                if let Some(&i) = it.function_index.get(&d.name) {
-                    return Callee::Function(i);
-                }
-                match it.extern_index.get(&d.name) {
-                    Some(&i) => Callee::User(i),
-                    None => builtins::lookup(&d.name).map_or(Callee::Unknown, Callee::Builtin),
-                }
+            .map(|(_, d)| match d.indirect {
+                true => Callee::Indirect,
+                false => callee(it, &d.name),
             })
             .collect();
         // A call made in an iteration of a checked loop has its own

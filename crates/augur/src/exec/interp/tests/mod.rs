@@ -143,6 +143,7 @@ impl B {
                 ret,
                 variadic: name == "printf",
                 header: None,
+                indirect: false,
             })
         });
         self.f.expr(Expr::Call(func, args.to_vec()), ret)

@@ -262,6 +262,7 @@ impl Planner<'_> {
         let here = match &f.exprs[e].kind {
             Expr::Var(v) => self.invariant_var(*v),
             Expr::Const(c) => !matches!(c, Const::Str(_)),
+            Expr::FuncAddr(_) => false,
             Expr::Binary(BinOp::Div | BinOp::Rem, ..) => is_float(f.ty(e)),
             Expr::Unary(..) | Expr::Binary(..) | Expr::Cast(_) | Expr::Select(..) => true,
             Expr::Index(..) | Expr::Deref(_) | Expr::AddrOf(_) | Expr::Call(..) => false,
