@@ -6,7 +6,9 @@
 //! types of its operations without allocating. Types still compare
 //! structurally.
 
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
 
 /// The scalar types of the second stage. Each maps to one C type.
 ///
@@ -333,17 +335,23 @@ static PTRS: [[Type; 12]; 2] = {
 
 /// Interns a type the tables do not hold.
 fn intern_slow(t: Type) -> &'static Type {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static TABLE: OnceLock<Mutex<HashSet<&'static Type>>> = OnceLock::new();
-    let table = TABLE.get_or_init(Default::default);
+    static TABLE: Table<Type> = OnceLock::new();
+    intern(&TABLE, t)
+}
+
+/// A set of values kept for the rest of the process.
+type Table<T> = OnceLock<Mutex<HashSet<&'static T>>>;
+
+/// The one `'static` copy of `t` in `table`, leaked the first time.
+fn intern<T: Eq + std::hash::Hash + Send + Sync>(table: &'static Table<T>, t: T) -> &'static T {
+    let table = table.get_or_init(Default::default);
     // A panic elsewhere while the lock was held cannot leave the set
     // inconsistent (insertion is its only write): keep using it.
     let mut set = table.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&known) = set.get(&t) {
         return known;
     }
-    let leaked: &'static Type = Box::leak(Box::new(t));
+    let leaked: &'static T = Box::leak(Box::new(t));
     set.insert(leaked);
     leaked
 }
@@ -351,17 +359,8 @@ fn intern_slow(t: Type) -> &'static Type {
 /// The one `'static` copy of a signature (kept for the rest of the
 /// process, as [`Type::interned`] keeps types).
 fn intern_sig(sig: FnSig) -> &'static FnSig {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static TABLE: OnceLock<Mutex<HashSet<&'static FnSig>>> = OnceLock::new();
-    let table = TABLE.get_or_init(Default::default);
-    let mut set = table.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&known) = set.get(&sig) {
-        return known;
-    }
-    let leaked: &'static FnSig = Box::leak(Box::new(sig));
-    set.insert(leaked);
-    leaked
+    static TABLE: Table<FnSig> = OnceLock::new();
+    intern(&TABLE, sig)
 }
 
 impl fmt::Display for FnSig {

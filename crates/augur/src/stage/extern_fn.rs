@@ -109,6 +109,22 @@ impl<T: CType> CallRet for T {
     }
 }
 
+/// The id of extern `sig` in the function being extracted; a misuse (two
+/// signatures for one name) is reported at `loc`.
+pub(crate) fn declare(
+    e: &mut crate::trace::engine::Engine,
+    sig: &ExternSig<'_>,
+    loc: crate::ir::SrcLoc,
+) -> Result<crate::ir::FuncId, crate::trace::engine::Ctl> {
+    e.extern_fn(sig).map_err(|err| match err {
+        Error::Misuse { message, .. } => crate::trace::engine::Ctl::fail(Error::Misuse {
+            message,
+            location: Some(loc),
+        }),
+        other => crate::trace::engine::Ctl::fail(other),
+    })
+}
+
 /// Emits a call of `sig` with `args` at the caller's line: an extern, or a
 /// staged function of the module being extracted.
 #[track_caller]
@@ -118,13 +134,7 @@ pub(crate) fn emit_call<R: CallRet>(
 ) -> R::Out {
     let loc = caller();
     with(|e| {
-        let id = e.extern_fn(&sig).map_err(|err| match err {
-            Error::Misuse { message, .. } => crate::trace::engine::Ctl::fail(Error::Misuse {
-                message,
-                location: Some(loc),
-            }),
-            other => crate::trace::engine::Ctl::fail(other),
-        })?;
+        let id = declare(e, &sig, loc)?;
         let ops = args
             .into_iter()
             .map(|a| e.operand(a, loc))

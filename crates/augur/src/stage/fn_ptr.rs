@@ -10,7 +10,7 @@
 
 use super::ctype::{CType, Native};
 use super::dyn_val::{compute, Dyn, IntoArg};
-use super::extern_fn::{emit_call, CallRet, ExternFn};
+use super::extern_fn::{declare, emit_call, CallRet, ExternFn};
 use super::func::{Func, Instance, Key, Signature};
 use super::signature::StagedRet;
 use crate::ir::{ExternSig, Type};
@@ -48,7 +48,7 @@ impl<S: Signature> Native for FnPtr<S> {
     type Abi = S::Native;
 }
 
-/// `&f`: the address of extern or module function `sig`.
+/// `&name`: the address of extern or module function `name`.
 #[track_caller]
 fn addr_of<S: Signature>(name: &str, header: Option<&str>) -> Dyn<FnPtr<S>> {
     let params = S::params();
@@ -60,18 +60,7 @@ fn addr_of<S: Signature>(name: &str, header: Option<&str>) -> Dyn<FnPtr<S>> {
         header,
         indirect: false,
     };
-    compute(|e, loc| {
-        let id = e.extern_fn(&sig).map_err(|err| match err {
-            crate::Error::Misuse { message, .. } => {
-                crate::trace::engine::Ctl::fail(crate::Error::Misuse {
-                    message,
-                    location: Some(loc),
-                })
-            }
-            other => crate::trace::engine::Ctl::fail(other),
-        })?;
-        Ok(OpExpr::FuncAddr(id))
-    })
+    compute(|e, loc| Ok(OpExpr::FuncAddr(declare(e, &sig, loc)?)))
 }
 
 impl<S: Signature> Func<S, ()> {
