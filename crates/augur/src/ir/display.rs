@@ -91,6 +91,7 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
     match ty {
         Type::Void => format!("void {name}").trim_end().to_string(),
         Type::Scalar(s) => format!("{} {name}", s.c_name()).trim_end().to_string(),
+        Type::Opaque(o) => format!("{} {name}", o.name).trim_end().to_string(),
         // A pointer to a constant function pointer: `R (*const *p)(A)`.
         Type::Ptr { to, mutable: false } if matches!(**to, Type::FnPtr(_)) => {
             c_declarator(to, &format!("const *{name}"))

@@ -54,7 +54,7 @@ pub use entity::{Arena, EntityId, SecondaryMap};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};
-pub use types::{FnSig, Scalar, Type};
+pub use types::{FnSig, OpaqueType, Scalar, Type};
 
 pub(crate) use entity::entity;
 

@@ -148,6 +148,20 @@ pub enum Type {
     /// A pointer to a function of this signature (C `R (*)(P...)`; the
     /// text form writes `fn(P...) -> R`). Build with [`Type::fn_ptr`].
     FnPtr(&'static FnSig),
+    /// A type only the C side knows (`FILE`, a library's `struct`), used
+    /// through pointers: it has no size, no values and no elements. Build
+    /// with [`Type::opaque`].
+    Opaque(&'static OpaqueType),
+}
+
+/// A C type known by name only.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpaqueType {
+    /// Its C spelling: `FILE`, `struct counter`.
+    pub name: String,
+    /// The header that declares it (`stdio.h`); `None` for a `struct`
+    /// tag, which the C writer declares itself.
+    pub header: Option<String>,
 }
 
 /// A function's parameter and return types: what a function pointer
@@ -200,6 +214,43 @@ impl Type {
     /// ```
     pub fn fn_ptr(params: Vec<Type>, ret: Type) -> Type {
         Type::FnPtr(intern_sig(FnSig { params, ret }))
+    }
+
+    /// A type C knows by the name `name` (`FILE`, `struct counter`), which
+    /// `header` declares (a `struct` tag needs none).
+    ///
+    /// ```
+    /// use augur::ir::Type;
+    /// let file = Type::opaque("FILE", Some("stdio.h"));
+    /// assert_eq!(Type::ptr(file).to_string(), "*mut opaque(\"FILE\" in \"stdio.h\")");
+    /// assert_eq!(file.size(), None);
+    /// ```
+    pub fn opaque(name: &str, header: Option<&str>) -> Type {
+        static TABLE: Table<OpaqueType> = OnceLock::new();
+        Type::Opaque(intern(
+            &TABLE,
+            OpaqueType {
+                name: name.to_string(),
+                header: header.map(str::to_string),
+            },
+        ))
+    }
+
+    /// Calls `f` on this type and every type inside it (pointees, array
+    /// elements, function pointers' parameters and results).
+    pub fn for_each_part(&self, f: &mut impl FnMut(&Type)) {
+        f(self);
+        match self {
+            Type::Ptr { to, .. } => to.for_each_part(f),
+            Type::Array { of, .. } => of.for_each_part(f),
+            Type::FnPtr(sig) => {
+                for p in &sig.params {
+                    p.for_each_part(f);
+                }
+                sig.ret.for_each_part(f);
+            }
+            Type::Void | Type::Scalar(_) | Type::Opaque(_) => {}
+        }
     }
 
     /// The signature, if this is a function pointer.
@@ -256,7 +307,7 @@ impl Type {
     /// Size in bytes (`None` for `Void` and unsized arrays).
     pub fn size(&self) -> Option<u64> {
         match self {
-            Type::Void => None,
+            Type::Void | Type::Opaque(_) => None,
             Type::Scalar(s) => Some(s.size()),
             Type::Ptr { .. } | Type::FnPtr(_) => Some(8),
             Type::Array { of, len } => Some(of.size()? * (*len)?),
@@ -278,6 +329,7 @@ impl PartialEq for Type {
             }
             (Type::Array { of: a, len: l }, Type::Array { of: b, len: k }) => l == k && same(a, b),
             (Type::FnPtr(a), Type::FnPtr(b)) => std::ptr::eq(*a, *b) || a == b,
+            (Type::Opaque(a), Type::Opaque(b)) => std::ptr::eq(*a, *b) || a == b,
             _ => false,
         }
     }
@@ -299,6 +351,7 @@ impl std::hash::Hash for Type {
                 len.hash(h);
             }
             Type::FnPtr(sig) => sig.hash(h),
+            Type::Opaque(o) => o.hash(h),
         }
     }
 }
@@ -394,6 +447,13 @@ impl fmt::Display for Type {
             Type::Array { of, len: Some(n) } => write!(f, "[{of}; {n}]"),
             Type::Array { of, len: None } => write!(f, "[{of}]"),
             Type::FnPtr(sig) => write!(f, "{sig}"),
+            Type::Opaque(o) => {
+                write!(f, "opaque({:?}", o.name)?;
+                if let Some(h) = &o.header {
+                    write!(f, " in {h:?}")?;
+                }
+                f.write_str(")")
+            }
         }
     }
 }

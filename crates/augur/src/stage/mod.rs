@@ -10,6 +10,7 @@ pub mod func;
 pub mod gpu;
 pub mod libc;
 pub mod math;
+mod opaque;
 mod ops;
 pub mod signature;
 pub mod static_var;

@@ -61,6 +61,7 @@ impl Engine {
         hint: Option<String>,
         loc: SrcLoc,
     ) -> Result<VarId, Ctl> {
+        storable(&ty, loc)?;
         let v = self.op(Op::Decl { ty, init, hint }, loc)?;
         v.ok_or_else(|| super::engine::internal("a declaration defined no variable"))
     }
@@ -77,6 +78,7 @@ impl Engine {
 
     /// Records `ty t = expr` and returns `t`.
     pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
+        storable(&ty, loc)?;
         let v = self.op(Op::Let { ty, expr }, loc)?;
         v.ok_or_else(|| super::engine::internal("a let defined no variable"))
     }
@@ -183,4 +185,21 @@ fn stale(loc: SrcLoc) -> Ctl {
             .into(),
         location: Some(loc),
     })
+}
+
+/// A value of an opaque type (or an array of them) cannot exist in C: it
+/// has no size. Pointers to one can.
+fn storable(ty: &Type, loc: SrcLoc) -> Result<(), Ctl> {
+    match ty {
+        Type::Opaque(o) => Err(Ctl::fail(Error::Misuse {
+            message: format!(
+                "a value of the opaque type `{}`: C knows it only by name, so it exists only \
+                 behind pointers (declare or load a pointer to it instead)",
+                o.name
+            ),
+            location: Some(loc),
+        })),
+        Type::Array { of, .. } => storable(of, loc),
+        _ => Ok(()),
+    }
 }

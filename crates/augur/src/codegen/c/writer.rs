@@ -7,7 +7,7 @@
 
 use crate::codegen::source_map::{write_file_macro, CodegenOptions, Marker};
 use crate::ir::display::{c_declarator, BlockPrinter, ExprPrinter};
-use crate::ir::{Const, Expr, ExternDecl, Function, VarId};
+use crate::ir::{Const, Expr, ExternDecl, Function, OpaqueType, Type, VarId};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -49,6 +49,7 @@ pub fn write_module_with(fs: &[&Function], opts: &CodegenOptions) -> String {
     let mut out = String::new();
     write_includes(&mut out, fs);
     write_file_macro(&mut out, opts);
+    write_struct_tags(&mut out, fs);
     write_prototypes(&mut out, fs);
     for f in fs {
         out.push('\n');
@@ -77,6 +78,11 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
         .iter()
         .flat_map(|f| f.externs.iter())
         .filter_map(|(_, d)| d.header.as_deref())
+        .chain(
+            fs.iter()
+                .flat_map(|f| opaque_types(f))
+                .filter_map(|o| o.header.as_deref()),
+        )
         // The device helpers' pseudo-header is never included: the CUDA
         // backend defines them and the CPU simulation removes their calls.
         .filter(|h| *h != crate::stage::gpu::DEVICE_HEADER)
@@ -90,6 +96,47 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
     for line in lines {
         out.push_str(&line);
         out.push('\n');
+    }
+}
+
+/// The opaque types `f` mentions: in its variables, expressions and
+/// externs' signatures, at any depth (behind pointers, in function
+/// pointers), sorted by name.
+pub(crate) fn opaque_types(f: &Function) -> BTreeSet<&'static OpaqueType> {
+    let mut out = BTreeSet::new();
+    let mut add = |t: &Type| {
+        t.for_each_part(&mut |t| {
+            if let Type::Opaque(o) = t {
+                out.insert(*o);
+            }
+        })
+    };
+    f.vars.iter().for_each(|(_, v)| add(&v.ty));
+    f.exprs.iter().for_each(|(_, e)| add(&e.ty));
+    for (_, d) in f.externs.iter() {
+        d.params.iter().for_each(&mut add);
+        add(&d.ret);
+    }
+    add(&f.ret);
+    out
+}
+
+/// `struct tag;` for each opaque `struct` no header declares, so that
+/// prototypes and definitions share one type.
+pub(crate) fn write_struct_tags(out: &mut String, fs: &[&Function]) {
+    let tags: BTreeSet<&str> = fs
+        .iter()
+        .flat_map(|f| opaque_types(f))
+        .filter(|o| o.header.is_none() && o.name.starts_with("struct "))
+        .map(|o| o.name.as_str())
+        .collect();
+    if tags.is_empty() {
+        return;
+    }
+    out.push('\n');
+    for t in tags {
+        out.push_str(t);
+        out.push_str(";\n");
     }
 }
 

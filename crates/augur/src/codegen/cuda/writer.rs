@@ -2,7 +2,8 @@
 
 use super::kernel::{called, split, Kernel, Split};
 use crate::codegen::c::writer::{
-    has_special_float, include_line, write_body, write_definition, write_prototype_list,
+    has_special_float, include_line, opaque_types, write_body, write_definition,
+    write_prototype_list, write_struct_tags,
 };
 use crate::codegen::source_map::{write_file_macro, CodegenOptions};
 use crate::error::Error;
@@ -76,6 +77,11 @@ pub fn write_cuda_module_with(
             out.push('\n');
         }
     }
+    let units: Vec<&Function> = splits
+        .iter()
+        .flat_map(|s| std::iter::once(&s.host).chain(s.kernels.iter().map(|k| &k.func)))
+        .collect();
+    write_struct_tags(&mut out, &units);
     out.push('\n');
     out.push_str(DEVICE_HELPERS);
     out.push_str("\nextern \"C\" {\n");
@@ -114,6 +120,11 @@ fn write_includes(out: &mut String, splits: &[Split]) {
     let mut math = false;
     for f in funcs {
         math |= has_special_float(f);
+        for o in opaque_types(f) {
+            if let Some(h) = &o.header {
+                headers.insert(include_line(h));
+            }
+        }
         for fid in called(f, &f.body) {
             match f.externs[fid].header.as_deref() {
                 Some(h) if h != DEVICE_HEADER => {

@@ -289,7 +289,7 @@ pub(super) fn cast(v: Value, to: &Type) -> Result<Value> {
             v if v.is_int() => Ok(Value::Ptr(v.as_u64().expect("an integer"))),
             _ => err(format!("cast of {} to {to}", v.ty())),
         },
-        Type::Array { .. } => err(format!("cast to the array type {to}")),
+        Type::Array { .. } | Type::Opaque(_) => err(format!("cast to the type {to}")),
     }
 }
 

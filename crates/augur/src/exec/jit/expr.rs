@@ -66,7 +66,9 @@ impl Lower<'_, '_> {
             Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => {
                 self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
             }
-            Type::Void => return Err(jit_error("a void value used as a condition")),
+            Type::Void | Type::Opaque(_) => {
+                return Err(jit_error(&format!("a {t} value used as a condition")))
+            }
         })
     }
 
@@ -467,7 +469,7 @@ impl Lower<'_, '_> {
                     Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => {
                         self.widen(x, from, to_ty)?
                     }
-                    Type::Void => return Err(bad()),
+                    Type::Void | Type::Opaque(_) => return Err(bad()),
                 }
             }
             Type::Ptr { .. } | Type::FnPtr(_) => match from {
@@ -475,7 +477,7 @@ impl Lower<'_, '_> {
                 Type::Scalar(s) if s.is_int() || *s == Scalar::Bool => self.widen(x, from, PTR)?,
                 _ => return Err(bad()),
             },
-            Type::Void | Type::Array { .. } => return Err(bad()),
+            Type::Void | Type::Array { .. } | Type::Opaque(_) => return Err(bad()),
         })
     }
 }

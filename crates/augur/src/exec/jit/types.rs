@@ -27,7 +27,7 @@ pub(super) fn value(t: &Type) -> Result<ir::Type> {
     match t {
         Type::Scalar(s) => Ok(scalar(*s)),
         Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => Ok(PTR),
-        Type::Void => Err(jit_error("a value of type void")),
+        Type::Void | Type::Opaque(_) => Err(jit_error(&format!("a value of type {t}"))),
     }
 }
 

@@ -117,6 +117,17 @@ impl Parser {
         }
     }
 
+    fn string(&mut self) -> R<String> {
+        match self.peek() {
+            Some(Tok::Str(x)) => {
+                let x = x.clone();
+                self.pos += 1;
+                Ok(x)
+            }
+            _ => self.err("expected a string"),
+        }
+    }
+
     fn number<T: std::str::FromStr>(&mut self) -> R<T> {
         match self.peek() {
             Some(Tok::Num(x)) => match x.parse() {
@@ -257,6 +268,18 @@ impl Parser {
                 Type::Void
             };
             return Ok(Type::fn_ptr(params, ret));
+        }
+        if self.eat("opaque") {
+            // `opaque("FILE" in "stdio.h")`, `opaque("struct counter")`.
+            self.expect("(")?;
+            let name = self.string()?;
+            let header = if self.eat("in") {
+                Some(self.string()?)
+            } else {
+                None
+            };
+            self.expect(")")?;
+            return Ok(Type::opaque(&name, header.as_deref()));
         }
         let name = self.ident()?;
         if name == "void" {
