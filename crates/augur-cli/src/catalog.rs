@@ -7,7 +7,7 @@ use crate::programs::einsum::{Benchmark, Kind};
 use crate::Result;
 use augur::codegen::{CodegenOptions, LineMarkers};
 use augur::prophecy::{History, Prophecy};
-use augur::{Builder, Dyn, Extracted, Static, Stats};
+use augur::{Builder, Dyn, Extracted, ExtractedModule, Func, Static};
 use augur_einsum::{Movement, Schedule};
 
 /// Which generated form to show.
@@ -48,8 +48,8 @@ pub struct Staged {
     code: Box<dyn Fn(Target) -> Result<String>>,
     /// The first stage's account of its prophecies and histories.
     pub explain: String,
-    /// Runs, attempts, times.
-    pub stats: Stats,
+    /// Runs, attempts, times (one line per function of a module).
+    pub stats: String,
 }
 
 impl Staged {
@@ -80,7 +80,7 @@ const EINSUM_SIZES: Option<(usize, usize)> = Some((1, 46340));
 const CONV_SIZES: Option<(usize, usize)> = Some((3, 1 << 30));
 
 /// Every example.
-pub const EXAMPLES: [Example; 7] = [
+pub const EXAMPLES: [Example; 8] = [
     Example {
         name: "power",
         about: "x^15 by repeated squaring; the exponent is first-stage, so the loop unrolls away",
@@ -101,6 +101,13 @@ pub const EXAMPLES: [Example; 7] = [
         sizes: None,
         movement: false,
         stage: prophecy,
+    },
+    Example {
+        name: "recursion",
+        about: "several functions: a recursive gcd, and power specialised on its exponent (power_13 calls power_12 ...)",
+        sizes: None,
+        movement: false,
+        stage: recursion,
     },
     Example {
         name: "matmul",
@@ -198,7 +205,7 @@ fn staged<S: Copy + 'static, C: Copy + 'static>(
 ) -> Staged {
     let opts = CodegenOptions::default().with_line_markers(lines);
     let explain = ex.explain().to_string();
-    let stats = ex.stats().clone();
+    let stats = ex.stats().to_string();
     let function = ex.ir().name.clone();
     let with_runtime = move |code: String| {
         let runtime = (rt.c)();
@@ -291,6 +298,60 @@ pub fn prophecy_extracted() -> Result<Extracted<unsafe extern "C" fn(i32) -> i32
 
 fn prophecy(p: &Params) -> Result<Staged> {
     Ok(core(prophecy_extracted()?, p.lines))
+}
+
+/// The recursion example's module: `gcd(a, b)` (a recursive C function)
+/// and `power_13(x)`, which calls the `power` specialised on 12, then 6, 3,
+/// 2, 1 and 0.
+pub fn recursion_extracted() -> Result<ExtractedModule> {
+    let mut m = Builder::new().module();
+    let gcd: Func<fn(u64, u64) -> u64> = m.declare("gcd");
+    m.define(gcd, move |a: Dyn<u64>, b: Dyn<u64>| {
+        let r = Dyn::named("r", a);
+        if b.ne(0u64).is_true() {
+            r.set(gcd.call(b, a % b));
+        }
+        r
+    });
+    let power = m.declare_keyed::<u32, fn(f64) -> f64>("power");
+    m.define_keyed(power, move |k: u32, x: Dyn<f64>| {
+        if k == 0 {
+            Dyn::new(1.0)
+        } else if k % 2 == 0 {
+            let half = Dyn::named("half", power.at(k / 2).call(x));
+            half * half
+        } else {
+            x * power.at(k - 1).call(x)
+        }
+    });
+    m.export(power.at(13));
+    Ok(m.extract()?)
+}
+
+fn recursion(p: &Params) -> Result<Staged> {
+    let ex = recursion_extracted()?;
+    let opts = CodegenOptions::default().with_line_markers(p.lines);
+    let names: Vec<&str> = ex.functions().map(|f| f.name.as_str()).collect();
+    let function = names.join(", ");
+    let mut explain = String::new();
+    let mut stats = String::new();
+    for (name, st, why) in ex.reports() {
+        explain.push_str(&format!("{name}:\n{why}\n"));
+        stats.push_str(&format!("\n  {name}: {st}"));
+    }
+    let code = move |t: Target| -> Result<String> {
+        Ok(match t {
+            Target::C => ex.c_code_with(&opts),
+            Target::Cuda => ex.cuda_code_with("", &opts)?,
+            Target::CudaSim => ex.simulated()?.c_code_with(&opts),
+        })
+    };
+    Ok(Staged {
+        function,
+        code: Box::new(code),
+        explain,
+        stats,
+    })
 }
 
 fn einsum(kind: Kind, p: &Params) -> Result<Staged> {

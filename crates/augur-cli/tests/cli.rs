@@ -65,6 +65,30 @@ fn emitted_c_compiles_and_computes_what_the_first_stage_meant() {
 }
 
 #[test]
+fn the_recursion_example_is_one_unit_that_compiles_alone_without_warnings() {
+    let dir = scratch("emit_recursion");
+    let code = ok(&["emit", "recursion"]);
+    assert!(code.contains("r = gcd(arg1, arg0 % arg1);"), "{code}");
+    assert!(code.contains("double power_13(double arg0) {"), "{code}");
+    let src = dir.join("unit.c");
+    std::fs::write(&src, &code).unwrap();
+    let cc = Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-c", "-o"])
+        .arg(dir.join("unit.o"))
+        .arg(&src)
+        .output()
+        .expect("cc runs");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let main_c = "#include <stdio.h>\nint main(void) { printf(\"%llu %.1f\\n\", \
+                  (unsigned long long)gcd(1071, 462), power_13(2.0)); return 0; }\n";
+    assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "21 8192.0");
+}
+
+#[test]
 fn line_directives_point_at_the_staging_code_and_still_compile() {
     let dir = scratch("emit_lines");
     let code = ok(&["emit", "collatz", "--lines", "directives"]);

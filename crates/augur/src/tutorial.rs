@@ -25,6 +25,9 @@
 //!    with [`Prophecy`](crate::prophecy::Prophecy) and re-execution.
 //! 5. [A small DSL](ch5_dsl): a vector library that fuses operations when
 //!    every path agrees, and where to go from there.
+//! 6. [Several functions](ch6_functions): a [`Module`](crate::Module) of
+//!    staged functions that call each other, recursion, functions
+//!    specialised on first-stage keys, function pointers.
 //!
 //! Every code block in these chapters is a test that runs. Each chapter also
 //! has a complete program in `crates/augur/examples/` that prints the
@@ -36,6 +39,7 @@
 //! cargo run -p augur --example tutorial_3_static
 //! cargo run -p augur --example tutorial_4_prophecy
 //! cargo run -p augur --example tutorial_5_dsl
+//! cargo run -p augur --example tutorial_6_functions
 //! ```
 //!
 //! # Before you start
@@ -56,3 +60,4 @@ pub mod ch2_loops;
 pub mod ch3_static;
 pub mod ch4_prophecy;
 pub mod ch5_dsl;
+pub mod ch6_functions;

@@ -99,6 +99,14 @@ impl ExtractedModule {
         self.part(&h).map(|p| &p.explanation)
     }
 
+    /// Each function's C name, statistics and explanation, in the
+    /// module's order.
+    pub fn reports(&self) -> impl Iterator<Item = (&str, &Stats, &Explanation)> {
+        self.parts
+            .iter()
+            .map(|p| (p.func.name.as_str(), &p.stats, &p.explanation))
+    }
+
     fn funcs(&self) -> Vec<&Function> {
         self.functions().collect()
     }
