@@ -36,6 +36,10 @@ pub struct Builder {
     config: Config,
     /// Parameters to declare `restrict` (see [`Builder::restrict`]).
     restrict: Vec<usize>,
+    /// `(pointer, length)` parameter positions (see [`Builder::slice`]).
+    slices: Vec<(usize, usize)>,
+    /// Bounds-checked (see [`Builder::checked`]).
+    checked: bool,
 }
 
 impl Builder {
@@ -192,11 +196,17 @@ impl Builder {
         let explanation = std::mem::take(&mut trace.explanation);
         let (mut func, stats) = pipeline::compile_trace(trace, &config)?;
         func.restrict = self.restricted(&func, loc)?;
+        let checked = self.checked || !self.slices.is_empty();
+        if checked {
+            crate::passes::bounds::run(&mut func, &self.slices, loc)?;
+            crate::passes::verified(&func, "bounds")?;
+        }
         Ok(Extracted {
             func,
             stats,
             explanation,
             loc,
+            slices: checked.then(|| self.slices.clone()),
             _sig: PhantomData,
         })
     }
@@ -229,6 +239,47 @@ impl Builder {
     /// ```
     pub fn restrict(mut self, params: impl IntoIterator<Item = usize>) -> Self {
         self.restrict = params.into_iter().collect();
+        self
+    }
+
+    /// Declares parameter `ptr` (a pointer to scalars) a slice of as many
+    /// elements as parameter `len` (an integer) says, and makes the
+    /// function *checked* ([`Builder::checked`]): every index into the
+    /// slice is checked against `len`. [`Extracted::safe`] then calls it
+    /// with a Rust slice for `ptr` and fills `len` in.
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// let sum = Builder::new()
+    ///     .slice(0, 1)
+    ///     .extract("sum", |x: Dyn<*const f64>, n: Dyn<i64>| {
+    ///         let s = Dyn::new(0.0);
+    ///         let i = Dyn::new(0i64);
+    ///         while i.lt(n).is_true() {
+    ///             s.set(s + x.at(i));
+    ///             i.set(i + 1);
+    ///         }
+    ///         s
+    ///     })
+    ///     .unwrap();
+    /// let f = sum.safe().unwrap();
+    /// let xs = [1.0, 2.0, 3.5];
+    /// assert_eq!(f.call(&mut [(&xs[..]).into()]).unwrap(), 6.5.into());
+    /// ```
+    pub fn slice(mut self, ptr: usize, len: usize) -> Self {
+        self.slices.push((ptr, len));
+        self
+    }
+
+    /// Makes the function *checked*: it may reach memory only by indexing
+    /// its slice parameters ([`Builder::slice`]) and its local arrays,
+    /// every index is checked (out of bounds stops the program with a
+    /// message; the interpreter reports an error), and anything else that
+    /// touches memory (a dereference, an address, a pointer given to a call)
+    /// is an [`Error::Misuse`](crate::Error::Misuse) at its line. Such a
+    /// function can be called safely ([`Extracted::safe`]).
+    pub fn checked(mut self) -> Self {
+        self.checked = true;
         self
     }
 
@@ -345,6 +396,8 @@ pub struct Extracted<S> {
     stats: Stats,
     explanation: Explanation,
     loc: SrcLoc,
+    /// The declared slices of a checked function; `None` if unchecked.
+    slices: Option<Vec<(usize, usize)>>,
     _sig: PhantomData<S>,
 }
 
@@ -484,8 +537,34 @@ impl<S: Copy> Extracted<S> {
             stats: self.stats.clone(),
             explanation: self.explanation.clone(),
             loc: self.loc,
+            slices: self.slices.clone(),
             _sig: PhantomData,
         })
+    }
+
+    /// A safe call of a checked function ([`Builder::slice`],
+    /// [`Builder::checked`]): compiled as by [`compile`](Extracted::compile),
+    /// called with values and Rust slices, each checked against the
+    /// function's parameters. An unchecked function is an
+    /// [`Error::Misuse`](crate::Error::Misuse).
+    pub fn safe(&self) -> Result<crate::safe::SafeFn> {
+        self.safe_with(&CompileOptions::default())
+    }
+
+    /// [`safe`](Extracted::safe) with compile options.
+    pub fn safe_with(&self, opts: &CompileOptions) -> Result<crate::safe::SafeFn> {
+        let Some(slices) = &self.slices else {
+            return Err(crate::Error::Misuse {
+                message: format!(
+                    "`{}` is not checked: extract it with Builder::slice or Builder::checked \
+                     for a safe call",
+                    self.func.name
+                ),
+                location: Some(self.loc),
+            });
+        };
+        crate::stage::gpu::runs_as_loop_nest(&self.func)?;
+        crate::safe::SafeFn::compile(&self.func, slices, opts)
     }
 
     /// Runs the function in the IR interpreter.

@@ -101,6 +101,7 @@ mod module;
 pub mod passes;
 mod pipeline;
 pub mod prophecy;
+pub mod safe;
 pub mod stage;
 pub mod structure;
 pub mod trace;

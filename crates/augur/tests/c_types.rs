@@ -1,7 +1,7 @@
 //! Types in the C: `i64` literals (in shifts, constant products and
 //! variadic calls), 64-bit extremes, f32 NaN and infinity, narrow integer
-//! arithmetic and casts, negative pointer offsets and casts to `bool` must
-//! mean in C what they mean in Rust.
+//! arithmetic and casts, negative pointer offsets, casts to `bool` and
+//! pointers to constant pointers must mean in C what they mean in Rust.
 //!
 //! Probes that expose engine bugs are `#[ignore = "engine bug: ..."]` with a
 //! comment saying how the engine goes wrong; the others cover ground the
@@ -308,4 +308,35 @@ fn types_i64_literal_vararg() {
     );
     println!("{}", o.code);
     o.assert_ok();
+}
+
+/// Pointers to constant pointers: the `const` of `*const *mut T` qualifies
+/// the inner pointer (`T *const *`), not the `T` it points to; both
+/// levels const is `const T *const *`.
+#[test]
+fn types_pointers_to_const_pointers() {
+    let ex = augur::Builder::new()
+        .extract(
+            "sum_rows",
+            |a: Dyn<*const *const f64>, b: Dyn<*const *mut f64>, c: Dyn<*mut *const f64>| {
+                b.at(0).at(0).set(a.at(0).at(1) + c.at(1).at(0));
+                a.at(1).at(0) + b.at(0).at(1)
+            },
+        )
+        .unwrap();
+    let c = ex.c_code();
+    assert!(
+        c.contains(
+            "double sum_rows(const double *const *arg0, double *const *arg1, const double **arg2)"
+        ),
+        "{c}"
+    );
+    let (r0, r1) = ([1.0f64, 2.0], [3.0f64, 4.0]);
+    let rows = [r0.as_ptr(), r1.as_ptr()];
+    let mut m0 = [0.0f64, 5.0];
+    let out = [m0.as_mut_ptr()];
+    let f = ex.compile().unwrap();
+    // SAFETY: each pointer points to two rows of two doubles (one for `b`).
+    let s = unsafe { f.get()(rows.as_ptr(), out.as_ptr(), rows.as_ptr() as *mut _) };
+    assert_eq!((s, m0[0]), (8.0, 5.0));
 }

@@ -92,8 +92,10 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
         Type::Void => format!("void {name}").trim_end().to_string(),
         Type::Scalar(s) => format!("{} {name}", s.c_name()).trim_end().to_string(),
         Type::Opaque(o) => format!("{} {name}", o.name).trim_end().to_string(),
-        // A pointer to a constant function pointer: `R (*const *p)(A)`.
-        Type::Ptr { to, mutable: false } if matches!(**to, Type::FnPtr(_)) => {
+        // A pointer to a constant pointer: the `const` qualifies the
+        // pointee's own `*` (`T *const *p`, `R (*const *p)(A)`), not what
+        // that one points to.
+        Type::Ptr { to, mutable: false } if matches!(**to, Type::FnPtr(_) | Type::Ptr { .. }) => {
             c_declarator(to, &format!("const *{name}"))
         }
         Type::Ptr { to, mutable } => {

@@ -2,6 +2,7 @@
 //! cleanup and `for` recovery, scope repair, naming. [`run`] applies them
 //! in order and verifies the IR after each.
 
+pub mod bounds;
 mod control;
 mod copy_elim;
 mod dead;
@@ -34,6 +35,13 @@ pub fn run_named(name: &str, f: &mut Function) -> Option<Result<(), Error>> {
     Some(verify(f).map_err(|message| Error::Internal {
         message: format!("IR invalid after {name}: {message}\n{f}"),
     }))
+}
+
+/// Verifies `f` after the pass `name`, as [`run`] does.
+pub(crate) fn verified(f: &Function, name: &str) -> Result<(), Error> {
+    verify(f).map_err(|message| Error::Internal {
+        message: format!("IR invalid after {name}: {message}\n{f}"),
+    })
 }
 
 /// Runs every pass in order, verifying after each in debug builds and

@@ -8,6 +8,7 @@
 use crate::codegen::source_map::{write_file_macro, CodegenOptions, Marker};
 use crate::ir::display::{c_declarator, BlockPrinter, ExprPrinter};
 use crate::ir::{Const, Expr, ExternDecl, Function, OpaqueType, Type, VarId};
+use crate::passes::bounds::{CHECKED, CHECKED_HEADER};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -49,6 +50,7 @@ pub fn write_module_with(fs: &[&Function], opts: &CodegenOptions) -> String {
     let mut out = String::new();
     write_includes(&mut out, fs);
     write_file_macro(&mut out, opts);
+    write_checked_helper(&mut out, fs);
     write_struct_tags(&mut out, fs);
     write_prototypes(&mut out, fs);
     for f in fs {
@@ -86,6 +88,11 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
         // The device helpers' pseudo-header is never included: the CUDA
         // backend defines them and the CPU simulation removes their calls.
         .filter(|h| *h != crate::stage::gpu::DEVICE_HEADER)
+        // The bounds check's is replaced by its definition, which needs these.
+        .flat_map(|h| match h == CHECKED_HEADER {
+            true => vec!["stdio.h", "stdlib.h"],
+            false => vec![h],
+        })
         .map(include_line)
         .collect();
     for h in headers {
@@ -97,6 +104,30 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
         out.push_str(&line);
         out.push('\n');
     }
+}
+
+/// True if some function of `fs` calls the bounds check of checked
+/// functions.
+fn uses_checked(fs: &[&Function]) -> bool {
+    fs.iter()
+        .flat_map(|f| f.externs.iter())
+        .any(|(_, d)| d.header.as_deref() == Some(CHECKED_HEADER))
+}
+
+/// The bounds check of checked functions (`passes::bounds`), when a
+/// function calls it.
+fn write_checked_helper(out: &mut String, fs: &[&Function]) {
+    if !uses_checked(fs) {
+        return;
+    }
+    let _ = write!(
+        out,
+        "\nstatic int64_t {CHECKED}(int64_t i, int64_t len, int32_t slice) {{\n  \
+         if (i < 0 || i >= len) {{\n    \
+         if (slice < 0) fprintf(stderr, \"augur: index %lld is out of bounds of a local array (length %lld)\\n\", (long long)i, (long long)len);\n    \
+         else fprintf(stderr, \"augur: index %lld is out of bounds of slice %d (length %lld)\\n\", (long long)i, (int)slice, (long long)len);\n    \
+         abort();\n  }}\n  return i;\n}}\n"
+    );
 }
 
 /// The opaque types `f` mentions: in its variables, expressions and

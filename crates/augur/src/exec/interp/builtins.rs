@@ -17,6 +17,19 @@ pub(super) type Builtin = fn(&mut Memory, &mut Output, &[Value]) -> Result<Value
 /// Finds the built-in called `name`.
 pub(super) fn lookup(name: &str) -> Option<Builtin> {
     Some(match name {
+        // The bounds check of checked functions (`passes::bounds`).
+        crate::passes::bounds::CHECKED => |_, _, a| {
+            let (i, n, k) = (
+                int(a, 0, "augur_checked")?,
+                int(a, 1, "augur_checked")?,
+                int(a, 2, "augur_checked")?,
+            );
+            if (0..n).contains(&i) {
+                Ok(Value::I64(i))
+            } else {
+                Err(fail(crate::passes::bounds::message(i, n, k as i32)))
+            }
+        },
         "printf" => |m, o, a| {
             let fmt = m.read_cstr_at(ptr(a, 0, "printf")?, usize::MAX)?;
             let text = printf::format(m, &fmt, &a[1..])?;

@@ -173,7 +173,7 @@ impl Value {
 
     /// The value of type `s` whose little-endian bytes are `b` (exactly
     /// `s.size()` of them). `None` for a `bool` byte other than 0 or 1.
-    pub(super) fn decode(s: Scalar, b: &[u8]) -> Option<Value> {
+    pub(crate) fn decode(s: Scalar, b: &[u8]) -> Option<Value> {
         let mut w = [0u8; 8];
         w[..b.len()].copy_from_slice(b);
         let bits = u64::from_le_bytes(w);
@@ -186,7 +186,7 @@ impl Value {
     }
 
     /// Little-endian bytes and their count; pointers take 8 bytes.
-    pub(super) fn encode(&self) -> ([u8; 8], usize) {
+    pub(crate) fn encode(&self) -> ([u8; 8], usize) {
         let (bits, n) = match *self {
             Value::Void => (0, 0),
             Value::F32(v) => (v.to_bits() as u64, 4),

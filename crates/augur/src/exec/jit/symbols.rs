@@ -28,7 +28,23 @@ pub(super) fn resolve(name: &str, opts: &CompileOptions) -> Option<usize> {
     if let Some(s) = opts.symbols.iter().rev().find(|s| s.name == name) {
         return Some(s.address);
     }
+    if name == crate::passes::bounds::CHECKED {
+        return Some(checked as *const () as usize);
+    }
     crate::exec::process::c_symbol(name)
+}
+
+/// The bounds check of checked functions (`passes::bounds`), as the C
+/// writer defines it: the index, or a message and the end of the process.
+extern "C" fn checked(index: i64, len: i64, slice: i32) -> i64 {
+    if (0..len).contains(&index) {
+        return index;
+    }
+    eprintln!(
+        "augur: {}",
+        crate::passes::bounds::message(index, len, slice)
+    );
+    std::process::abort()
 }
 
 /// True where [`call_int`] and [`call_float`] make variadic calls as the
