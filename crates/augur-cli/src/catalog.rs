@@ -80,7 +80,7 @@ const EINSUM_SIZES: Option<(usize, usize)> = Some((1, 46340));
 const CONV_SIZES: Option<(usize, usize)> = Some((3, 1 << 30));
 
 /// Every example.
-pub const EXAMPLES: [Example; 8] = [
+pub const EXAMPLES: [Example; 9] = [
     Example {
         name: "power",
         about: "x^15 by repeated squaring; the exponent is first-stage, so the loop unrolls away",
@@ -108,6 +108,13 @@ pub const EXAMPLES: [Example; 8] = [
         sizes: None,
         movement: false,
         stage: recursion,
+    },
+    Example {
+        name: "particles",
+        about: "structs: a time step over particles (position and velocity, each a struct of two floats), with bounces",
+        sizes: None,
+        movement: false,
+        stage: particles,
     },
     Example {
         name: "matmul",
@@ -352,6 +359,55 @@ fn recursion(p: &Params) -> Result<Staged> {
         explain,
         stats,
     })
+}
+
+/// A 2-D vector: two floats.
+#[derive(Clone, Copy, Debug, PartialEq, augur::Staged)]
+#[repr(C)]
+pub struct Vec2 {
+    /// Horizontal.
+    pub x: f32,
+    /// Vertical.
+    pub y: f32,
+}
+
+/// A particle: where it is and where it goes.
+#[derive(Clone, Copy, Debug, PartialEq, augur::Staged)]
+#[repr(C)]
+pub struct Particle {
+    /// Position.
+    pub pos: Vec2,
+    /// Velocity.
+    pub vel: Vec2,
+}
+
+/// The particles example's function: `step(ps, n)` moves each of `n`
+/// particles by its velocity over a first-stage time step, under gravity,
+/// bouncing off the floor at `y = 0`.
+pub fn particles_extracted() -> Result<Extracted<unsafe extern "C" fn(*mut Particle, i32)>> {
+    const DT: f32 = 0.01;
+    const GRAVITY: f32 = -9.81;
+    Ok(
+        Builder::new().extract("step", |ps: Dyn<*mut Particle>, n: Dyn<i32>| {
+            let i = Dyn::named("i", 0);
+            while i.lt(n).is_true() {
+                let p = ps.at(i);
+                let (pos, vel) = (p.pos(), p.vel());
+                vel.y().set(vel.y() + GRAVITY * DT);
+                pos.x().set(pos.x() + vel.x() * DT);
+                pos.y().set(pos.y() + vel.y() * DT);
+                if pos.y().lt(0.0f32).is_true() {
+                    pos.y().set(-pos.y());
+                    vel.y().set(-vel.y() * 0.9f32);
+                }
+                i.set(i + 1);
+            }
+        })?,
+    )
+}
+
+fn particles(p: &Params) -> Result<Staged> {
+    Ok(core(particles_extracted()?, p.lines))
 }
 
 fn einsum(kind: Kind, p: &Params) -> Result<Staged> {

@@ -64,14 +64,10 @@ fn emitted_c_compiles_and_computes_what_the_first_stage_meant() {
     assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "14348907");
 }
 
-#[test]
-fn the_recursion_example_is_one_unit_that_compiles_alone_without_warnings() {
-    let dir = scratch("emit_recursion");
-    let code = ok(&["emit", "recursion"]);
-    assert!(code.contains("r = gcd(arg1, arg0 % arg1);"), "{code}");
-    assert!(code.contains("double power_13(double arg0) {"), "{code}");
+/// Compiles the emitted unit `code` on its own with `-std=c99 -Wall -Werror`.
+fn compiles_alone(dir: &Path, code: &str) {
     let src = dir.join("unit.c");
-    std::fs::write(&src, &code).unwrap();
+    std::fs::write(&src, code).unwrap();
     let cc = Command::new("cc")
         .args(["-std=c99", "-Wall", "-Werror", "-c", "-o"])
         .arg(dir.join("unit.o"))
@@ -83,9 +79,56 @@ fn the_recursion_example_is_one_unit_that_compiles_alone_without_warnings() {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
+}
+
+#[test]
+fn the_recursion_example_is_one_unit_that_compiles_alone_without_warnings() {
+    let dir = scratch("emit_recursion");
+    let code = ok(&["emit", "recursion"]);
+    assert!(code.contains("r = gcd(arg1, arg0 % arg1);"), "{code}");
+    assert!(code.contains("double power_13(double arg0) {"), "{code}");
+    compiles_alone(&dir, &code);
     let main_c = "#include <stdio.h>\nint main(void) { printf(\"%llu %.1f\\n\", \
                   (unsigned long long)gcd(1071, 462), power_13(2.0)); return 0; }\n";
     assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "21 8192.0");
+}
+
+#[test]
+fn the_particles_example_declares_its_structs_and_computes_what_rust_does() {
+    let dir = scratch("emit_particles");
+    let code = ok(&["emit", "particles"]);
+    assert!(
+        code.contains("typedef struct Particle {\n  Vec2 pos;\n  Vec2 vel;\n} Particle;"),
+        "{code}"
+    );
+    let main_c = "#include <stdio.h>\nint main(void) {\n  Particle ps[2] = {{{0.0f, 1.0f}, {1.0f, 0.0f}}, {{2.0f, 0.5f}, {-1.0f, 3.0f}}};\n  \
+                  for (int t = 0; t < 200; t++) step(ps, 2);\n  \
+                  for (int i = 0; i < 2; i++) printf(\"%.9g %.9g %.9g %.9g\\n\", ps[i].pos.x, ps[i].pos.y, ps[i].vel.x, ps[i].vel.y);\n  \
+                  return 0;\n}\n";
+    compiles_alone(&dir, &code);
+    let printed = compile_and_run(&dir, &code, main_c);
+    // The same step in Rust, operation by operation.
+    let mut ps = [[0.0f32, 1.0, 1.0, 0.0], [2.0, 0.5, -1.0, 3.0]];
+    for _ in 0..200 {
+        for p in &mut ps {
+            p[3] += -9.81f32 * 0.01;
+            p[0] += p[2] * 0.01;
+            p[1] += p[3] * 0.01;
+            if p[1] < 0.0 {
+                p[1] = -p[1];
+                p[3] = -p[3] * 0.9;
+            }
+        }
+    }
+    let got: Vec<Vec<f32>> = printed
+        .lines()
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(
+        got,
+        ps.iter().map(|p| p.to_vec()).collect::<Vec<_>>(),
+        "{printed}"
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `#[augur::staged]`: plain Rust loops and locals made visible to augur's
-//! extraction. Use it through the `augur` crate (`augur::staged`); what it
+//! extraction; and `#[derive(augur::Staged)]`, structs as second-stage
+//! types. Use it through the `augur` crate (`augur::staged`); what it
 //! expands to is described in `augur::stage::staged`.
 //!
 //! The attribute goes on a function or an `impl` block. It rewrites, in
@@ -12,6 +13,7 @@
 //!   the assignment followed by an update of the tracker;
 //! * the body into one that holds a `Frame` first (no tail calls).
 
+mod derive;
 mod rewrite;
 
 use proc_macro::TokenStream;
@@ -28,6 +30,17 @@ pub fn staged(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     match syn::parse::<syn::Item>(item) {
         Ok(item) => rewrite::item(item).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `#[derive(augur::Staged)]`: see `augur::Staged`.
+#[proc_macro_derive(Staged)]
+pub fn derive_staged(item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(item) {
+        Ok(input) => derive::staged(input)
+            .unwrap_or_else(|e| e.to_compile_error())
+            .into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

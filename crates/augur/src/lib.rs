@@ -157,6 +157,45 @@ pub use trace::{Stats, Tagger};
 /// ```
 pub use augur_macros::staged;
 
+/// Makes a `#[repr(C)]` struct a second-stage type: `Dyn<Point>` is a C
+/// `Point` (declared once per unit, before the functions), with a method per
+/// field from the generated trait `PointFields` (bring it into scope) that
+/// gives the field as a `Dyn`: read it, [`set`](Dyn::set) it, `+=` it.
+/// Fields are scalars, pointers, arrays, function pointers and other
+/// staged structs. The struct itself is what compiled code takes and
+/// returns by value (derive `Clone, Copy` too); the JIT takes structs by
+/// pointer only.
+///
+/// ```
+/// use augur::{Builder, Dyn, Staged};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, Staged)]
+/// #[repr(C)]
+/// struct Point {
+///     x: f32,
+///     y: f32,
+/// }
+///
+/// let f = Builder::new()
+///     .extract("mirror", |ps: Dyn<*mut Point>, n: Dyn<i32>| {
+///         let i = Dyn::new(0);
+///         while i.lt(n).is_true() {
+///             let p = ps.at(i);
+///             let x = Dyn::new(p.x());
+///             p.x().set(p.y());
+///             p.y().set(x);
+///             i.set(i + 1);
+///         }
+///     })
+///     .unwrap();
+/// assert!(f.c_code().contains("typedef struct Point {\n  float x;\n  float y;\n} Point;"));
+/// let mut ps = [Point { x: 1.0, y: 2.0 }, Point { x: 3.0, y: 4.0 }];
+/// // SAFETY: `mirror` swaps the fields of `n` points at `ps`.
+/// unsafe { f.compile().unwrap().get()(ps.as_mut_ptr(), 2) };
+/// assert_eq!(ps, [Point { x: 2.0, y: 1.0 }, Point { x: 4.0, y: 3.0 }]);
+/// ```
+pub use augur_macros::Staged;
+
 /// What [`staged`] expands to; not API.
 #[doc(hidden)]
 pub mod __private {

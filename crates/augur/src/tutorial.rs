@@ -25,9 +25,10 @@
 //!    with [`Prophecy`](crate::prophecy::Prophecy) and re-execution.
 //! 5. [A small DSL](ch5_dsl): a vector library that fuses operations when
 //!    every path agrees, and where to go from there.
-//! 6. [Several functions](ch6_functions): a [`Module`](crate::Module) of
-//!    staged functions that call each other, recursion, functions
-//!    specialised on first-stage keys, function pointers.
+//! 6. [Structs and several functions](ch6_functions): `#[derive(augur::Staged)]`
+//!    structs, and a [`Module`](crate::Module) of staged functions that
+//!    call each other: recursion, functions specialised on first-stage
+//!    keys, function pointers.
 //!
 //! Every code block in these chapters is a test that runs. Each chapter also
 //! has a complete program in `crates/augur/examples/` that prints the

@@ -7,7 +7,9 @@
 //! * sample 41: `print_a` … `print_z`, each printing its letter `count`
 //!   times and calling the next with `count + 1`: functions generated on
 //!   demand, keyed by a first-stage `char`;
-//! * sample 65: `restrict` pointer parameters.
+//! * sample 65: `restrict` pointer parameters;
+//! * samples 42 and 52: struct members through values, pointers and nested
+//!   structs.
 
 use augur::exec::{Backend, CompileOptions};
 use augur::{libc, AnyArg, Builder, Dyn, FnPtr, Func, Interpreter, Value};
@@ -180,4 +182,135 @@ fn sample65_declares_pointer_parameters_restrict() {
     let y = it.memory_mut().alloc_slice(&ys);
     ex.interpret_in(&mut it, &[x, y, 5.into()]).unwrap();
     assert_eq!(it.memory().read_slice::<i32>(x, 5).unwrap(), ys);
+}
+
+// ----- samples 42 and 52: structs -----
+
+#[derive(Clone, Copy, Debug, PartialEq, augur::Staged)]
+#[repr(C)]
+struct FooT {
+    member: i32,
+}
+
+/// BuildIt's `BarT<int>` (a generic `custom_type`): here one concrete struct.
+#[derive(Clone, Copy, Debug, PartialEq, augur::Staged)]
+#[repr(C)]
+struct BarT {
+    my_member: i32,
+    second_member: i32,
+}
+
+#[test]
+fn sample42_struct_members_through_values_and_pointers() {
+    let ex = Builder::new()
+        .extract("my_bar", |i: Dyn<*mut FooT>, init: Dyn<i32>| {
+            let g = Dyn::<FooT>::uninit();
+            g.member().set(init);
+            // `g = g + 1`: BuildIt's sample defines `+` on FooT as adding to
+            // the member.
+            g.member().set(g.member() + 1);
+            let x = Dyn::new(g.member());
+            let h = Dyn::new(g);
+            h.set(g);
+            let f = Dyn::<BarT>::uninit();
+            f.second_member().set(g.member() + 1);
+            f.my_member().set(x);
+            i.deref().member().set(f.second_member());
+            i.at(3).member().set(0);
+            x + h.member() + f.second_member() + f.my_member()
+        })
+        .unwrap();
+    let c = ex.c_code();
+    assert!(
+        c.contains("typedef struct FooT {\n  int32_t member;\n} FooT;"),
+        "{c}"
+    );
+    assert!(
+        c.contains(
+            "typedef struct BarT {\n  int32_t my_member;\n  int32_t second_member;\n} BarT;"
+        ),
+        "{c}"
+    );
+    assert!(
+        c.contains("arg0->member = ") && c.contains("arg0[3].member = 0;"),
+        "{c}"
+    );
+    // g = 6, x = 6, h = g, f = (6, 7): 6 + 6 + 7 + 6.
+    for backend in [Backend::C, Backend::Jit] {
+        let f = ex
+            .compile_with(&CompileOptions::default().with_backend(backend))
+            .unwrap();
+        let mut is = [FooT { member: 9 }; 4];
+        // SAFETY: `my_bar` writes `member` of elements 0 and 3 at `i`.
+        assert_eq!(unsafe { f.get()(is.as_mut_ptr(), 5) }, 25);
+        assert_eq!(
+            is,
+            [
+                FooT { member: 7 },
+                FooT { member: 9 },
+                FooT { member: 9 },
+                FooT { member: 0 }
+            ]
+        );
+    }
+    let mut it = Interpreter::new();
+    let is = it.memory_mut().alloc_slice(&[9i32; 4]);
+    assert_eq!(
+        ex.interpret_in(&mut it, &[is, 5.into()]).unwrap(),
+        25.into()
+    );
+    assert_eq!(it.memory().read_slice::<i32>(is, 4).unwrap(), [7, 9, 9, 0]);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, augur::Staged)]
+#[repr(C)]
+struct StructType {
+    x: i32,
+    y: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, augur::Staged)]
+#[repr(C)]
+struct MyType {
+    nested: StructType,
+    another: i32,
+}
+
+#[test]
+fn sample52_nested_struct_members_keep_their_names() {
+    let ex = Builder::new()
+        .extract("bar", |p: Dyn<*mut StructType>, another: Dyn<i32>| {
+            let a = Dyn::<MyType>::uninit();
+            a.another().set(another);
+            let b = Dyn::<StructType>::uninit();
+            b.x().set(1);
+            b.y().set(2.5f32);
+            a.nested().set(b);
+            a.nested().x().set(a.another());
+            let mut y = a.nested().y();
+            y += 1.0f32;
+            p.deref().x().set(0);
+            a.nested().y() + a.nested().x().cast::<f32>()
+        })
+        .unwrap();
+    let c = ex.c_code();
+    // BuildIt prints `var0.nested.mem0 = var0.mem0;` here: the members'
+    // names are lost. augur keeps them.
+    assert!(c.contains(".nested.x = ") && c.contains(".another;"), "{c}");
+    assert!(c.contains("arg0->x = 0;"), "{c}");
+    for backend in [Backend::C, Backend::Jit] {
+        let f = ex
+            .compile_with(&CompileOptions::default().with_backend(backend))
+            .unwrap();
+        let mut p = StructType { x: 5, y: 1.0 };
+        // SAFETY: `bar` writes `x` of the struct at `p`.
+        assert_eq!(unsafe { f.get()(&mut p, 4) }, 7.5);
+        assert_eq!(p, StructType { x: 0, y: 1.0 });
+    }
+    let mut it = Interpreter::new();
+    let p = it.memory_mut().alloc_slice(&[5i32, 0]);
+    assert_eq!(
+        ex.interpret_in(&mut it, &[p, 4.into()]).unwrap(),
+        7.5f32.into()
+    );
 }

@@ -92,6 +92,8 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
         Type::Void => format!("void {name}").trim_end().to_string(),
         Type::Scalar(s) => format!("{} {name}", s.c_name()).trim_end().to_string(),
         Type::Opaque(o) => format!("{} {name}", o.name).trim_end().to_string(),
+        // Each struct is a `typedef struct S {...} S;` of its own name.
+        Type::Struct(s) => format!("{} {name}", s.name).trim_end().to_string(),
         // A pointer to a constant pointer: the `const` qualifies the
         // pointee's own `*` (`T *const *p`, `R (*const *p)(A)`), not what
         // that one points to.
@@ -256,6 +258,34 @@ impl ExprPrinter<'_> {
             }
             // A function's name is its address.
             Expr::FuncAddr(func) => (PREC_POSTFIX, f.externs[*func].name.clone()),
+            // `s.x`; `p->x` for `(*p).x`; `s.x` again for `(*&s).x`.
+            Expr::Field(base, i) => {
+                let name = match self.func.ty(*base) {
+                    Type::Struct(s) => s.fields[*i as usize].0.as_str(),
+                    _ => "?",
+                };
+                // `*&x` is `x`.
+                let mut base = *base;
+                while let Expr::Deref(p) = &f.exprs[base].kind {
+                    match &f.exprs[*p].kind {
+                        Expr::AddrOf(x) => base = *x,
+                        _ => break,
+                    }
+                }
+                let mut s = String::new();
+                match &f.exprs[base].kind {
+                    Expr::Deref(p) => {
+                        self.write(&mut s, *p, PREC_POSTFIX)?;
+                        s.push_str("->");
+                    }
+                    _ => {
+                        self.write(&mut s, base, PREC_POSTFIX)?;
+                        s.push('.');
+                    }
+                }
+                s.push_str(name);
+                (PREC_POSTFIX, s)
+            }
             Expr::Call(func, args) => {
                 let mut s = f.externs[*func].name.clone();
                 s.push('(');

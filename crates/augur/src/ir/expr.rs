@@ -200,6 +200,9 @@ pub enum Expr {
     FuncAddr(FuncId),
     /// `c ? a : b`.
     Select(ExprId, ExprId, ExprId),
+    /// Field `i` of the struct `base` (a place when `base` is one; C
+    /// `base.name`, or `p->name` when `base` is `*p`).
+    Field(ExprId, u32),
 }
 
 /// An expression with its type.

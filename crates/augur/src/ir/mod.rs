@@ -7,6 +7,10 @@
 //! * [`Function::vars`]: every second-stage variable (parameters, user
 //!   variables made with [`Dyn::new`](crate::Dyn::new), and temporaries that
 //!   hold the result of each first-stage operation). A [`VarId`] names one.
+//! * Types ([`Type`]): scalars, pointers, arrays, function pointers, opaque
+//!   C types (behind pointers only) and structs with C layout
+//!   ([`Type::Struct`]; a field is [`Expr::Field`], a place when its
+//!   struct is one).
 //! * [`Function::exprs`]: expression trees ([`Expr`]), each node typed. A
 //!   node may be shared by several parents only if it is pure; passes that
 //!   rewrite a node in place must copy shared nodes first (they do not occur
@@ -29,7 +33,7 @@
 //! 1. every variable other than a parameter is declared exactly once, and
 //!    every use lies inside the block of its declaration, after it;
 //! 2. `break` and `continue` lie inside a loop;
-//! 3. assignment targets are places (`Var`, `Index`, `Deref`);
+//! 3. assignment targets are places (`Var`, `Index`, `Deref`, `Field`);
 //! 4. a `return` carries a value iff [`Function::ret`] is not `Void`;
 //! 5. every `goto` names a label the function defines once;
 //! 6. a launch declares its two `int32_t` indices for its body, which no
@@ -54,7 +58,7 @@ pub use entity::{Arena, EntityId, SecondaryMap};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};
-pub use types::{FnSig, OpaqueType, Scalar, Type};
+pub use types::{FnSig, OpaqueType, Scalar, StructType, Type};
 
 pub(crate) use entity::entity;
 
@@ -257,6 +261,7 @@ impl Function {
             }
             Expr::Deref(a) => Expr::Deref(self.deep_copy(a)),
             Expr::AddrOf(a) => Expr::AddrOf(self.deep_copy(a)),
+            Expr::Field(a, i) => Expr::Field(self.deep_copy(a), i),
             Expr::Call(f, args) => Expr::Call(f, args.iter().map(|&a| self.deep_copy(a)).collect()),
             Expr::Select(c, a, b) => {
                 let c = self.deep_copy(c);
@@ -272,7 +277,11 @@ impl Function {
     pub fn for_each_child(&self, e: ExprId, mut f: impl FnMut(ExprId)) {
         match &self.exprs[e].kind {
             Expr::Var(_) | Expr::Const(_) | Expr::FuncAddr(_) => {}
-            Expr::Unary(_, a) | Expr::Cast(a) | Expr::Deref(a) | Expr::AddrOf(a) => f(*a),
+            Expr::Unary(_, a)
+            | Expr::Cast(a)
+            | Expr::Deref(a)
+            | Expr::AddrOf(a)
+            | Expr::Field(a, _) => f(*a),
             Expr::Binary(_, a, b) | Expr::Index(a, b) => {
                 f(*a);
                 f(*b)
@@ -329,4 +338,38 @@ impl Function {
         self.for_each_child(e, |c| any |= self.reads_memory(c));
         any
     }
+}
+
+/// The structs `fs` use, each after the structs its fields use (by value
+/// or through pointers).
+pub fn struct_types(fs: &[&Function]) -> Vec<&'static StructType> {
+    fn visit(t: &Type, out: &mut Vec<&'static StructType>) {
+        match t {
+            Type::Struct(s) => {
+                if out.contains(s) {
+                    return;
+                }
+                s.fields.iter().for_each(|(_, t)| visit(t, out));
+                out.push(s);
+            }
+            Type::Ptr { to, .. } => visit(to, out),
+            Type::Array { of, .. } => visit(of, out),
+            Type::FnPtr(sig) => {
+                sig.params.iter().for_each(|t| visit(t, out));
+                visit(&sig.ret, out);
+            }
+            Type::Void | Type::Scalar(_) | Type::Opaque(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    for f in fs {
+        f.vars.iter().for_each(|(_, v)| visit(&v.ty, &mut out));
+        f.exprs.iter().for_each(|(_, e)| visit(&e.ty, &mut out));
+        for (_, d) in f.externs.iter() {
+            d.params.iter().for_each(|t| visit(t, &mut out));
+            visit(&d.ret, &mut out);
+        }
+        visit(&f.ret, &mut out);
+    }
+    out
 }

@@ -152,6 +152,40 @@ pub enum Type {
     /// through pointers: it has no size, no values and no elements. Build
     /// with [`Type::opaque`].
     Opaque(&'static OpaqueType),
+    /// A struct with C layout (`#[repr(C)]`): named fields in order, each
+    /// at the next offset its alignment allows. Build with [`Type::structure`].
+    Struct(&'static StructType),
+}
+
+/// A struct's name and fields.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StructType {
+    /// Its C name (the Rust type's).
+    pub name: String,
+    /// Its fields, in order: name and type.
+    pub fields: Vec<(String, Type)>,
+}
+
+impl StructType {
+    /// The byte offset of field `i` (C's layout: each field at the next
+    /// multiple of its alignment).
+    pub fn offset(&self, i: usize) -> u64 {
+        let mut at = 0u64;
+        for (k, (_, t)) in self.fields.iter().enumerate() {
+            let a = t.align().unwrap_or(1);
+            at = at.div_ceil(a) * a;
+            if k == i {
+                return at;
+            }
+            at += t.size().unwrap_or(0);
+        }
+        at
+    }
+
+    /// The index of the field called `name`.
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|(n, _)| n == name)
+    }
 }
 
 /// A C type known by name only.
@@ -236,6 +270,41 @@ impl Type {
         ))
     }
 
+    /// The struct `name` with `fields` (name and type, in order).
+    ///
+    /// ```
+    /// use augur::ir::{Scalar, Type};
+    /// let (f32_, u8_) = (Type::Scalar(Scalar::F32), Type::Scalar(Scalar::U8));
+    /// let s = Type::structure("Pixel", vec![("tag".into(), u8_), ("v".into(), f32_)]);
+    /// assert_eq!((s.size(), s.align()), (Some(8), Some(4)));
+    /// ```
+    pub fn structure(name: &str, fields: Vec<(String, Type)>) -> Type {
+        static TABLE: Table<StructType> = OnceLock::new();
+        Type::Struct(intern(
+            &TABLE,
+            StructType {
+                name: name.to_string(),
+                fields,
+            },
+        ))
+    }
+
+    /// Alignment in bytes, as C lays it out (`None` for `Void`, opaque
+    /// types and unsized arrays' elements of no alignment).
+    pub fn align(&self) -> Option<u64> {
+        match self {
+            Type::Void | Type::Opaque(_) => None,
+            Type::Scalar(s) => Some(s.size()),
+            Type::Ptr { .. } | Type::FnPtr(_) => Some(8),
+            Type::Array { of, .. } => of.align(),
+            Type::Struct(s) => s
+                .fields
+                .iter()
+                .map(|(_, t)| t.align())
+                .try_fold(1, |m, a| Some(m.max(a?))),
+        }
+    }
+
     /// Calls `f` on this type and every type inside it (pointees, array
     /// elements, function pointers' parameters and results).
     pub fn for_each_part(&self, f: &mut impl FnMut(&Type)) {
@@ -249,6 +318,7 @@ impl Type {
                 }
                 sig.ret.for_each_part(f);
             }
+            Type::Struct(st) => st.fields.iter().for_each(|(_, t)| t.for_each_part(f)),
             Type::Void | Type::Scalar(_) | Type::Opaque(_) => {}
         }
     }
@@ -311,6 +381,15 @@ impl Type {
             Type::Scalar(s) => Some(s.size()),
             Type::Ptr { .. } | Type::FnPtr(_) => Some(8),
             Type::Array { of, len } => Some(of.size()? * (*len)?),
+            Type::Struct(s) => {
+                let last = s.fields.len().checked_sub(1);
+                let end = match last {
+                    Some(i) => s.offset(i) + s.fields[i].1.size()?,
+                    None => 0,
+                };
+                let a = self.align()?;
+                Some(end.div_ceil(a) * a)
+            }
         }
     }
 }
@@ -330,6 +409,7 @@ impl PartialEq for Type {
             (Type::Array { of: a, len: l }, Type::Array { of: b, len: k }) => l == k && same(a, b),
             (Type::FnPtr(a), Type::FnPtr(b)) => std::ptr::eq(*a, *b) || a == b,
             (Type::Opaque(a), Type::Opaque(b)) => std::ptr::eq(*a, *b) || a == b,
+            (Type::Struct(a), Type::Struct(b)) => std::ptr::eq(*a, *b) || a == b,
             _ => false,
         }
     }
@@ -352,6 +432,7 @@ impl std::hash::Hash for Type {
             }
             Type::FnPtr(sig) => sig.hash(h),
             Type::Opaque(o) => o.hash(h),
+            Type::Struct(st) => st.hash(h),
         }
     }
 }
@@ -447,6 +528,7 @@ impl fmt::Display for Type {
             Type::Array { of, len: Some(n) } => write!(f, "[{of}; {n}]"),
             Type::Array { of, len: None } => write!(f, "[{of}]"),
             Type::FnPtr(sig) => write!(f, "{sig}"),
+            Type::Struct(st) => write!(f, "struct {}", st.name),
             Type::Opaque(o) => {
                 write!(f, "opaque({:?}", o.name)?;
                 if let Some(h) = &o.header {

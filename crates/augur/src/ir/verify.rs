@@ -137,7 +137,7 @@ impl Verifier<'_> {
             StmtKind::Assign { place, value } => {
                 if !matches!(
                     self.f.exprs[*place].kind,
-                    Expr::Var(_) | Expr::Index(..) | Expr::Deref(_)
+                    Expr::Var(_) | Expr::Index(..) | Expr::Deref(_) | Expr::Field(..)
                 ) {
                     return Err(format!("assignment to a non-place expression {place}"));
                 }

@@ -101,7 +101,13 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
                     e.write(v);
                     e.writes_memory |= f.vars[v].addr_taken;
                 }
-                _ => e.writes_memory = true,
+                _ => {
+                    e.writes_memory = true;
+                    // `s.x = ..` writes the struct variable `s` too.
+                    if let Some(v) = struct_root(f, *place) {
+                        e.write(v);
+                    }
+                }
             }
             expr(*place, e);
             expr(*value, e);
@@ -128,6 +134,17 @@ fn add(f: &Function, s: &Stmt, e: &mut Effects) {
             e.write(l.tid);
         }
         StmtKind::Label(_) => {}
+    }
+}
+
+/// The variable a field place `s.a.b` lies in, if any.
+fn struct_root(f: &Function, place: ExprId) -> Option<VarId> {
+    match f.exprs[place].kind {
+        Expr::Field(b, _) => match f.exprs[b].kind {
+            Expr::Var(v) => Some(v),
+            _ => struct_root(f, b),
+        },
+        _ => None,
     }
 }
 

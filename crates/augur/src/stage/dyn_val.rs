@@ -243,6 +243,21 @@ impl<T: CType + ?Sized> Dyn<T> {
         })
     }
 
+    /// Field `index` of this struct, of type `F`: what the field methods
+    /// of `#[derive(augur::Staged)]` call (`p.x()`). It assigns back to the
+    /// field ([`set`](Dyn::set)) when the struct is a variable or was
+    /// loaded from memory.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn __field<F: CType>(self, index: u32) -> Dyn<F> {
+        let (var, gen) = (self.var, self.gen);
+        let loc = caller();
+        with(|e| {
+            let v = e.field(var, gen, index, F::ty(), loc)?;
+            Ok(Dyn::from_var(v, e.generation()))
+        })
+    }
+
     /// A value chosen by a dyn branch: a variable declared before the
     /// branch and assigned on each side, so code after the join can share
     /// it. Prefer this to `let v = if c.is_true() { a } else { b };`, whose

@@ -361,7 +361,11 @@ fn mentions(f: &Function, e: ExprId, v: VarId) -> bool {
     match &f.exprs[e].kind {
         Expr::Var(w) => *w == v,
         Expr::Const(_) | Expr::FuncAddr(_) => false,
-        Expr::Unary(_, a) | Expr::Cast(a) | Expr::Deref(a) | Expr::AddrOf(a) => mentions(f, *a, v),
+        Expr::Unary(_, a)
+        | Expr::Cast(a)
+        | Expr::Deref(a)
+        | Expr::AddrOf(a)
+        | Expr::Field(a, _) => mentions(f, *a, v),
         Expr::Binary(_, a, b) | Expr::Index(a, b) => mentions(f, *a, v) || mentions(f, *b, v),
         Expr::Select(a, b, c) => [a, b, c].iter().any(|x| mentions(f, **x, v)),
         Expr::Call(_, args) => args.iter().any(|x| mentions(f, *x, v)),

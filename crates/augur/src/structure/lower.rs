@@ -33,6 +33,16 @@ pub fn place(f: &mut Function, p: &Place) -> ExprId {
             let ty = element(f.ty(p));
             f.expr(Expr::Deref(p), ty)
         }
+        Place::Field(p, i) => {
+            let p = operand(f, p);
+            let st = element(f.ty(p));
+            let d = f.expr(Expr::Deref(p), st);
+            let ty = match st {
+                Type::Struct(s) => s.fields[*i as usize].1,
+                _ => Type::Void,
+            };
+            f.expr(Expr::Field(d, *i), ty)
+        }
     }
 }
 

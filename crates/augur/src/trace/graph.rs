@@ -74,6 +74,8 @@ pub enum Place {
     Index(Operand, Operand),
     /// `*ptr`.
     Deref(Operand),
+    /// `ptr->field`: field `u32` of the struct `ptr` points to.
+    Field(Operand, u32),
 }
 
 /// The value computed by a `Let`.
@@ -134,7 +136,7 @@ impl Op {
             match p {
                 Place::Var(_) => false,
                 Place::Index(a, b) => operand(a) || operand(b),
-                Place::Deref(a) => operand(a),
+                Place::Deref(a) | Place::Field(a, _) => operand(a),
             }
         }
         fn expr(e: &OpExpr) -> bool {
@@ -302,7 +304,7 @@ macro_rules! walk_vars {
                         operand(b, f);
                         operand(i, f)
                     }
-                    Place::Deref(q) => operand(q, f),
+                    Place::Deref(q) | Place::Field(q, _) => operand(q, f),
                 }
             }
             fn expr<F: FnMut(&$($m)? VarId, Access)>(e: &$($m)? OpExpr, f: &mut F) {

@@ -104,6 +104,39 @@ impl Engine {
         }
     }
 
+    /// Field `index` (of type `ty`) of the struct handle `v`: a load of
+    /// `(&s)->field` that, like a load from memory, assigns back there when
+    /// `s` is a variable or was loaded from memory. A field of a computed
+    /// struct value (a call's result) can be read, not assigned: the value
+    /// keeps its value.
+    pub(crate) fn field(
+        &mut self,
+        v: VarId,
+        gen: u32,
+        index: u32,
+        ty: Type,
+        loc: SrcLoc,
+    ) -> Result<VarId, Ctl> {
+        if self.detached.is_some() {
+            return self.let_(ty, OpExpr::Use(Operand::Var(v)), loc);
+        }
+        let v = self.var_of(v, gen, loc)?;
+        let st = self.func.vars[v].ty;
+        let (place, writable) = match (self.var_place.get(&v).cloned(), self.func.vars[v].kind) {
+            (Some(p), _) => (p, true),
+            (None, VarKind::Local | VarKind::Param(_)) => (Place::Var(v), true),
+            (None, VarKind::Temp) => (Place::Var(v), false),
+        };
+        let addr = self.address_of(place);
+        let ptr = self.let_(Type::ptr(st), addr, loc)?;
+        let field = Place::Field(Operand::Var(ptr), index);
+        let f = self.let_(ty, OpExpr::Load(field.clone()), loc)?;
+        if writable {
+            self.var_place.insert(f, field);
+        }
+        Ok(f)
+    }
+
     /// `&place`, marking a variable whose address is taken.
     pub(crate) fn address_of(&mut self, place: Place) -> OpExpr {
         if let (Place::Var(v), None) = (&place, &self.detached) {
@@ -159,6 +192,7 @@ impl Engine {
         Ok(match p {
             Place::Index(b, i) => Place::Index(self.snapshot(b, loc)?, self.snapshot(i, loc)?),
             Place::Deref(q) => Place::Deref(self.snapshot(q, loc)?),
+            Place::Field(q, i) => Place::Field(self.snapshot(q, loc)?, i),
             other => other,
         })
     }

@@ -1,4 +1,63 @@
-//! # 6. Several functions
+//! # 6. Structs and several functions
+//!
+//! Real DSLs have records (a tensor header, a particle, a tree node) and
+//! more than one function. This chapter shows both.
+//!
+//! # Structs
+//!
+//! `#[derive(augur::Staged)]` on a `#[repr(C)]` struct makes it a
+//! second-stage type: `Dyn<Particle>` is a C `Particle`, declared once at
+//! the top of the unit (each struct after those it contains). The derive
+//! also makes a trait, `ParticleFields`, with one method per field: `p.vel()`
+//! is the field as a `Dyn`, which you read, [`set`](crate::Dyn::set) or
+//! update with `+=`, and which itself has fields when it is a struct. A
+//! struct reached through a pointer (`ps.at(i)`, `p.deref()`) assigns back
+//! to memory, like any value loaded from there:
+//!
+//! ```
+//! use augur::{Builder, Dyn, Staged};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Staged)]
+//! #[repr(C)]
+//! struct Vec2 {
+//!     x: f32,
+//!     y: f32,
+//! }
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Staged)]
+//! #[repr(C)]
+//! struct Particle {
+//!     pos: Vec2,
+//!     vel: Vec2,
+//! }
+//!
+//! const DT: f32 = 0.5; // first-stage: folded into the code
+//! let step = Builder::new().extract("step", |ps: Dyn<*mut Particle>, n: Dyn<i32>| {
+//!     let i = Dyn::new(0);
+//!     while i.lt(n).is_true() {
+//!         let p = ps.at(i);
+//!         let mut x = p.pos().x();
+//!         x += p.vel().x() * DT;
+//!         let mut y = p.pos().y();
+//!         y += p.vel().y() * DT;
+//!         i.set(i + 1);
+//!     }
+//! })?;
+//! let c = step.c_code();
+//! assert!(c.contains("typedef struct Particle {\n  Vec2 pos;\n  Vec2 vel;\n} Particle;"));
+//! let mut ps = [Particle { pos: Vec2 { x: 0.0, y: 1.0 }, vel: Vec2 { x: 2.0, y: -2.0 } }];
+//! // SAFETY: `step` updates `n` particles at `ps`; `Particle` is `#[repr(C)]`.
+//! unsafe { step.compile()?.get()(ps.as_mut_ptr(), 1) };
+//! assert_eq!(ps[0].pos, Vec2 { x: 1.0, y: 0.0 });
+//! # Ok::<(), augur::Error>(())
+//! ```
+//!
+//! A whole struct is a value too: `Dyn::new(p)` copies it, `q.set(p)`
+//! assigns it, and a staged function (below) takes and returns structs by
+//! value, as C does. The JIT takes structs through pointers only: a struct
+//! passed by value needs the C compiler (the JIT says so).
+//!
+//! # Several functions
 //!
 //! So far every extraction gave one C function, and a Rust function called
 //! in the closure was simply inlined into it. That is usually what you

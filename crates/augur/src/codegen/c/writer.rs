@@ -52,6 +52,7 @@ pub fn write_module_with(fs: &[&Function], opts: &CodegenOptions) -> String {
     write_file_macro(&mut out, opts);
     write_checked_helper(&mut out, fs);
     write_struct_tags(&mut out, fs);
+    write_structs(&mut out, fs);
     write_prototypes(&mut out, fs);
     for f in fs {
         out.push('\n');
@@ -150,6 +151,18 @@ pub(crate) fn opaque_types(f: &Function) -> BTreeSet<&'static OpaqueType> {
     }
     add(&f.ret);
     out
+}
+
+/// `typedef struct S { T field; ... } S;` for each struct `fs` use, in
+/// dependency order.
+pub(crate) fn write_structs(out: &mut String, fs: &[&Function]) {
+    for s in crate::ir::struct_types(fs) {
+        let _ = writeln!(out, "\ntypedef struct {} {{", s.name);
+        for (name, t) in &s.fields {
+            let _ = writeln!(out, "  {};", c_declarator(t, name));
+        }
+        let _ = writeln!(out, "}} {};", s.name);
+    }
 }
 
 /// `struct tag;` for each opaque `struct` no header declares, so that

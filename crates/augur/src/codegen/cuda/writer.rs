@@ -3,7 +3,7 @@
 use super::kernel::{called, split, Kernel, Split};
 use crate::codegen::c::writer::{
     has_special_float, include_line, opaque_types, write_body, write_definition,
-    write_prototype_list, write_struct_tags,
+    write_prototype_list, write_struct_tags, write_structs,
 };
 use crate::codegen::source_map::{write_file_macro, CodegenOptions};
 use crate::error::Error;
@@ -82,6 +82,7 @@ pub fn write_cuda_module_with(
         .flat_map(|s| std::iter::once(&s.host).chain(s.kernels.iter().map(|k| &k.func)))
         .collect();
     write_struct_tags(&mut out, &units);
+    write_structs(&mut out, &units);
     out.push('\n');
     out.push_str(DEVICE_HELPERS);
     out.push_str("\nextern \"C\" {\n");

@@ -289,7 +289,9 @@ pub(super) fn cast(v: Value, to: &Type) -> Result<Value> {
             v if v.is_int() => Ok(Value::Ptr(v.as_u64().expect("an integer"))),
             _ => err(format!("cast of {} to {to}", v.ty())),
         },
-        Type::Array { .. } | Type::Opaque(_) => err(format!("cast to the type {to}")),
+        Type::Array { .. } | Type::Opaque(_) | Type::Struct(_) => {
+            err(format!("cast to the type {to}"))
+        }
     }
 }
 

@@ -165,7 +165,10 @@ impl Value {
     pub fn fits(&self, ty: &Type) -> bool {
         match (self, ty) {
             (Value::Void, Type::Void) => true,
-            (Value::Ptr(_), Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_)) => true,
+            (
+                Value::Ptr(_),
+                Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) | Type::Struct(_),
+            ) => true,
             (v, Type::Scalar(s)) => v.scalar() == Some(*s),
             _ => false,
         }

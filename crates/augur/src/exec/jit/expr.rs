@@ -24,11 +24,12 @@ impl Lower<'_, '_> {
                 let x = self.expr(*a)?;
                 self.convert(x, f.ty(*a), &data.ty)
             }
-            Expr::Index(..) | Expr::Deref(_) => {
+            Expr::Index(..) | Expr::Deref(_) | Expr::Field(..) => {
                 let addr = self.place_addr(e)?;
                 match data.ty {
-                    // An element that is an array decays to its address.
-                    Type::Array { .. } => Ok(addr),
+                    // An element that is an array decays to its address; a
+                    // struct's value is its address.
+                    Type::Array { .. } | Type::Struct(_) => Ok(addr),
                     t => {
                         let ty = types::value(&t)?;
                         Ok(self.b.ins().load(ty, MemFlags::new(), addr, 0))
@@ -66,7 +67,7 @@ impl Lower<'_, '_> {
             Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => {
                 self.b.ins().icmp_imm(IntCC::NotEqual, x, 0)
             }
-            Type::Void | Type::Opaque(_) => {
+            Type::Void | Type::Opaque(_) | Type::Struct(_) => {
                 return Err(jit_error(&format!("a {t} value used as a condition")))
             }
         })
@@ -114,6 +115,14 @@ impl Lower<'_, '_> {
                 self.offset(p, i, &i_ty, size, false)
             }
             Expr::Deref(p) => self.expr(*p),
+            Expr::Field(base, i) => {
+                let Type::Struct(s) = f.ty(*base) else {
+                    return Err(jit_error("a field of a value that is not a struct"));
+                };
+                let offset = s.offset(*i as usize) as i64;
+                let p = self.expr(*base)?;
+                Ok(self.b.ins().iadd_imm(p, offset))
+            }
             _ => Err(jit_error(
                 "the address of an expression that is not a place",
             )),
@@ -469,7 +478,7 @@ impl Lower<'_, '_> {
                     Type::Scalar(_) | Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_) => {
                         self.widen(x, from, to_ty)?
                     }
-                    Type::Void | Type::Opaque(_) => return Err(bad()),
+                    Type::Void | Type::Opaque(_) | Type::Struct(_) => return Err(bad()),
                 }
             }
             Type::Ptr { .. } | Type::FnPtr(_) => match from {
@@ -477,7 +486,9 @@ impl Lower<'_, '_> {
                 Type::Scalar(s) if s.is_int() || *s == Scalar::Bool => self.widen(x, from, PTR)?,
                 _ => return Err(bad()),
             },
-            Type::Void | Type::Array { .. } | Type::Opaque(_) => return Err(bad()),
+            Type::Void | Type::Array { .. } | Type::Opaque(_) | Type::Struct(_) => {
+                return Err(bad())
+            }
         })
     }
 }

@@ -7,7 +7,9 @@ use crate::ir::{
     Block, EntityId, Expr, ExprId, Function, LabelId, Launch, Stmt, StmtKind, Type, VarId, VarKind,
 };
 use crate::Result;
-use cranelift_codegen::ir::{self, InstBuilder, MemFlags, StackSlotData, StackSlotKind};
+use cranelift_codegen::ir::{
+    self, types as cl, InstBuilder, MemFlags, StackSlotData, StackSlotKind,
+};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::HashMap;
 
@@ -60,8 +62,10 @@ impl<'a, 'b> Lower<'a, 'b> {
     ) -> Result<Lower<'a, 'b>> {
         let mut homes = Vec::with_capacity(f.vars.len());
         for (v, d) in f.vars.iter() {
-            let array_local =
-                matches!(d.ty, Type::Array { .. }) && !matches!(d.kind, VarKind::Param(_));
+            // A struct, like a local array, lives in a slot and is its address.
+            let array_local = (matches!(d.ty, Type::Array { .. })
+                && !matches!(d.kind, VarKind::Param(_)))
+                || matches!(d.ty, Type::Struct(_));
             let home = if array_local {
                 let size = match d.ty.size() {
                     Some(n) => n,
@@ -297,6 +301,10 @@ impl<'a, 'b> Lower<'a, 'b> {
     }
 
     fn assign_var(&mut self, v: VarId, e: ExprId) -> Result<()> {
+        if let Type::Struct(_) = self.f.vars[v].ty {
+            let dst = self.var_addr(v)?;
+            return self.copy_struct(dst, e);
+        }
         let x = self.expr(e)?;
         let from = *self.f.ty(e);
         let x = self.convert(x, &from, &self.f.vars[v].ty)?;
@@ -308,6 +316,10 @@ impl<'a, 'b> Lower<'a, 'b> {
             return self.assign_var(v, value);
         }
         let to = *self.f.ty(place);
+        if let Type::Struct(_) = to {
+            let dst = self.place_addr(place)?;
+            return self.copy_struct(dst, value);
+        }
         if matches!(to, Type::Array { .. } | Type::Void) {
             return Err(jit_error(&format!("a store into a place of type {to}")));
         }
@@ -316,6 +328,22 @@ impl<'a, 'b> Lower<'a, 'b> {
         let x = self.convert(x, &from, &to)?;
         let addr = self.place_addr(place)?;
         self.b.ins().store(MemFlags::new(), x, addr, 0);
+        Ok(())
+    }
+
+    /// Copies the struct `e` (its value is its address) to `dst`, in
+    /// 8-byte words and then smaller pieces.
+    fn copy_struct(&mut self, dst: ir::Value, e: ExprId) -> Result<()> {
+        let size = self.f.ty(e).size().unwrap_or(0);
+        let src = self.expr(e)?;
+        let mut at = 0u64;
+        for (bytes, ty) in [(8, cl::I64), (4, cl::I32), (2, cl::I16), (1, cl::I8)] {
+            while size - at >= bytes {
+                let x = self.b.ins().load(ty, MemFlags::new(), src, at as i32);
+                self.b.ins().store(MemFlags::new(), x, dst, at as i32);
+                at += bytes;
+            }
+        }
         Ok(())
     }
 

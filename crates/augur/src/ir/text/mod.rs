@@ -23,6 +23,9 @@
 //!   variadic one, `in "header"` for one a header declares; `extern *(fn(A)
 //!   -> R, A) -> R` declares calls through pointers of type `fn(A) -> R`,
 //!   and is added by the first such call if the text has none).
+//! * `struct S { x: f32, y: f32 }` lines define the structs the function
+//!   uses (each after those it uses), named `struct S` as types; `s.x` is a
+//!   field.
 //! * A function pointer's type is `fn(A, B) -> R` (`fn(A)` returning
 //!   nothing); `&f` of an extern `f` is its address, `(p)(a, b)` a call
 //!   through pointer `p`.
@@ -84,6 +87,10 @@ pub(crate) fn inferred(f: &Function, e: &Expr) -> Type {
         Expr::Cast(a) => ty(*a),
         Expr::Index(a, _) | Expr::Deref(a) => ty(*a).element().copied().unwrap_or(Type::Void),
         Expr::AddrOf(a) => Type::ptr(ty(*a)),
+        Expr::Field(a, i) => match ty(*a) {
+            Type::Struct(s) => s.fields[*i as usize].1,
+            _ => Type::Void,
+        },
         Expr::Call(g, _) => f.externs[*g].ret,
         Expr::FuncAddr(g) => {
             let d = &f.externs[*g];
@@ -124,6 +131,10 @@ const ATOM: u8 = 16;
 impl Printer<'_> {
     fn function(&mut self) {
         let f = self.f;
+        for s in super::struct_types(&[f]) {
+            let fields: Vec<String> = s.fields.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+            let _ = writeln!(self.out, "struct {} {{ {} }}", s.name, fields.join(", "));
+        }
         for (_, d) in f.externs.iter() {
             let mut params: Vec<String> = d.params.iter().map(|t| t.to_string()).collect();
             if d.variadic {
@@ -350,6 +361,13 @@ impl Printer<'_> {
                 (ATOM, format!("{}({})", f.externs[*g].name, args.join(", ")))
             }
             Expr::FuncAddr(g) => (ATOM, format!("&{}", f.externs[*g].name)),
+            Expr::Field(a, i) => {
+                let name = match f.ty(*a) {
+                    Type::Struct(s) => s.fields[*i as usize].0.clone(),
+                    t => format!("<field {i} of {t}>"),
+                };
+                (ATOM, format!("{}.{name}", self.expr_at(*a, ATOM)))
+            }
             Expr::Select(c, a, b) => {
                 let text = format!(
                     "{} ? {} : {}",

@@ -50,6 +50,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         pos: 0,
         f: Function::new("", Type::Void),
         vars: HashMap::new(),
+        structs: HashMap::new(),
     };
     p.file()?;
     Ok(p.f)
@@ -60,6 +61,8 @@ struct Parser {
     pos: usize,
     f: Function,
     vars: HashMap<String, VarId>,
+    /// The structs the text defines, by name.
+    structs: HashMap<String, Type>,
 }
 
 type R<T> = Result<T, ParseError>;
@@ -142,6 +145,9 @@ impl Parser {
     }
 
     fn file(&mut self) -> R<()> {
+        while self.eat("struct") {
+            self.struct_def()?;
+        }
         while self.eat("extern") {
             self.extern_decl()?;
         }
@@ -167,6 +173,24 @@ impl Parser {
         if self.pos < self.toks.len() {
             return self.err("text after the function");
         }
+        Ok(())
+    }
+
+    /// `struct S { x: f32, y: f32 }`.
+    fn struct_def(&mut self) -> R<()> {
+        let name = self.ident()?;
+        self.expect("{")?;
+        let mut fields = Vec::new();
+        while !self.eat("}") {
+            if !fields.is_empty() {
+                self.expect(",")?;
+            }
+            let f = self.ident()?;
+            self.expect(":")?;
+            fields.push((f, self.ty()?));
+        }
+        self.structs
+            .insert(name.clone(), Type::structure(&name, fields));
         Ok(())
     }
 
@@ -268,6 +292,16 @@ impl Parser {
                 Type::Void
             };
             return Ok(Type::fn_ptr(params, ret));
+        }
+        if self.eat("struct") {
+            let name = self.ident()?;
+            return match self.structs.get(&name) {
+                Some(t) => Ok(*t),
+                None => {
+                    self.pos -= 1;
+                    self.err(format!("unknown struct `{name}`"))
+                }
+            };
         }
         if self.eat("opaque") {
             // `opaque("FILE" in "stdio.h")`, `opaque("struct counter")`.
@@ -600,10 +634,28 @@ impl Parser {
                 e = self.node(Expr::Index(e, i));
             } else if self.is("(") {
                 e = self.indirect_call(e)?;
+            } else if self.is(".") {
+                e = self.field(e)?;
             } else {
                 return Ok(e);
             }
         }
+    }
+
+    /// `s.x`: a field of the struct `s`.
+    fn field(&mut self, s: ExprId) -> R<ExprId> {
+        self.expect(".")?;
+        let name = self.ident()?;
+        let Type::Struct(st) = self.f.exprs[s].ty else {
+            return self.err(format!(
+                "field `{name}` of a value of type {}",
+                self.f.exprs[s].ty
+            ));
+        };
+        let Some(i) = st.field(&name) else {
+            return self.err(format!("`struct {}` has no field `{name}`", st.name));
+        };
+        Ok(self.node(Expr::Field(s, i as u32)))
     }
 
     /// `(p)(a, b)`: a call through the function pointer `p`, declared by

@@ -19,11 +19,12 @@ impl Frame<'_> {
             Expr::Unary(op, a) => ops::unary(*op, self.eval(*a)?),
             Expr::Binary(op, a, b) => self.binary(*op, *a, *b, &data.ty),
             Expr::Cast(a) => ops::cast(self.eval(*a)?, &data.ty),
-            Expr::Index(..) | Expr::Deref(_) => {
+            Expr::Index(..) | Expr::Deref(_) | Expr::Field(..) => {
                 let p = self.place(e)?;
                 match data.ty {
-                    // An array element of array type decays to its address.
-                    Type::Array { .. } => Ok(Value::Ptr(p)),
+                    // An element of array type decays to its address; a
+                    // struct's value is its address.
+                    Type::Array { .. } | Type::Struct(_) => Ok(Value::Ptr(p)),
                     _ => self.it.memory.load_at(p, &data.ty),
                 }
             }
@@ -105,6 +106,11 @@ impl Frame<'_> {
             Expr::Deref(p) => match self.eval(*p)? {
                 Value::Ptr(p) => Ok(p),
                 v => err(format!("dereference of the non-pointer {v}")),
+            },
+            // The struct's address (its value), plus the field's offset.
+            Expr::Field(base, i) => match (self.eval(*base)?, f.ty(*base)) {
+                (Value::Ptr(p), Type::Struct(s)) => ptr_add(p, s.offset(*i as usize) as i64),
+                (v, t) => err(format!("field {i} of {v} of type {t}")),
             },
             _ => err(format!("expression {e} is not a place")),
         }

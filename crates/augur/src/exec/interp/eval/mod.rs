@@ -129,6 +129,9 @@ fn callee(it: &Interpreter, name: &str) -> Callee {
 fn home_of(f: &Function, v: VarId) -> Home {
     let d = &f.vars[v];
     match (&d.ty, d.kind) {
+        // A struct lives in memory, even a parameter (a copy of the
+        // argument's bytes); its value is its address.
+        (Type::Struct(_), _) => Home::Array,
         // An array parameter is a pointer, as in C.
         (_, VarKind::Param(_)) if d.addr_taken => Home::Mem,
         (_, VarKind::Param(_)) => Home::Reg,
@@ -188,6 +191,17 @@ impl<'a> Frame<'a> {
     fn params(&mut self, args: &[Value]) -> Result<()> {
         for (&p, &a) in self.f.params.iter().zip(args) {
             self.slots[p.index()] = match self.homes[p.index()] {
+                // A struct argument is its address: the parameter is a copy.
+                Home::Array => {
+                    let size = self.f.vars[p].ty.size().unwrap_or(0);
+                    let name = Origin::Local(self.f.var_name(p));
+                    let q = self.it.memory.new_alloc(size, name, false)?;
+                    let Value::Ptr(src) = a else {
+                        return err(format!("a struct argument that is {a}"));
+                    };
+                    self.it.memory.copy(q, src, size)?;
+                    Slot::Mem(q)
+                }
                 Home::Mem => {
                     let size = a.encode().1 as u64;
                     let name = Origin::Local(self.f.var_name(p));
@@ -486,10 +500,27 @@ impl<'a> Frame<'a> {
                 self.f.ret
             ));
         }
+        // A struct result is the address of bytes whose scope is about to
+        // end: they are copied, now, to memory the caller owns.
+        if let (Value::Ptr(src), Type::Struct(_)) = (v, self.f.ret) {
+            let size = self.f.ret.size().unwrap_or(0);
+            let origin = Origin::Local(format!("result of `{}`", self.f.name));
+            let out = self.it.memory.new_alloc(size, origin, false)?;
+            self.it.memory.copy(out, src, size)?;
+            return Ok(Flow::Return(Value::Ptr(out)));
+        }
         Ok(Flow::Return(v))
     }
 
     fn declare(&mut self, v: VarId, init: Option<ExprId>) -> Result<()> {
+        if let Type::Struct(_) = self.f.vars[v].ty {
+            let size = self.f.vars[v].ty.size().unwrap_or(0);
+            let p = self.storage(v, size)?;
+            return match init {
+                Some(e) => self.copy_struct(p, e, size),
+                None => Ok(()),
+            };
+        }
         if self.homes[v.index()] == Home::Array {
             let size = self.array_size(v, init)?;
             self.storage(v, size)?;
@@ -582,8 +613,34 @@ impl<'a> Frame<'a> {
         Ok(p)
     }
 
+    /// Copies the struct `e` evaluates to (its address) to `dst`.
+    fn copy_struct(&mut self, dst: u64, e: ExprId, size: u64) -> Result<()> {
+        match self.eval(e)? {
+            // `s = s` copies nothing (C allows exactly that overlap).
+            Value::Ptr(src) if src == dst => Ok(()),
+            Value::Ptr(src) => self.it.memory.copy(dst, src, size),
+            v => err(format!("a struct value that is {v}")),
+        }
+    }
+
     fn assign(&mut self, place: ExprId, value: ExprId) -> Result<()> {
         let f = self.f;
+        if let Type::Struct(_) = f.ty(place) {
+            let size = f.ty(place).size().unwrap_or(0);
+            let dst = match f.exprs[place].kind {
+                Expr::Var(v) => match self.slots[v.index()] {
+                    Slot::Mem(p) => p,
+                    _ => {
+                        return err(format!(
+                            "assignment to `{}` before its declaration",
+                            f.var_name(v)
+                        ))
+                    }
+                },
+                _ => self.place(place)?,
+            };
+            return self.copy_struct(dst, value, size);
+        }
         if let Expr::Var(v) = f.exprs[place].kind {
             let x = self.checked(v, value)?;
             return match (self.homes[v.index()], self.slots[v.index()]) {

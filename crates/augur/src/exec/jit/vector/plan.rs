@@ -265,7 +265,11 @@ impl Planner<'_> {
             Expr::FuncAddr(_) => false,
             Expr::Binary(BinOp::Div | BinOp::Rem, ..) => is_float(f.ty(e)),
             Expr::Unary(..) | Expr::Binary(..) | Expr::Cast(_) | Expr::Select(..) => true,
-            Expr::Index(..) | Expr::Deref(_) | Expr::AddrOf(_) | Expr::Call(..) => false,
+            Expr::Index(..)
+            | Expr::Deref(_)
+            | Expr::AddrOf(_)
+            | Expr::Call(..)
+            | Expr::Field(..) => false,
         };
         let mut ok = here;
         f.for_each_child(e, |c| ok = ok && self.invariant(c));
@@ -276,7 +280,7 @@ impl Planner<'_> {
     fn pure(&self, e: ExprId) -> bool {
         let here = !matches!(
             self.f.exprs[e].kind,
-            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..)
+            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) | Expr::Field(..)
         );
         let mut ok = here;
         self.f.for_each_child(e, |c| ok = ok && self.pure(c));
