@@ -349,3 +349,60 @@ fn a_field_of_a_computed_struct_is_read_only_and_uninitialised_fields_are_caught
         "{e}"
     );
 }
+
+/// A kernel reading and writing fields of an array of structs: its CUDA
+/// declares the struct for host and device code (nvcc compiles it), and
+/// its CPU simulation gives what plain Rust gives.
+#[test]
+fn kernels_use_struct_fields() {
+    use augur::stage::gpu;
+    let ex = Builder::new()
+        .extract("flip", |ps: Dyn<*mut Point>| {
+            gpu::launch(2, 4, |b, t| {
+                let p = ps.at(b * 4 + t);
+                let x = Dyn::new(p.x());
+                p.x().set(p.y() * 2.0f32);
+                p.y().set(x);
+            });
+        })
+        .unwrap();
+    let cu = ex.cuda_code("").unwrap();
+    let decl = cu
+        .find("typedef struct Point {")
+        .expect("the struct is declared");
+    assert!(decl < cu.find("__global__").unwrap(), "{cu}");
+    let ptx = augur::exec::cuda::Nvcc::find_or_install()
+        .unwrap()
+        .ptx(&cu, "sm_80")
+        .unwrap();
+    assert_eq!(ptx.matches(".entry flip_k0").count(), 1, "{ptx}");
+    let start: Vec<Point> = (0..8)
+        .map(|i| Point {
+            x: i as f32,
+            y: -(i as f32),
+        })
+        .collect();
+    let want: Vec<Point> = start
+        .iter()
+        .map(|p| Point {
+            x: p.y * 2.0,
+            y: p.x,
+        })
+        .collect();
+    let sim = ex.simulated().unwrap();
+    for b in BACKENDS {
+        let mut ps = start.clone();
+        let f = sim.compile_with(&opts(b)).unwrap();
+        // SAFETY: `flip` updates the 8 points at `ps`.
+        unsafe { f.get()(ps.as_mut_ptr()) };
+        assert_eq!(ps, want, "{b:?}");
+    }
+    let mut it = Interpreter::new();
+    let p = it.memory_mut().alloc_slice(&bytes(&start));
+    ex.interpret_in(&mut it, &[p]).unwrap();
+    let got = it.memory().read_slice::<f32>(p, 16).unwrap();
+    assert_eq!(
+        got,
+        want.iter().flat_map(|p| [p.x, p.y]).collect::<Vec<_>>()
+    );
+}

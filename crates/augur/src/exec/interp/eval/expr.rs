@@ -138,6 +138,9 @@ impl Frame<'_> {
             }
             callee => self.dispatch(callee, &decl.name, &vals)?,
         };
+        if let (Type::Struct(_), Value::Ptr(q)) = (&decl.ret, r) {
+            self.temps.push(q);
+        }
         match &decl.ret {
             Type::Void => Ok(Value::Void),
             t if r.fits(t) => Ok(r),

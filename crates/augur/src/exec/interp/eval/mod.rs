@@ -85,6 +85,9 @@ struct Frame<'a> {
     /// Per variable, the data-race log's epoch when it was last declared
     /// (0: outside any checked loop); see [`parallel`].
     decl_epoch: Vec<u32>,
+    /// Struct results of calls in the statement running: the statement
+    /// copies what it keeps, so they are dropped when the next one starts.
+    temps: Vec<u64>,
 }
 
 /// Runs `f` (its arguments already checked).
@@ -181,6 +184,7 @@ impl<'a> Frame<'a> {
             slots: vec![Slot::Uninit; f.vars.len()],
             homes: f.vars.keys().map(|v| home_of(f, v)).collect(),
             scoped: Vec::new(),
+            temps: Vec::new(),
             callees,
             ptr_ty: Type::ptr(Type::Void),
             it,
@@ -231,8 +235,16 @@ impl<'a> Frame<'a> {
         }
     }
 
+    /// Drops the struct results of the last statement's calls.
+    fn drop_temps(&mut self) {
+        for p in self.temps.drain(..) {
+            self.it.memory.drop_local(p);
+        }
+    }
+
     /// Drops every local's storage: pointers to them are dangling now.
     fn finish(&mut self) {
+        self.drop_temps();
         for s in &self.slots {
             if let Slot::Mem(p) = *s {
                 self.it.memory.drop_local(p);
@@ -241,6 +253,7 @@ impl<'a> Frame<'a> {
     }
 
     fn tick(&mut self, s: &Stmt) -> Result<()> {
+        self.drop_temps();
         self.it.steps += 1;
         if self.it.steps > self.it.step_limit {
             return at(
