@@ -7,7 +7,8 @@
 //! compared with a plain-Rust model of the same program: results and the
 //! log of calls, in order.
 //!
-//! `AUGUR_MODULE_CASES` (default 60) and `AUGUR_MODULE_SEED` run more.
+//! `AUGUR_MODULE_CASES` (default 60, 25 in debug builds) and
+//! `AUGUR_MODULE_SEED` run more.
 
 use augur::exec::{Backend, CompileOptions};
 use augur::{Builder, Dyn, Func, Interpreter, Module, Value};
@@ -251,7 +252,7 @@ fn random_modules_run_as_their_rust_model() {
     let count: usize = std::env::var("AUGUR_MODULE_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(if cfg!(debug_assertions) { 25 } else { 60 });
     let seed: u64 = std::env::var("AUGUR_MODULE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

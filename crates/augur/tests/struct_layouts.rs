@@ -5,7 +5,8 @@
 //! (padding included, which nobody writes) and the sum it reads back must
 //! agree, so any offset or size that differs from C's shows.
 //!
-//! `AUGUR_LAYOUT_CASES` (default 60) and `AUGUR_LAYOUT_SEED` run more.
+//! `AUGUR_LAYOUT_CASES` (default 60, 25 in debug builds) and
+//! `AUGUR_LAYOUT_SEED` run more.
 
 use augur::exec::compile::compile;
 use augur::exec::interp::Interpreter;
@@ -118,7 +119,7 @@ fn random_struct_layouts_agree_with_the_c_compiler() {
     let count: usize = std::env::var("AUGUR_LAYOUT_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(if cfg!(debug_assertions) { 25 } else { 60 });
     let seed: u64 = std::env::var("AUGUR_LAYOUT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
