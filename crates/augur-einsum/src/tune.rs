@@ -133,7 +133,9 @@ pub fn tune<P>(
 }
 
 /// The cache file of `key` and `candidates` on this machine (its CPU model,
-/// core count and C compiler).
+/// core count and C compiler) and for this generator: the crate's version
+/// and the running executable (its size and modification time), so a
+/// rebuilt program, whose schedules may generate other code, tunes again.
 fn cache_path(key: &str, candidates: &[Schedule]) -> PathBuf {
     let opts = CompileOptions::default();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -146,7 +148,21 @@ fn cache_path(key: &str, candidates: &[Schedule]) -> PathBuf {
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (key, candidates, cpu, cores, opts.resolved_cc()).hash(&mut h);
+    let generator = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| (m.len(), m.modified().ok()))
+        .ok();
+    let version = env!("CARGO_PKG_VERSION");
+    (
+        key,
+        candidates,
+        cpu,
+        cores,
+        opts.resolved_cc(),
+        version,
+        generator,
+    )
+        .hash(&mut h);
     let file = format!("{:016x}", h.finish());
     opts.resolved_cache_dir().join("einsum-tune").join(file)
 }

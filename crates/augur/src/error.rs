@@ -77,7 +77,8 @@ pub enum Error {
     CheckFailed {
         /// The first operation that differed.
         location: SrcLoc,
-        /// The loops the path went through (their decisions).
+        /// The loops the path went through (their decisions); empty when
+        /// the difference is on a path the batched link check took.
         loops: Vec<SrcLoc>,
     },
     /// A generated loop with no way out: almost always a plain Rust loop
@@ -226,6 +227,12 @@ impl fmt::Display for Error {
                  the loop (Dyn::new) and set it each turn (a DSL value such as a tensor: copy \
                  into memory allocated before the loop); if the loop is a plain Rust loop, put \
                  #[augur::staged] on the function or iterate with augur::range"
+            ),
+            Error::CheckFailed { location, loops } if loops.is_empty() => write!(
+                f,
+                "the generated code would differ from the first stage at {location} on a \
+                 path the checks took: plain Rust state decides later code; keep such state \
+                 in a Static or a Dyn variable, or put #[augur::staged] on the function"
             ),
             Error::CheckFailed { location, loops } => write!(
                 f,

@@ -234,3 +234,76 @@ fn branch_bound_values_blow_up() {
         );
     }
 }
+
+/// `n` sequential ifs with nothing between: every join links, and the
+/// links share one batched check run (a run from the top taking the other
+/// side everywhere does each link's own check past it), so the closure
+/// runs `n + 1` times to explore and once to check.
+#[test]
+fn sequential_links_share_one_check_run() {
+    let n = 24;
+    let ex = Builder::new()
+        .extract("ifs", move |x: Dyn<i32>| {
+            let y = Dyn::new(0i32);
+            for k in augur::range(0..n) {
+                if x.lt(k).is_true() {
+                    y.set(y + 1);
+                }
+            }
+            y
+        })
+        .unwrap();
+    let s = ex.stats();
+    assert_eq!(
+        (s.runs, s.link_check_runs, s.total_runs),
+        (n as u64 + 1, 1, n as u64 + 2),
+        "{s}"
+    );
+    for x in [-1, 0, 5, 23, 30] {
+        let want = (0..n).filter(|&k| x < k).count() as i32;
+        assert_eq!(ex.interpret(&[x.into()]).unwrap(), want.into(), "x = {x}");
+    }
+}
+
+/// Plain flags set on the else sides of three ifs, read together only at
+/// the end: every link's linking run (first sides after it) sees no
+/// difference; the batched check run (else sides everywhere) does. The
+/// first link it passed is checked on its own, fails the same way, and its
+/// path gets its own code: exact on all eight paths.
+#[test]
+fn plain_flags_read_together_split_the_batched_links() {
+    let o = diff(
+        &Check::default(),
+        "flags",
+        |a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>| {
+            let y = Dyn::new(0i32);
+            let mut flags = 0;
+            for (i, v) in [a, b, c].into_iter().enumerate() {
+                if v.gt(0).is_true() {
+                    y.set(y + 1);
+                } else {
+                    flags |= 1 << i;
+                }
+            }
+            if flags == 7 {
+                y.set(y + 100);
+            }
+            y
+        },
+        |&mut (a, b, c): &mut (i32, i32, i32)| {
+            let pos = [a, b, c].iter().filter(|&&v| v > 0).count() as i32;
+            pos + if pos == 0 { 100 } else { 0 }
+        },
+        &[
+            (1, 1, 1),
+            (1, 1, 0),
+            (1, 0, 1),
+            (1, 0, 0),
+            (0, 1, 1),
+            (0, 1, 0),
+            (0, 0, 1),
+            (0, 0, 0),
+        ],
+    );
+    o.assert_ok_no_goto();
+}

@@ -384,14 +384,79 @@ fn machine(ctx: &Ctx) -> Result<(Table, Plot)> {
         "states",
         "ms",
     )
-    .series("augur", pts.iter().map(|p| (p.n as f64, p.ms)));
+    .series("augur, dyn loop", pts.iter().map(|p| (p.n as f64, p.ms)));
+    Ok((t, plot))
+}
+
+/// One point of the keyed state machine: N, functions, min ms, peak MB.
+type KeyedPoint = (u64, usize, f64, f64);
+
+/// The state machine as a keyed family of staged functions, one per state:
+/// each member is extracted once, from its key, with no replay of other
+/// states, so the work grows with N.
+fn machine_keyed(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ns = sizes(ctx, &[1000, 4000, 16000, 64000], &[100, 1000]);
+    let bar = ctx.bar(ns.len(), "keyed state machine");
+    let mut pts: Vec<KeyedPoint> = Vec::new();
+    for &n in &ns {
+        bar.set_message(format!("N = {n}"));
+        super::heap::reset_peak();
+        let base = super::heap::live();
+        let (min, _, (ex, entry)) =
+            time(ctx.reps(1), || Ok(programs::state_machine_keyed(n as u32)?))?;
+        let peak_mb = super::heap::peak_since(base) as f64 / 1e6;
+        for x in [-1, 2, 3, 7] {
+            let got = ex.interpret(entry.clone(), &[x.into(), 0i64.into(), 0i64.into()])?;
+            let want = programs::state_machine_ref(n as u32, x);
+            if got != Value::I64(want) {
+                return Err(
+                    format!("keyed state machine N = {n}: {got:?} for {x}, not {want}").into(),
+                );
+            }
+        }
+        pts.push((n, ex.functions().count(), ms(min), peak_mb));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let mut t = Table::new(
+        "state-machine-keyed",
+        "The same state machine as a keyed family: one staged function per state, each calling the next in tail position",
+        &["N", "functions", "time (ms)", "µs per state", "peak heap (MB)"],
+    );
+    for &(n, functions, ms, peak_mb) in &pts {
+        t.push(vec![
+            n.into(),
+            functions.into(),
+            Cell::float(ms, 1),
+            Cell::float(ms * 1000.0 / n as f64, 1),
+            Cell::float(peak_mb, 1),
+        ]);
+    }
+    let plot = Plot::lines(
+        "state-machine-keyed",
+        "State machine as keyed functions: extraction time",
+        "states",
+        "ms",
+    )
+    .series(
+        "augur, keyed functions",
+        pts.iter().map(|p| (p.0 as f64, p.2)),
+    );
     Ok((t, plot))
 }
 
 /// Runs the experiment.
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let mut out = Outcome::default();
-    for part in [straight, ifs, unrolled, nested, machine, prophecies] {
+    for part in [
+        straight,
+        ifs,
+        unrolled,
+        nested,
+        machine,
+        machine_keyed,
+        prophecies,
+    ] {
         let (t, p) = part(ctx)?;
         out.tables.push(t);
         out.plots.push(p);

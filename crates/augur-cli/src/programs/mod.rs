@@ -98,6 +98,33 @@ pub fn state_machine(n: u32) -> Result<Extracted<Fn1>> {
     })
 }
 
+/// The state machine of [`state_machine`] written as a keyed family of
+/// staged functions, one per state: `state_k(x, i, acc)` returns `acc`
+/// when `i >= x` and otherwise calls the next state's function in tail
+/// position. Each member is extracted on its own, from its key, so the
+/// first stage's work grows with the number of states (a dyn loop over a
+/// `Static` replays every earlier turn to reach each state's exit: see
+/// ARCHITECTURE.md, "Cost"). The entry is `state_0`; C compilers turn the
+/// tail calls into jumps.
+pub fn state_machine_keyed(n: u32) -> Result<(augur::ExtractedModule, StateFn)> {
+    let mut m = Builder::new().module().max_functions(n as usize + 1);
+    let state = m.declare_keyed::<u32, fn(i64, i64, i64) -> i64>("state");
+    m.define_keyed(
+        state,
+        move |s: u32, x: Dyn<i64>, i: Dyn<i64>, acc: Dyn<i64>| {
+            if i.lt(x).is_true() {
+                return state.at((s + 1) % n).call(x, i + 1, acc + s as i64);
+            }
+            acc
+        },
+    );
+    m.export(state.at(0));
+    Ok((m.extract()?, state.at(0)))
+}
+
+/// The entry of [`state_machine_keyed`]: `state_0(x, i, acc)`.
+pub type StateFn = augur::Instance<fn(i64, i64, i64) -> i64, u32>;
+
 /// What [`state_machine`] computes.
 pub fn state_machine_ref(n: u32, x: i64) -> i64 {
     (0..x.max(0)).map(|k| k % n as i64).sum()

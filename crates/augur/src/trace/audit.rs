@@ -315,7 +315,7 @@ impl Engine {
         self.checks.push(Job {
             decisions: c.decisions,
             no_link_until: 0,
-            check: Some(Check::Link(key.0, key.1)),
+            check: Some(Check::Link(key.0, key.1, c.attach)),
         });
     }
 
@@ -343,7 +343,7 @@ impl Engine {
             },
             Check::Batch(b) => Self::batch_choice(b, n, visits, t.is_some()),
             // The linking run took first sides: take the others.
-            Check::Link(..) => e.is_none(),
+            Check::Link(..) | Check::LinkBatch(_) => e.is_none(),
         };
         let side = if want { t } else { e };
         side.map(|_| want)
@@ -359,6 +359,7 @@ impl Engine {
             return Err(self.check_failed(loc));
         }
         // A check run never records, so it keeps no path (see `pass`).
+        self.note_link_edge();
         self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
         let bound = 2 * self.nodes.len() as u64 + 64;
@@ -384,13 +385,17 @@ impl Engine {
                 let loc = self.nodes[taken[0].0].loc;
                 self.mark_plain_loop(base, loc)
             }
-            Check::Link(key, occ) => {
+            Check::Link(key, occ, _) => {
                 self.no_link.insert((key, occ));
                 self.stats.link_audit_failures += 1;
                 Ctl::Restart
             }
             Check::Batch(_) => {
                 self.batch_failed(at);
+                Ctl::EndRun
+            }
+            Check::LinkBatch(_) => {
+                self.link_batch_failed(at);
                 Ctl::EndRun
             }
         }

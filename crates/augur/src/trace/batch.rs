@@ -53,11 +53,12 @@ pub(super) struct Mismatch {
 
 impl Engine {
     /// The next check run: a batch of the attempt's loop checks the first
-    /// time there are two or more, else the next check as scheduled.
+    /// time there are two or more, then a batch of its link checks likewise
+    /// (`link_batch.rs`), else the next check as scheduled.
     pub(super) fn next_check(&mut self) -> Option<Job> {
         let loops = self.checks.iter().filter(|j| is_loop(j)).count();
         if self.batch_tried || loops < 2 {
-            return self.checks.pop();
+            return self.link_batch().or_else(|| self.checks.pop());
         }
         self.batch_tried = true;
         let mut batch = Batch {
@@ -87,7 +88,7 @@ impl Engine {
         self.checks = alone;
         if batch.loops.len() < 2 {
             self.checks.append(&mut batch.loops);
-            return self.checks.pop();
+            return self.link_batch().or_else(|| self.checks.pop());
         }
         Some(Job {
             decisions: PathId::ROOT,

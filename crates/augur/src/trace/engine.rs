@@ -86,6 +86,8 @@ pub struct Engine {
     pub(super) batch_run: Option<std::rc::Rc<super::batch::Batch>>,
     /// A difference the batched run saw, until a loop's own check explains it.
     pub(super) batch_mismatch: Option<super::batch::Mismatch>,
+    /// This attempt's batched link checks (see `link_batch.rs`).
+    pub(super) link_batches: super::link_batch::LinkBatches,
     pub(super) never_close: FastSet<Tag>,
     /// Where the plain Rust loops behind `never_close` are, in the order
     /// they were found (for errors).
@@ -148,6 +150,7 @@ impl Engine {
             batch_tried: false,
             batch_run: None,
             batch_mismatch: None,
+            link_batches: Default::default(),
             never_close: FastSet::default(),
             plain_loops: Vec::new(),
             carried: Vec::new(),

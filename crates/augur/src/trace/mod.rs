@@ -14,6 +14,7 @@ mod decisions;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;
+mod link_batch;
 mod record;
 mod run;
 mod schedule;

@@ -38,10 +38,13 @@ pub(super) enum Check {
     /// A loop was closed at the head with this base tag; the cycle took
     /// these decisions (the first is the loop's own).
     Loop(Tag, std::rc::Rc<[(NodeId, bool)]>),
-    /// A run linked to recorded code under this memo key.
-    Link(Tag, u32),
+    /// A run linked to recorded code under this memo key, attaching it
+    /// where this cursor stood.
+    Link(Tag, u32, Cursor),
     /// Several loops' checks in one run from the top (see `batch.rs`).
     Batch(std::rc::Rc<super::batch::Batch>),
+    /// Several links' checks in one run from the top (see `link_batch.rs`).
+    LinkBatch(std::rc::Rc<super::link_batch::LinkBatch>),
 }
 
 /// Where the next node attaches.

@@ -47,6 +47,7 @@ impl Engine {
         self.batch_tried = false;
         self.batch_run = None;
         self.batch_mismatch = None;
+        self.link_batches.clear();
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
@@ -78,6 +79,7 @@ impl Engine {
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
         self.settle_batch();
+        self.settle_link_batch();
         let job = loop {
             if self.attempt_done() {
                 self.worklist.clear();
@@ -94,6 +96,13 @@ impl Engine {
             }
             // The sweep is done: joins it deferred start the next attempt.
             if !self.cells.settle() {
+                if self.link_batch_verdict()? {
+                    // A difference only the batched link check saw: the
+                    // links it passed are forbidden; explore again.
+                    self.may_restart()?;
+                    self.start_attempt();
+                    continue;
+                }
                 self.batch_verdict()?;
                 return Ok(false);
             }
@@ -150,6 +159,10 @@ impl Engine {
                     self.batch_run = Some(b.clone());
                 }
                 Check::Link(..) => self.stats.link_check_runs += 1,
+                Check::LinkBatch(b) => {
+                    self.stats.link_check_runs += 1;
+                    self.start_link_batch(b.clone());
+                }
             }
         } else {
             self.stats.runs += 1;
