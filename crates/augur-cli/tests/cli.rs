@@ -331,12 +331,20 @@ fn bench_writes_tables_and_plots() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("scaling.json")).unwrap()).unwrap();
     assert_eq!(json["experiment"], "scaling");
-    assert_eq!(json["tables"].as_array().unwrap().len(), 6);
+    assert_eq!(json["tables"].as_array().unwrap().len(), 7);
     // The state machine: one exploration run per state and one for the
     // loop's exit past the last.
     let csv = std::fs::read_to_string(dir.join("scaling-state-machine.csv")).unwrap();
     let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     assert_eq!((first[0], first[1]), ("50", "51"), "{csv}");
+    // The same as keyed functions: one per state.
+    let csv = std::fs::read_to_string(dir.join("scaling-state-machine-keyed.csv")).unwrap();
+    let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!((first[0], first[1]), ("100", "100"), "{csv}");
+    // n sequential ifs share one check run for their links: n + 2 in all.
+    let csv = std::fs::read_to_string(dir.join("scaling-sequential-ifs.csv")).unwrap();
+    let first: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!((first[1], first[2]), ("5", "6"), "{csv}");
     let svg = std::fs::read_to_string(dir.join("scaling-prophecies.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("BuildIt"), "{svg}");
 }

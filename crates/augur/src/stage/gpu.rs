@@ -1,4 +1,6 @@
-//! First-stage GPU kernels: [`launch`] and [`grid_sync`].
+//! First-stage GPU kernels: [`launch`]; inside a kernel, the barriers
+//! [`sync_threads`] (a block) and [`grid_sync`] (the grid), [`shared`]
+//! memory (per block) and atomic read-modify-writes ([`atomic_add`]).
 //!
 //! A kernel is written as ordinary staged code that runs once per GPU thread;
 //! [`launch`] stages it once, as the body of a launch statement
@@ -9,9 +11,10 @@
 //! function and a launch, and its CPU simulation runs the nest phase by
 //! phase (a [`grid_sync`] ends a phase).
 
-use super::dyn_val::{caller, Dyn};
+use super::ctype::CScalar;
+use super::dyn_val::{caller, Dyn, IntoArg};
 use super::extern_fn::ExternFn;
-use crate::ir::{Block, Expr, ExprId, Function, SrcLoc, StmtKind};
+use crate::ir::{Block, Function, SrcLoc, StmtKind};
 use crate::trace::driver::with;
 
 /// The C name of the grid-wide barrier. The CUDA backend defines it as
@@ -24,6 +27,26 @@ pub const GRID_SYNC: &str = "augur_grid_sync";
 pub const DEVICE_HEADER: &str = "augur/device.h";
 
 const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
+
+/// The C name of the block-wide barrier: CUDA's `__syncthreads()`.
+pub const SYNC_THREADS: &str = "augur_sync_threads";
+
+const SYNC_BLOCK: ExternFn<fn()> = ExternFn::new(SYNC_THREADS).header(DEVICE_HEADER);
+
+/// The C name of a block's shared memory: `augur_shared(offset, bytes)` is
+/// the address `offset` bytes into the block's shared memory, of which the
+/// kernel uses `offset + bytes` at most (both constants).
+pub const SHARED: &str = "augur_shared";
+
+const SHARED_AT: ExternFn<fn(u32, u32) -> *mut u8> = ExternFn::new(SHARED).header(DEVICE_HEADER);
+
+/// Shared memory a block may use: CUDA's limit without opting in per kernel.
+pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
+
+thread_local! {
+    /// Bytes of shared memory the launch being staged has handed out.
+    static SHARED_USED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
 
 /// Emits a kernel launch of `grid` blocks of `block` threads: `body(bid, tid)`
 /// is staged once and runs on every thread.
@@ -60,6 +83,7 @@ const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
 #[track_caller]
 pub fn launch(grid: u32, block: u32, mut body: impl FnMut(Dyn<i32>, Dyn<i32>)) {
     let loc = caller();
+    SHARED_USED.with(|u| u.set(0));
     with(|e| e.launch(Some((grid, block)), loc));
     let bid = Dyn::uninit_named("bid");
     let tid = Dyn::uninit_named("tid");
@@ -74,49 +98,164 @@ pub fn grid_sync() {
     SYNC.call();
 }
 
-/// Fails when `f` has a kernel that synchronises the grid: a loop nest on
-/// the CPU (what [`compile`](crate::Extracted::compile) and the
-/// interpreter make of a launch) runs each thread to the end before the
-/// next starts, so no barrier could hold. The error names the ways to run
-/// such a program.
+/// A block-wide barrier (CUDA's `__syncthreads()`): every thread of the
+/// block reaches it, and sees what the others wrote to [`shared`] or global
+/// memory before it, before any goes on. Only inside [`launch`], and only
+/// where every thread of the block reaches it (not under a condition that
+/// depends on the thread: `Error::Kernel` at the barrier).
+#[track_caller]
+pub fn sync_threads() {
+    SYNC_BLOCK.call();
+}
+
+/// `n` elements of memory shared by the threads of a block (CUDA's
+/// `__shared__`), uninitialised; each block has its own. Only inside
+/// [`launch`]. Threads write and read it between [`sync_threads`]
+/// barriers; the CPU simulation gives each block its own buffer and the
+/// interpreter checks that no two threads touch the same element between
+/// two barriers where one of them writes.
+///
+/// A kernel uses at most [`MAX_SHARED_BYTES`]; more is an `Error::Kernel`
+/// at the call.
+///
+/// ```
+/// use augur::{stage::gpu, Builder, Dyn};
+/// // Each block of 4 threads reverses its stretch of `x` through shared memory.
+/// let f = Builder::new()
+///     .extract("reverse4", |x: Dyn<*mut i32>| {
+///         gpu::launch(2, 4, |bid, tid| {
+///             let tile = gpu::shared::<i32>(4);
+///             tile.at(tid).set(x.at(bid * 4 + tid));
+///             gpu::sync_threads();
+///             x.at(bid * 4 + tid).set(tile.at(3 - tid));
+///         });
+///     })
+///     .unwrap();
+/// let sim = f.simulated().unwrap();
+/// let mut interp = augur::exec::Interpreter::new();
+/// let x = interp.memory_mut().alloc_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+/// sim.interpret_in(&mut interp, &[x]).unwrap();
+/// assert_eq!(interp.memory().read_slice::<i32>(x, 8).unwrap(), [4, 3, 2, 1, 8, 7, 6, 5]);
+/// let cuda = f.cuda_code("").unwrap();
+/// assert!(cuda.contains("reverse4_k0<<<2, 4, 16>>>("), "{cuda}");
+/// ```
+#[track_caller]
+pub fn shared<T: CScalar>(n: u32) -> Dyn<*mut T> {
+    let (size, align) = (
+        std::mem::size_of::<T>() as u32,
+        std::mem::align_of::<T>() as u32,
+    );
+    let offset = SHARED_USED.with(|u| u.get()).next_multiple_of(align);
+    let end = n
+        .checked_mul(size)
+        .and_then(|b| b.checked_add(offset))
+        .filter(|&end| end <= MAX_SHARED_BYTES);
+    let Some(end) = end else {
+        crate::trace::driver::throw(crate::trace::engine::Ctl::fail(crate::Error::Kernel {
+            message: format!(
+                "{n} elements of {} bytes take the block's shared memory past {} bytes \
+                 (already used: {offset}), CUDA's limit for a kernel",
+                size, MAX_SHARED_BYTES
+            ),
+            location: Some(caller()),
+        }));
+    };
+    SHARED_USED.with(|u| u.set(end));
+    SHARED_AT.call(offset, n * size).cast_ptr::<*mut T>()
+}
+
+/// Element types of [`atomic_add`]: what CUDA's `atomicAdd` takes.
+pub trait Atomic: CScalar {
+    /// The C name of the device helper that adds atomically.
+    const ADD: &'static str;
+}
+
+macro_rules! atomic {
+    ($($t:ty => $name:literal),*) => {$(
+        impl Atomic for $t {
+            const ADD: &'static str = $name;
+        }
+    )*};
+}
+atomic!(i32 => "augur_atomic_add_i32", u32 => "augur_atomic_add_u32",
+        i64 => "augur_atomic_add_i64", u64 => "augur_atomic_add_u64",
+        f32 => "augur_atomic_add_f32", f64 => "augur_atomic_add_f64");
+
+/// The prefix of the atomic helpers' C names.
+pub const ATOMIC_ADD_PREFIX: &str = "augur_atomic_add_";
+
+/// Adds `v` to `*p` as one indivisible step (CUDA's `atomicAdd`) and gives
+/// the value `*p` held before. Threads of a kernel may add to the same
+/// element at once (a histogram, a sum over blocks); the interpreter's race
+/// check lets atomic updates of one element pass, and reports any other
+/// access to it from another thread. On the CPU the threads run one after
+/// another, so the sum is exact for integers; float sums depend on the
+/// order on a GPU.
+///
+/// ```
+/// use augur::{stage::gpu, Builder, Dyn};
+/// let f = Builder::new()
+///     .extract("histogram", |x: Dyn<*mut i32>, bins: Dyn<*mut i32>| {
+///         gpu::launch(2, 8, |bid, tid| {
+///             gpu::atomic_add(bins.at(x.at(bid * 8 + tid)).addr(), 1);
+///         });
+///     })
+///     .unwrap();
+/// let mut interp = augur::exec::Interpreter::new();
+/// let x = interp.memory_mut().alloc_slice(&[0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 0, 0, 1, 2, 3, 3]);
+/// let bins = interp.memory_mut().alloc_slice(&[0i32; 4]);
+/// f.simulated().unwrap().interpret_in(&mut interp, &[x, bins]).unwrap();
+/// assert_eq!(interp.memory().read_slice::<i32>(bins, 4).unwrap(), [3, 3, 4, 6]);
+/// ```
+#[track_caller]
+pub fn atomic_add<T: Atomic>(p: Dyn<*mut T>, v: impl IntoArg<T>) -> Dyn<T> {
+    ExternFn::<fn(*mut T, T) -> T>::new(T::ADD)
+        .header(DEVICE_HEADER)
+        .call(p, v)
+}
+
+/// Fails when `f` has a kernel that meets at a barrier or uses shared
+/// memory: a loop nest on the CPU (what
+/// [`compile`](crate::Extracted::compile) and the interpreter make of a
+/// launch) runs each thread to the end before the next starts, so no
+/// barrier could hold, and has no memory per block. The error names the
+/// ways to run such a program.
 pub(crate) fn runs_as_loop_nest(f: &Function) -> crate::Result<()> {
-    let Some(loc) = grid_sync_launch(f, &f.body) else {
+    let Some((name, loc)) = block_level_launch(f, &f.body) else {
         return Ok(());
     };
     Err(crate::Error::Kernel {
         message: format!(
-            "`{}` synchronises the grid in this kernel ({GRID_SYNC}), which a loop nest on \
-             the CPU cannot run: build its CPU simulation (`ex.simulated()?.compile()`; \
-             augur-einsum's `compile_simulated`) or its CUDA (`ex.cuda_code(prelude)`)",
-            f.name
+            "a kernel of `{}` calls {}, which a loop nest on the CPU cannot run (it runs \
+             each thread to the end, one after another): build its CPU simulation \
+             (`ex.simulated()?.compile()`; augur-einsum's `compile_simulated`) or its CUDA \
+             (`ex.cuda_code(prelude)`)",
+            f.name,
+            crate::codegen::cuda::user_name(&name)
         ),
         location: loc,
     })
 }
 
-/// The location of the first launch in `b` whose body calls the grid
-/// barrier (`Some(None)` for one without a location).
-fn grid_sync_launch(f: &Function, b: &Block) -> Option<Option<SrcLoc>> {
+/// The first launch in `b` whose body calls a barrier or asks for shared
+/// memory: the helper's name and the launch's location.
+fn block_level_launch(f: &Function, b: &Block) -> Option<(String, Option<SrcLoc>)> {
+    let block_level = |n: &str| n == GRID_SYNC || n == SYNC_THREADS || n == SHARED;
     for s in b {
         match &s.kind {
-            StmtKind::Launch(l) if calls_grid_sync(f, &l.body) => return Some(s.loc),
+            StmtKind::Launch(l) => {
+                if let Some((name, _)) =
+                    crate::codegen::cuda::find_device_call(f, &l.body, block_level)
+                {
+                    return Some((name, s.loc));
+                }
+            }
             k => {
-                if let Some(found) = k.blocks().find_map(|b| grid_sync_launch(f, b)) {
+                if let Some(found) = k.blocks().find_map(|b| block_level_launch(f, b)) {
                     return Some(found);
                 }
             }
         }
     }
     None
-}
-
-fn calls_grid_sync(f: &Function, b: &Block) -> bool {
-    let is_sync = |e: ExprId| match f.exprs[e].kind {
-        Expr::Call(func, _) => f.externs[func].name == GRID_SYNC,
-        _ => false,
-    };
-    b.iter().any(|s| match &s.kind {
-        StmtKind::Eval(e) => is_sync(*e),
-        k => k.blocks().any(|b| calls_grid_sync(f, b)),
-    })
 }

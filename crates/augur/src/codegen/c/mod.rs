@@ -15,6 +15,7 @@ macro_rules! sym {
     }};
 }
 
+pub(crate) mod atomics;
 pub mod keywords;
 pub(crate) mod writer;
 

@@ -11,7 +11,7 @@ use crate::ir::{
     verify, Block, Expr, ExprId, ExternDecl, FuncId, Function, Launch, SrcLoc, Stmt, StmtKind,
     Type, VarId, VarKind,
 };
-use crate::stage::gpu::{DEVICE_HEADER, GRID_SYNC};
+use crate::stage::gpu::{DEVICE_HEADER, GRID_SYNC, SHARED, SYNC_THREADS};
 use std::collections::BTreeSet;
 
 /// One kernel lifted out of a host function.
@@ -29,6 +29,8 @@ pub struct Kernel {
     /// True when the body calls the grid-wide barrier: such a kernel needs a
     /// cooperative launch.
     pub cooperative: bool,
+    /// Bytes of shared memory per block ([`gpu::shared`](crate::stage::gpu::shared)).
+    pub shared_bytes: u32,
     /// The launch's line in the user's first-stage code.
     pub loc: Option<SrcLoc>,
 }
@@ -87,11 +89,8 @@ pub fn split(f: &Function) -> Result<Split, Error> {
     let mut kernels = Vec::new();
     let body = std::mem::take(&mut host.body);
     host.body = lift_block(&mut host, body, &mut kernels)?;
-    if let Some(loc) = find_sync(&host, &host.body) {
-        return Err(kernel_error(
-            loc,
-            "grid_sync outside a GPU launch".to_string(),
-        ));
+    if let Some((name, loc)) = find_device_call(&host, &host.body, |_| true) {
+        return Err(outside_launch(name, loc));
     }
     check(&host)?;
     for k in &kernels {
@@ -153,7 +152,8 @@ fn lift(host: &Function, n: &Nest, index: usize) -> Result<Kernel, Error> {
     strip_tail_syncs(host, &mut body);
     func.body = body;
     Ok(Kernel {
-        cooperative: find_sync(host, &func.body).is_some(),
+        cooperative: find_device_call(host, &func.body, |n| n == GRID_SYNC).is_some(),
+        shared_bytes: shared_bytes(host, &func.body),
         func,
         captured,
         grid: n.grid,
@@ -365,17 +365,81 @@ fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
     }
 }
 
-/// The location of the first grid-sync call in `b`, if any (`Some(None)`
+/// True for the C names of the barriers: the grid's and the block's.
+pub(crate) fn is_barrier(name: &str) -> bool {
+    name == GRID_SYNC || name == SYNC_THREADS
+}
+
+/// The location of the first barrier call in `b`, if any (`Some(None)`
 /// when it has no location).
 pub(crate) fn find_sync(f: &Function, b: &[Stmt]) -> Option<Option<SrcLoc>> {
+    find_device_call(f, b, is_barrier).map(|(_, loc)| loc)
+}
+
+/// The first call in `b` of a device helper whose name `wanted` accepts:
+/// its name and location.
+pub(crate) fn find_device_call(
+    f: &Function,
+    b: &[Stmt],
+    wanted: impl Fn(&str) -> bool + Copy,
+) -> Option<(String, Option<SrcLoc>)> {
     for s in b {
-        let mut found = false;
-        each_expr(s, &mut |e| found |= calls(f, e, GRID_SYNC));
-        if found {
-            return Some(s.loc);
+        let mut found = None;
+        each_expr(s, &mut |e| {
+            if found.is_none() {
+                found = calls(f, e, wanted);
+            }
+        });
+        if let Some(name) = found {
+            return Some((name, s.loc));
         }
     }
     None
+}
+
+/// A device helper called outside any launch.
+pub(crate) fn outside_launch(name: String, loc: Option<SrcLoc>) -> Error {
+    kernel_error(loc, format!("{} outside a GPU launch", user_name(&name)))
+}
+
+/// The staging function behind device helper `c_name`, for messages
+/// (`augur_sync_threads` is `gpu::sync_threads`).
+pub(crate) fn user_name(c_name: &str) -> String {
+    match c_name.strip_prefix(crate::stage::gpu::ATOMIC_ADD_PREFIX) {
+        Some(_) => "gpu::atomic_add".to_string(),
+        None => format!("gpu::{}", c_name.strip_prefix("augur_").unwrap_or(c_name)),
+    }
+}
+
+/// The shared memory a kernel body uses per block: the end of the furthest
+/// [`SHARED`] area it asks for (each call's offset and size are constants).
+pub(crate) fn shared_bytes(f: &Function, b: &[Stmt]) -> u32 {
+    let mut end = 0u32;
+    fn walk(f: &Function, e: ExprId, end: &mut u32) {
+        if let Some((off, bytes)) = shared_area(f, e) {
+            *end = (*end).max(off + bytes);
+        }
+        f.for_each_child(e, |c| walk(f, c, end));
+    }
+    for s in b {
+        each_expr(s, &mut |e| walk(f, e, &mut end));
+    }
+    end
+}
+
+/// The offset and size of a [`SHARED`] call, if `e` is one.
+pub(crate) fn shared_area(f: &Function, e: ExprId) -> Option<(u32, u32)> {
+    let Expr::Call(fid, args) = &f.exprs[e].kind else {
+        return None;
+    };
+    if !is_device_fn(&f.externs[*fid], SHARED) {
+        return None;
+    }
+    let constant = |a: &ExprId| match f.exprs[*a].kind {
+        Expr::Const(crate::ir::Const::Int(k)) => u32::try_from(k).ok(),
+        _ => None,
+    };
+    Some((constant(args.first()?)?, constant(args.get(1)?)?))
 }
 
 /// Drops the barriers a kernel meets last on every path (at the end of the
@@ -391,11 +455,14 @@ pub(crate) fn strip_tail_syncs(f: &Function, b: &mut Block) {
     }
 }
 
-/// True if `s` is exactly a call of the grid barrier.
+/// True if `s` is exactly a call of a barrier (the grid's or the block's).
 pub(crate) fn is_sync(f: &Function, s: &Stmt) -> bool {
     match &s.kind {
         StmtKind::Eval(e) => match &f.exprs[*e].kind {
-            Expr::Call(fid, _) => is_device_fn(&f.externs[*fid], GRID_SYNC),
+            Expr::Call(fid, _) => {
+                let d = &f.externs[*fid];
+                is_barrier(&d.name) && is_device_fn(d, &d.name)
+            }
             _ => false,
         },
         _ => false,
@@ -406,15 +473,21 @@ fn is_device_fn(d: &ExternDecl, name: &str) -> bool {
     d.name == name && d.header.as_deref() == Some(DEVICE_HEADER)
 }
 
-fn calls(f: &Function, e: ExprId, name: &str) -> bool {
+/// The name of the first device helper under `e` that `wanted` accepts.
+fn calls(f: &Function, e: ExprId, wanted: impl Fn(&str) -> bool + Copy) -> Option<String> {
     if let Expr::Call(fid, _) = &f.exprs[e].kind {
-        if is_device_fn(&f.externs[*fid], name) {
-            return true;
+        let d = &f.externs[*fid];
+        if d.header.as_deref() == Some(DEVICE_HEADER) && wanted(&d.name) {
+            return Some(d.name.clone());
         }
     }
-    let mut any = false;
-    f.for_each_child(e, |c| any |= calls(f, c, name));
-    any
+    let mut found = None;
+    f.for_each_child(e, |c| {
+        if found.is_none() {
+            found = calls(f, c, wanted);
+        }
+    });
+    found
 }
 
 /// Calls `each` on every expression root of `s` and the statements inside it.

@@ -1,7 +1,9 @@
 //! Which values of a kernel are the same on every thread.
 //!
 //! A variable is *thread-variant* when its value may differ between the
-//! threads of a launch: `bid`, `tid`, anything computed from them, from
+//! threads of a launch (or of a block, for kernels without grid syncs,
+//! whose blocks the simulation runs one after another): `tid` (and `bid`),
+//! anything computed from them, from
 //! memory (other threads may have written it) or by a call, and anything
 //! assigned under control flow that depends on such values. The rest is
 //! *uniform*: every thread computes the same value, so the CPU simulation
@@ -16,10 +18,12 @@ pub(crate) struct Variance {
 }
 
 impl Variance {
-    /// The least fixpoint of the rules above over `body`.
-    pub fn of(f: &Function, body: &Block, bid: VarId, tid: VarId) -> Variance {
+    /// The least fixpoint of the rules above over `body`, starting from the
+    /// `seeds` (`tid`, and `bid` where uniform must mean the same on every
+    /// block too).
+    pub fn of(f: &Function, body: &Block, seeds: &[VarId]) -> Variance {
         let mut v = Variance {
-            variant: BTreeSet::from([bid, tid]),
+            variant: seeds.iter().copied().collect(),
         };
         loop {
             let before = v.variant.len();

@@ -15,7 +15,50 @@ use std::fmt::Write;
 
 /// The device helpers every unit defines (C++ linkage, device only).
 const DEVICE_HELPERS: &str = "static __device__ __forceinline__ void augur_grid_sync(void) {\n  \
-     cooperative_groups::this_grid().sync();\n}\n";
+     cooperative_groups::this_grid().sync();\n}\n\
+     static __device__ __forceinline__ void augur_sync_threads(void) {\n  __syncthreads();\n}\n\
+     static __device__ __forceinline__ uint8_t *augur_shared(uint32_t offset, uint32_t bytes) {\n  \
+     extern __shared__ __align__(16) uint8_t augur_smem[];\n  (void)bytes;\n  return augur_smem + offset;\n}\n";
+
+/// The CUDA definition of the atomic helper for type suffix `suffix`
+/// (`gpu::atomic_add`): `atomicAdd`, through the unsigned type CUDA has for
+/// 64-bit integers, and by compare-and-swap for doubles (native `double`
+/// `atomicAdd` needs sm_60).
+fn atomic_helper(suffix: &str) -> Option<String> {
+    let name = format!("{}{suffix}", crate::stage::gpu::ATOMIC_ADD_PREFIX);
+    let head =
+        |t: &str| format!("static __device__ __forceinline__ {t} {name}({t} *p, {t} v) {{\n");
+    Some(match suffix {
+        "i32" | "u32" | "f32" => {
+            let t = match suffix {
+                "i32" => "int32_t",
+                "u32" => "uint32_t",
+                _ => "float",
+            };
+            let cast = match suffix {
+                "i32" => "(int *)",
+                "u32" => "(unsigned int *)",
+                _ => "",
+            };
+            format!("{}  return atomicAdd({cast}p, v);\n}}\n", head(t))
+        }
+        "i64" | "u64" => {
+            let t = if suffix == "i64" { "int64_t" } else { "uint64_t" };
+            format!(
+                "{}  return ({t})atomicAdd((unsigned long long *)p, (unsigned long long)v);\n}}\n",
+                head(t)
+            )
+        }
+        "f64" => format!(
+            "{}  unsigned long long *q = (unsigned long long *)p;\n  \
+             unsigned long long old = *q, seen;\n  do {{\n    seen = old;\n    \
+             old = atomicCAS(q, seen, __double_as_longlong(__longlong_as_double((long long)seen) + v));\n  \
+             }} while (old != seen);\n  return __longlong_as_double((long long)old);\n}}\n",
+            head("double")
+        ),
+        _ => return None,
+    })
+}
 
 /// A CUDA translation unit for `f`: its launches as `__global__` kernels
 /// with launchers (cooperative when they use `grid_sync`), and `f` itself as
@@ -85,6 +128,10 @@ pub fn write_cuda_module_with(
     write_structs(&mut out, &units);
     out.push('\n');
     out.push_str(DEVICE_HELPERS);
+    let all: Vec<&Function> = units.clone();
+    for suffix in crate::codegen::c::atomics::used(&all) {
+        out.extend(atomic_helper(suffix));
+    }
     out.push_str("\nextern \"C\" {\n");
     write_prototypes(&mut out, &splits);
     for s in &splits {
@@ -207,7 +254,7 @@ fn write_launcher(out: &mut String, k: &Kernel) {
         let _ = writeln!(
             out,
             "  void *augur_args[] = {{{}}};\n  cudaError_t augur_status = cudaLaunchCooperativeKernel((void *){}, \
-             dim3({}), dim3({}), augur_args, 0, 0);",
+             dim3({}), dim3({}), augur_args, {}, 0);",
             if args.is_empty() {
                 "NULL".to_string()
             } else {
@@ -215,15 +262,20 @@ fn write_launcher(out: &mut String, k: &Kernel) {
             },
             f.name,
             k.grid,
-            k.block
+            k.block,
+            k.shared_bytes
         );
     } else {
         let _ = writeln!(
             out,
-            "  {}<<<{}, {}>>>({});\n  cudaError_t augur_status = cudaGetLastError();",
+            "  {}<<<{}, {}{}>>>({});\n  cudaError_t augur_status = cudaGetLastError();",
             f.name,
             k.grid,
             k.block,
+            match k.shared_bytes {
+                0 => String::new(),
+                n => format!(", {n}"),
+            },
             names.join(", ")
         );
     }

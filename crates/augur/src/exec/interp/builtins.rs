@@ -16,6 +16,9 @@ pub(super) type Builtin = fn(&mut Memory, &mut Output, &[Value]) -> Result<Value
 
 /// Finds the built-in called `name`.
 pub(super) fn lookup(name: &str) -> Option<Builtin> {
+    if name.starts_with(crate::stage::gpu::ATOMIC_ADD_PREFIX) {
+        return Some(atomic_add);
+    }
     Some(match name {
         // The bounds check of checked functions (`passes::bounds`).
         crate::passes::bounds::CHECKED => |_, _, a| {
@@ -89,6 +92,40 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
         },
         _ => return super::math::lookup(name),
     })
+}
+
+/// `gpu::atomic_add`: adds to `*p` (integers wrap, as atomics do) and
+/// gives the old value. Atomic updates of one element by several threads
+/// are no race, so the race log does not see them; any other access to the
+/// element from another thread still is.
+fn atomic_add(m: &mut Memory, _: &mut Output, a: &[Value]) -> Result<Value> {
+    let p = ptr(a, 0, "atomic_add")?;
+    let v = arg(a, 1, "atomic_add")?;
+    let s = v
+        .scalar()
+        .ok_or_else(|| fail(format!("atomic_add of a {}", v.ty())))?;
+    let races = m.set_races(None);
+    let result = m.load_scalar(p, s).and_then(|old| {
+        let sum = match (old, v) {
+            (Value::I32(x), Value::I32(y)) => Value::I32(x.wrapping_add(y)),
+            (Value::U32(x), Value::U32(y)) => Value::U32(x.wrapping_add(y)),
+            (Value::I64(x), Value::I64(y)) => Value::I64(x.wrapping_add(y)),
+            (Value::U64(x), Value::U64(y)) => Value::U64(x.wrapping_add(y)),
+            (Value::F32(x), Value::F32(y)) => Value::F32(x + y),
+            (Value::F64(x), Value::F64(y)) => Value::F64(x + y),
+            _ => {
+                return Err(fail(format!(
+                    "atomic_add of a {} to a {}",
+                    v.ty(),
+                    old.ty()
+                )))
+            }
+        };
+        m.store_at(p, sum)?;
+        Ok(old)
+    });
+    m.set_races(races);
+    result
 }
 
 fn fail(message: String) -> Error {

@@ -74,6 +74,18 @@ pub(super) struct Races {
     /// Per allocation touched, its bytes (dense: most accesses hit
     /// buffers that the loop walks through).
     bytes: HashMap<usize, Vec<Touch>>,
+    /// Per iteration: the loop iteration (a GPU block) it belongs to, and
+    /// which of that iteration's inner thread loops (its phases, between
+    /// block barriers; 0 for the block's own code) it is in.
+    groups: Vec<(u32, u32)>,
+    /// The running outer iteration, its epoch, and the inner thread loops
+    /// it has started so far.
+    outer: u32,
+    outer_epoch: u32,
+    phases: u32,
+    /// The latest epoch handed out (the running one may be an earlier
+    /// one: an outer iteration's, again after its inner loop).
+    last: u32,
 }
 
 impl Races {
@@ -86,15 +98,54 @@ impl Races {
             epoch: last_epoch,
             private: HashSet::new(),
             bytes: HashMap::new(),
+            groups: Vec::new(),
+            outer: 0,
+            outer_epoch: last_epoch,
+            phases: 0,
+            last: last_epoch,
         }
     }
 
     /// Starts the next iteration, called `name` in messages.
     pub(super) fn next_iteration(&mut self, name: String) {
+        self.outer = self.names.len() as u32;
+        self.phases = 0;
+        self.start(name, 0);
+        self.outer_epoch = self.epoch;
+    }
+
+    fn start(&mut self, name: String, phase: u32) {
         self.iteration = self.names.len() as u32;
         self.names.push(name);
-        self.epoch = self.epoch.checked_add(1).unwrap_or(1);
+        self.groups.push((self.outer, phase));
+        self.last = self.last.checked_add(1).unwrap_or(1);
+        self.epoch = self.last;
         self.private.clear();
+    }
+
+    /// The running inner loop of threads ended: the outer iteration's own
+    /// code (the block's) runs on.
+    pub(super) fn end_inner(&mut self) {
+        self.iteration = self.outer;
+        self.epoch = self.outer_epoch;
+        self.private.clear();
+    }
+
+    /// The latest epoch this log handed out.
+    pub(super) fn last_epoch(&self) -> u32 {
+        self.last
+    }
+
+    /// An inner loop of threads starts in the running iteration (a phase
+    /// of one block, between block barriers): returns the iteration's name.
+    pub(super) fn start_inner(&mut self) -> String {
+        self.phases += 1;
+        self.names[self.outer as usize].clone()
+    }
+
+    /// Starts the next thread of the running inner loop, called `name`.
+    pub(super) fn next_inner_iteration(&mut self, name: String) {
+        self.start(name, self.phases);
     }
 
     /// What runs at once.
@@ -143,9 +194,17 @@ impl Races {
             .bytes
             .entry(id)
             .or_insert_with(|| vec![UNTOUCHED; size]);
+        // Iteration `other` ran before this one with a block barrier
+        // between: same block, another phase.
+        let groups = &self.groups;
+        let ordered = |other: u32| {
+            let (mine, theirs) = (groups[me as usize], groups[other as usize]);
+            mine.0 == theirs.0 && mine.1 != theirs.1
+        };
+        let concurrent = |other: u32| other != me && other != NONE && !ordered(other);
         for (b, t) in bytes[off..off + n].iter_mut().enumerate() {
-            let other_writer = Some(t.writer).filter(|&w| w != me && w != NONE);
-            let other_reader = t.readers.into_iter().find(|&r| r != me && r != NONE);
+            let other_writer = Some(t.writer).filter(|&w| concurrent(w));
+            let other_reader = t.readers.into_iter().find(|&r| concurrent(r));
             let clash = match (write, other_writer, other_reader) {
                 (_, Some(w), _) => Some((w, "writes")),
                 (true, None, Some(r)) => Some((r, "reads")),
@@ -156,7 +215,8 @@ impl Races {
             }
             if write {
                 t.writer = me;
-            } else if let Some(free) = t.readers.iter_mut().find(|r| **r == NONE || **r == me) {
+            } else if let Some(free) = t.readers.iter_mut().find(|r| !concurrent(**r)) {
+                // A slot that is free, mine, or a reader ordered before me.
                 *free = me;
             }
         }

@@ -31,6 +31,9 @@ pub(super) fn resolve(name: &str, opts: &CompileOptions) -> Option<usize> {
     if name == crate::passes::bounds::CHECKED {
         return Some(checked as *const () as usize);
     }
+    if let Some(suffix) = name.strip_prefix(crate::stage::gpu::ATOMIC_ADD_PREFIX) {
+        return atomics::address(suffix);
+    }
     crate::exec::process::c_symbol(name)
 }
 
@@ -140,3 +143,69 @@ macro_rules! variadic_shim {
 
 variadic_shim!(call_int, i64);
 variadic_shim!(call_float, f64);
+
+/// The atomic helpers of GPU kernels (`gpu::atomic_add`), as the C writer
+/// defines them for the CPU: atomic read-modify-writes, relaxed.
+mod atomics {
+    use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+    /// The helper for type suffix `suffix` (`i32`, `f64`, ...).
+    pub(super) fn address(suffix: &str) -> Option<usize> {
+        Some(match suffix {
+            "i32" => add_i32 as *const () as usize,
+            "u32" => add_u32 as *const () as usize,
+            "i64" => add_i64 as *const () as usize,
+            "u64" => add_u64 as *const () as usize,
+            "f32" => add_f32 as *const () as usize,
+            "f64" => add_f64 as *const () as usize,
+            _ => return None,
+        })
+    }
+
+    // Each helper is called by compiled code with the address of an
+    // element of its type, aligned and live for the call: what the C helper
+    // (and CUDA's `atomicAdd`) require too.
+    extern "C" fn add_i32(p: *mut i32, v: i32) -> i32 {
+        // SAFETY: `p` is an aligned, live element (see above); all concurrent
+        // access to it is atomic.
+        unsafe { AtomicI32::from_ptr(p) }.fetch_add(v, Relaxed)
+    }
+
+    extern "C" fn add_u32(p: *mut u32, v: u32) -> u32 {
+        // SAFETY: `p` is an aligned, live element (see above); all concurrent
+        // access to it is atomic.
+        unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, Relaxed)
+    }
+
+    extern "C" fn add_i64(p: *mut i64, v: i64) -> i64 {
+        // SAFETY: `p` is an aligned, live element (see above); all concurrent
+        // access to it is atomic.
+        unsafe { AtomicI64::from_ptr(p) }.fetch_add(v, Relaxed)
+    }
+
+    extern "C" fn add_u64(p: *mut u64, v: u64) -> u64 {
+        // SAFETY: `p` is an aligned, live element (see above); all concurrent
+        // access to it is atomic.
+        unsafe { AtomicU64::from_ptr(p) }.fetch_add(v, Relaxed)
+    }
+
+    extern "C" fn add_f32(p: *mut f32, v: f32) -> f32 {
+        // SAFETY: `p` is an aligned, live `f32` (see above), which has the
+        // size and alignment of a `u32`; all concurrent access is atomic.
+        let bits = unsafe { AtomicU32::from_ptr(p.cast()) };
+        let old = bits.fetch_update(Relaxed, Relaxed, |b| {
+            Some((f32::from_bits(b) + v).to_bits())
+        });
+        f32::from_bits(old.unwrap_or_else(|b| b))
+    }
+
+    extern "C" fn add_f64(p: *mut f64, v: f64) -> f64 {
+        // SAFETY: `p` is an aligned, live `f64` (see above), which has the
+        // size and alignment of a `u64`; all concurrent access is atomic.
+        let bits = unsafe { AtomicU64::from_ptr(p.cast()) };
+        let old = bits.fetch_update(Relaxed, Relaxed, |b| {
+            Some((f64::from_bits(b) + v).to_bits())
+        });
+        f64::from_bits(old.unwrap_or_else(|b| b))
+    }
+}

@@ -93,14 +93,16 @@ impl<'a> Frame<'a> {
             }
             self.stmt(step)?;
         }
-        self.it.memory.end_epochs(log.epoch());
+        self.it.memory.end_epochs(log.last_epoch());
         Ok(Flow::Next)
     }
 
     /// A loop whose iterations are GPU threads ([`Annotation::Threads`]):
     /// outside a checked loop, checked as one; inside one (the threads of
     /// one block, in the loop over blocks), each iteration is an iteration
-    /// of the running check of its own.
+    /// of the running check of its own. Several such loops in one block's
+    /// iteration are its phases, between block barriers: threads of
+    /// different phases of one block never run at once.
     pub(super) fn thread_loop(
         &mut self,
         s: &Stmt,
@@ -120,15 +122,18 @@ impl<'a> Frame<'a> {
             .it
             .memory
             .races()
-            .map_or(String::new(), |r| r.current_name().to_string());
+            .map_or(String::new(), |r| r.start_inner());
         loop {
             self.tick(s)?;
             if !self.unlogged(|me| me.cond(cond, s))? {
+                if let Some(races) = self.it.memory.races() {
+                    races.end_inner();
+                }
                 return Ok(Flow::Next);
             }
             let name = self.iteration_name(var, 0);
             let races = self.it.memory.races().expect("inside the check");
-            races.next_iteration(format!("{block}, {name}"));
+            races.next_inner_iteration(format!("{block}, {name}"));
             match self.block(body)? {
                 Flow::Next | Flow::Continue => {}
                 _ => return at(err(leaves(Kind::Gpu)), s),
