@@ -282,6 +282,58 @@ fn block_level_misuse_is_an_error_at_its_line() {
         err.to_string().contains("threads may take differently"),
         "{err}"
     );
+    // The CUDA backend refuses it too: on a GPU it would hang.
+    let err = Builder::new()
+        .extract("skip", |x: Dyn<*mut i32>| {
+            gpu::launch(2, 4, |bid, tid| {
+                // A block barrier under a condition on the block is fine.
+                if bid.lt(1).is_true() {
+                    gpu::sync_threads();
+                }
+                if tid.lt(2).is_true() {
+                    gpu::sync_threads();
+                }
+                x.at(tid).set(tid);
+            });
+        })
+        .unwrap()
+        .cuda_code("")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("threads may take differently"), "{err}");
+    // A grid sync under a condition on the block is not.
+    let err = Builder::new()
+        .extract("grid", |x: Dyn<*mut i32>| {
+            gpu::launch(2, 4, |bid, tid| {
+                x.at(bid * 4 + tid).set(tid);
+                if bid.lt(1).is_true() {
+                    gpu::grid_sync();
+                }
+                x.at(bid * 4 + tid).set(bid);
+            });
+        })
+        .unwrap()
+        .cuda_code("")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("threads may take differently"), "{err}");
+    // A block barrier under a condition on the block, in a kernel that also
+    // syncs the grid: CUDA runs it, the simulation says it cannot.
+    let ex = Builder::new()
+        .extract("mixed", |x: Dyn<*mut i32>| {
+            gpu::launch(2, 4, |bid, tid| {
+                x.at(bid * 4 + tid).set(tid);
+                gpu::grid_sync();
+                if bid.lt(1).is_true() {
+                    gpu::sync_threads();
+                }
+                x.at(bid * 4 + tid).set(bid);
+            });
+        })
+        .unwrap();
+    compiles_to_ptx(&ex, &["mixed_k0"]);
+    let err = ex.simulated().unwrap_err().to_string();
+    assert!(err.contains("same on every block"), "{err}");
 
     // Shared memory outside a launch.
     let ex = Builder::new()

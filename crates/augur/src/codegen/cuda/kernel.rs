@@ -165,6 +165,7 @@ fn lift(host: &Function, n: &Nest, index: usize) -> Result<Kernel, Error> {
 /// The host variables the body reads, in `VarId` order, after checking the
 /// body can run as a kernel.
 pub(crate) fn captured(f: &Function, n: &Nest) -> Result<Vec<VarId>, Error> {
+    super::uniform::check_barriers(f, &n.body, n.bid, n.tid, n.loc)?;
     let mut c = Collect {
         f,
         loc: n.loc,

@@ -71,6 +71,7 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
         bid,
         tid,
         grid_wide,
+        hoisted: BTreeSet::new(),
         grid: n.grid,
         block: n.block,
         count: 0,
@@ -222,6 +223,8 @@ struct Phases {
     /// The kernel meets at grid syncs: each phase loops over all blocks
     /// (else over one block's threads, inside a loop over blocks).
     grid_wide: bool,
+    /// Variables the statements hoisted so far declare or assign.
+    hoisted: BTreeSet<VarId>,
     /// The launch's blocks and threads per block: each phase's loop bounds.
     grid: u32,
     block: u32,
@@ -240,7 +243,7 @@ impl Phases {
         b: Block,
         needs: &BTreeSet<VarId>,
     ) -> Result<Block, Error> {
-        let hoist = self.to_hoist(f, &b, needs);
+        let hoist = self.hoisting(f, &b, needs);
         let mut out = Vec::new();
         let mut group = Vec::new();
         for (st, hoist) in b.into_iter().zip(hoist) {
@@ -265,27 +268,35 @@ impl Phases {
     /// variables are needed past the next barrier (by later stretches, or
     /// by the control flow around barriers). The others stay with their
     /// stretch, so a kernel without barriers is one loop nest.
-    fn to_hoist(&self, f: &Function, b: &Block, needs: &BTreeSet<VarId>) -> Vec<bool> {
+    fn hoisting(&mut self, f: &Function, b: &Block, needs: &BTreeSet<VarId>) -> Vec<bool> {
         let has_sync: Vec<bool> = b
             .iter()
             .map(|s| find_sync(f, std::slice::from_ref(s)).is_some())
             .collect();
-        (0..b.len())
-            .map(|k| {
-                if has_sync[k] || !self.variance.hostable(f, &b[k]) {
-                    return false;
+        let mut hoist = vec![false; b.len()];
+        for k in 0..b.len() {
+            if has_sync[k] || !self.variance.hostable(f, &b[k]) {
+                continue;
+            }
+            let (declared, assigned) = declared_and_assigned(f, &b[k..=k]);
+            let changed: Vec<VarId> = declared.iter().chain(&assigned).copied().collect();
+            // What host code holds stays with the host: a later uniform
+            // update of a hoisted variable is host work too.
+            let mut wanted = |v: &VarId| needs.contains(v) || self.hoisted.contains(v);
+            hoist[k] = match (k + 1..b.len()).find(|&m| has_sync[m]) {
+                // After the last barrier: still host work if the control
+                // flow around reads it (`t += 1` before a loop's test).
+                None => changed.iter().any(&mut wanted),
+                Some(m) => {
+                    let later = uses(f, &b[m..]);
+                    changed.iter().any(|v| later.contains(v) || wanted(v))
                 }
-                let (declared, assigned) = declared_and_assigned(f, &b[k..=k]);
-                let mut changed = declared.iter().chain(&assigned);
-                let Some(m) = (k + 1..b.len()).find(|&m| has_sync[m]) else {
-                    // After the last barrier: still host work if the control
-                    // flow around reads it (`t += 1` before a loop's test).
-                    return changed.any(|v| needs.contains(v));
-                };
-                let later = uses(f, &b[m..]);
-                changed.any(|v| later.contains(v) || needs.contains(v))
-            })
-            .collect()
+            };
+            if hoist[k] {
+                self.hoisted.extend(changed);
+            }
+        }
+        hoist
     }
 
     /// Control flow with barriers inside runs on the host: every thread
@@ -304,15 +315,20 @@ impl Phases {
             } => v.hostable(f, init) && v.cond_uniform(f, *cond) && v.hostable(f, step),
             _ => false,
         };
-        if !uniform {
+        if !uniform && self.grid_wide {
+            // `captured` checked that CUDA can run it: the condition
+            // depends on the block, around a block barrier.
             return Err(kernel_error(
                 st.loc.or(self.loc),
-                "a barrier (gpu::sync_threads or gpu::grid_sync) under control flow that \
-                 threads may take differently (its condition depends on the thread, or on \
-                 values computed per thread): some threads would wait at a barrier others \
-                 never reach"
+                "the CPU simulation runs a kernel with grid syncs phase by phase over all \
+                 blocks, so control flow around a block barrier in it must be the same on \
+                 every block (this condition depends on the block; CUDA allows it): put \
+                 such a loop in a kernel without grid syncs"
                     .to_string(),
             ));
+        }
+        if !uniform {
+            return Err(super::uniform::divergent_barrier(st.loc.or(self.loc)));
         }
         // A loop's body runs again after itself: what its test and its next
         // turn read is needed after each turn.

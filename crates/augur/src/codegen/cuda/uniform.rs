@@ -138,3 +138,73 @@ impl Variance {
         b.iter().all(|s| self.hostable(f, s))
     }
 }
+
+/// Checks that every barrier of a kernel body is reached by all the threads
+/// that must meet there: control flow around a block barrier may depend on
+/// the block but not on the thread, control flow around a grid sync on
+/// neither. (A barrier some threads skip hangs the GPU.)
+pub(crate) fn check_barriers(
+    f: &Function,
+    body: &Block,
+    bid: VarId,
+    tid: VarId,
+    loc: Option<crate::ir::SrcLoc>,
+) -> Result<(), crate::Error> {
+    use super::kernel::{find_device_call, is_barrier};
+    if find_device_call(f, body, is_barrier).is_none() {
+        return Ok(());
+    }
+    let grid = Variance::of(f, body, &[bid, tid]);
+    let block = Variance::of(f, body, &[tid]);
+    let grid_sync = |n: &str| n == crate::stage::gpu::GRID_SYNC;
+    fn walk(
+        f: &Function,
+        b: &Block,
+        v: [&Variance; 2],
+        grid_sync: &dyn Fn(&str) -> bool,
+        loc: Option<crate::ir::SrcLoc>,
+    ) -> Result<(), crate::Error> {
+        for s in b {
+            let one = std::slice::from_ref(s);
+            if find_device_call(f, one, is_barrier).is_none() || s.kind.blocks().next().is_none() {
+                continue;
+            }
+            let var = if find_device_call(f, one, grid_sync).is_some() {
+                v[0]
+            } else {
+                v[1]
+            };
+            let uniform = match &s.kind {
+                StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => {
+                    var.cond_uniform(f, *cond)
+                }
+                StmtKind::For {
+                    init, cond, step, ..
+                } => var.hostable(f, init) && var.cond_uniform(f, *cond) && var.hostable(f, step),
+                _ => true,
+            };
+            if !uniform {
+                return Err(divergent_barrier(s.loc.or(loc)));
+            }
+            for inner in s.kind.blocks() {
+                walk(f, inner, v, grid_sync, loc)?;
+            }
+        }
+        Ok(())
+    }
+    walk(f, body, [&grid, &block], &grid_sync, loc)
+}
+
+/// A barrier under control flow the threads that meet there may take
+/// differently.
+pub(crate) fn divergent_barrier(loc: Option<crate::ir::SrcLoc>) -> crate::Error {
+    crate::Error::Kernel {
+        message: "a barrier under control flow that threads may take differently (a block \
+                  barrier, gpu::sync_threads, under a condition that depends on the thread or \
+                  on values computed per thread; a grid sync, gpu::grid_sync, under one that \
+                  depends on the block or the thread): some threads would wait at a barrier \
+                  others never reach"
+            .to_string(),
+        location: loc,
+    }
+}
