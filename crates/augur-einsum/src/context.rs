@@ -60,7 +60,9 @@ pub struct Config {
     pub max_tensors: u32,
     /// How CPU statements lay out their loops ([`Schedule::Auto`]: blocked
     /// for products large enough to gain, the paper's loops otherwise;
-    /// [`Schedule::naive`] keeps the paper's loops everywhere).
+    /// [`Schedule::naive`] keeps the paper's loops everywhere, kernels
+    /// included). Inside `run_on_gpu`, matrix products go through shared
+    /// memory under every schedule but [`Schedule::naive`].
     pub schedule: Schedule,
     /// Under [`Movement::Prophecy`] on the GPU: keep tensors on the device
     /// between kernels. A kernel's results go out only when the CPU next

@@ -118,6 +118,7 @@ mod blocked;
 mod context;
 mod elem;
 mod error;
+mod gpu_tiles;
 mod index;
 mod interp;
 mod macros;

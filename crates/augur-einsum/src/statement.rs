@@ -118,8 +118,13 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
         }
         Some(t) => {
             let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
+            // The paper's loops under `Schedule::Naive`; a product through
+            // shared memory otherwise (`gpu_tiles.rs`).
+            let naive = ctx.schedule.get() == Schedule::Naive;
             drop(ctx);
-            plan.gpu(t, blocks, threads);
+            if naive || !plan.gpu_tiled(t, blocks, threads) {
+                plan.gpu(t, blocks, threads);
+            }
             if plan.lhs_indices.len() == plan.lhs.indices.len() {
                 // Distinct indices on the left: every element was written.
                 plan.lhs.tensor.mark_fully_written();

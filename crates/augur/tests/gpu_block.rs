@@ -317,23 +317,26 @@ fn block_level_misuse_is_an_error_at_its_line() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("threads may take differently"), "{err}");
-    // A block barrier under a condition on the block, in a kernel that also
-    // syncs the grid: CUDA runs it, the simulation says it cannot.
+    // A value computed per block for the control flow around a block
+    // barrier, used again after a grid sync: the simulation keeps no
+    // per-block values across grid syncs, and says so.
     let ex = Builder::new()
-        .extract("mixed", |x: Dyn<*mut i32>| {
+        .extract("kept", |x: Dyn<*mut i32>| {
             gpu::launch(2, 4, |bid, tid| {
-                x.at(bid * 4 + tid).set(tid);
-                gpu::grid_sync();
-                if bid.lt(1).is_true() {
+                let turns = Dyn::new(bid + 1);
+                let t = Dyn::new(0);
+                while t.lt(turns).is_true() {
                     gpu::sync_threads();
+                    t.set(t + 1);
                 }
-                x.at(bid * 4 + tid).set(bid);
+                gpu::grid_sync();
+                x.at(bid * 4 + tid).set(turns);
             });
         })
         .unwrap();
-    compiles_to_ptx(&ex, &["mixed_k0"]);
+    compiles_to_ptx(&ex, &["kept_k0"]);
     let err = ex.simulated().unwrap_err().to_string();
-    assert!(err.contains("same on every block"), "{err}");
+    assert!(err.contains("used again after a grid sync"), "{err}");
 
     // Shared memory outside a launch.
     let ex = Builder::new()
@@ -426,4 +429,54 @@ fn blocks_writing_one_element_race() {
     let p = interp.memory_mut().alloc_slice(&[0i32; 2]);
     let err = sim.interpret_in(&mut interp, &[p]).unwrap_err().to_string();
     assert!(err.contains("bid = 1") && err.contains("bid = 0"), "{err}");
+}
+
+/// Block barriers in a loop over each block's tiles, between grid syncs
+/// that read what other blocks wrote: the simulation runs the stretches
+/// between grid syncs one after another, each block by block.
+#[test]
+fn block_tiles_between_grid_syncs() {
+    const T: i32 = 4;
+    let ex = Builder::new()
+        .extract("two_level", |x: Dyn<*mut i32>, y: Dyn<*mut i32>| {
+            gpu::launch(2, T as u32, |bid, tid| {
+                let s = gpu::shared::<i32>(T as u32);
+                // Block 0 reverses tiles 0 and 2, block 1 tile 1.
+                let tile = Dyn::new(bid);
+                while tile.lt(3).is_true() {
+                    s.at(tid).set(x.at(tile * T + tid));
+                    gpu::sync_threads();
+                    x.at(tile * T + tid).set(s.at(T - 1 - tid));
+                    gpu::sync_threads();
+                    tile.set(tile + 2);
+                }
+                gpu::grid_sync();
+                // Every thread reads a tile another block reversed.
+                let i = bid * T + tid;
+                y.at(i).set(x.at((i + T) % (3 * T)) * 10);
+            });
+        })
+        .unwrap();
+    let x: Vec<i32> = (0..12).collect();
+    let reversed: Vec<i32> = x
+        .chunks(T as usize)
+        .flat_map(|c| c.iter().rev().copied())
+        .collect();
+    let want_y: Vec<i32> = (0..8).map(|i| reversed[(i + 4) % 12] * 10).collect();
+    let sim = ex.simulated().unwrap();
+    let mut interp = Interpreter::new();
+    let (xp, yp) = (
+        interp.memory_mut().alloc_slice(&x),
+        interp.memory_mut().alloc_slice(&[0i32; 8]),
+    );
+    sim.interpret_in(&mut interp, &[xp, yp]).unwrap();
+    assert_eq!(interp.memory().read_slice::<i32>(xp, 12).unwrap(), reversed);
+    assert_eq!(interp.memory().read_slice::<i32>(yp, 8).unwrap(), want_y);
+    let lib = sim.compile().unwrap();
+    let (mut xs, mut ys) = (x.clone(), vec![0i32; 8]);
+    // SAFETY: 12 and 8 ints.
+    unsafe { lib.get()(xs.as_mut_ptr(), ys.as_mut_ptr()) };
+    assert_eq!((xs, ys), (reversed, want_y));
+    let cu = compiles_to_ptx(&ex, &["two_level_k0"]);
+    assert!(cu.contains("cudaLaunchCooperativeKernel"), "{cu}");
 }

@@ -40,9 +40,8 @@ enum Step {
     Mix(i32),
     /// `if (tid % m == r) { .. }`: no barrier inside.
     IfThread(i32, i32, Vec<Step>),
-    /// `for (t = 0; t < bid % 2 + reps; t++) { .. }` (`t < reps` in a
-    /// kernel with grid syncs): the same on every thread of a block,
-    /// barriers inside.
+    /// `for (t = 0; t < bid % 2 + reps; t++) { .. }`: the same on every
+    /// thread of a block, barriers inside.
     Loop(i32, Vec<Step>),
     /// `gpu::grid_sync()`.
     GridSync,
@@ -69,8 +68,8 @@ impl Since {
     }
 }
 
-/// Whether the kernel syncs the grid (then loops are the same on every
-/// block, and threads read what other blocks stored).
+/// Whether the kernel syncs the grid (then threads read what other blocks
+/// stored).
 #[derive(Clone, Copy)]
 struct Shape {
     grid_sync: bool,
@@ -173,7 +172,6 @@ fn steps(
 struct Program {
     grid: u32,
     block: u32,
-    grid_sync: bool,
     body: Vec<Step>,
 }
 
@@ -193,18 +191,13 @@ fn program(rng: &mut Rng) -> Program {
     Program {
         grid: 1 + rng.below(3) as u32,
         block: 1 + rng.below(8) as u32,
-        grid_sync: shape.grid_sync,
         body,
     }
 }
 
 /// A loop's turns on block `bid`.
-fn turns(p: &Program, bid: i32, reps: i32) -> i32 {
-    if p.grid_sync {
-        reps
-    } else {
-        bid % 2 + reps
-    }
+fn turns(_: &Program, bid: i32, reps: i32) -> i32 {
+    bid % 2 + reps
 }
 
 // ---------------------------------------------------------------------------
@@ -289,7 +282,6 @@ impl Model<'_> {
 // The staged kernel.
 
 struct Staged {
-    grid_sync: bool,
     threads: i32,
     x: Dyn<*mut i32>,
     y: Dyn<*mut i32>,
@@ -328,11 +320,7 @@ impl Staged {
                 }
                 Step::Loop(reps, body) => {
                     let t = Dyn::new(0i32);
-                    let bound = if self.grid_sync {
-                        Dyn::lit(*reps)
-                    } else {
-                        self.bid % 2 + *reps
-                    };
+                    let bound = self.bid % 2 + *reps;
                     while t.lt(bound).is_true() {
                         self.steps(body);
                         t.set(t + 1);
@@ -359,7 +347,6 @@ fn stage(p: &Program) -> augur::Extracted<KernelFn> {
                 let p = &q;
                 gpu::launch(p.grid, p.block, |bid, tid| {
                     let k = Staged {
-                        grid_sync: p.grid_sync,
                         threads: (p.grid * p.block) as i32,
                         x,
                         y,

@@ -71,7 +71,8 @@ pub struct Benchmark {
     /// False: the same program with `run_on_gpu` on the CPU ([`Config::cpu`]).
     pub gpu: bool,
     /// The CPU statements' schedule ([`Schedule::naive`] in the paper's
-    /// programs; kernels ignore it).
+    /// programs, where kernels keep the paper's loops too; under any other, a
+    /// kernel's matrix product goes through shared memory).
     pub schedule: Schedule,
     /// The CPU statements' loops `omp parallel for` (off in the paper's).
     pub openmp: bool,

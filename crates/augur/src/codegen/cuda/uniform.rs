@@ -106,6 +106,19 @@ impl Variance {
 
     /// A statement the simulation may run once for all threads: it writes
     /// only uniform variables, from uniform values, and no memory.
+    /// True if every thread takes the control flow of `s` (an `if` or a
+    /// loop) alike: its condition, and a `for`'s initialiser and step, are
+    /// uniform. Other statements have none.
+    pub fn control_uniform(&self, f: &Function, s: &Stmt) -> bool {
+        match &s.kind {
+            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => self.cond_uniform(f, *cond),
+            StmtKind::For {
+                init, cond, step, ..
+            } => self.hostable(f, init) && self.cond_uniform(f, *cond) && self.hostable(f, step),
+            _ => true,
+        }
+    }
+
     pub fn hostable(&self, f: &Function, s: &Stmt) -> bool {
         match &s.kind {
             StmtKind::Decl { var, init } => {
@@ -156,43 +169,45 @@ pub(crate) fn check_barriers(
     }
     let grid = Variance::of(f, body, &[bid, tid]);
     let block = Variance::of(f, body, &[tid]);
-    let grid_sync = |n: &str| n == crate::stage::gpu::GRID_SYNC;
-    fn walk(
-        f: &Function,
-        b: &Block,
-        v: [&Variance; 2],
-        grid_sync: &dyn Fn(&str) -> bool,
-        loc: Option<crate::ir::SrcLoc>,
-    ) -> Result<(), crate::Error> {
-        for s in b {
-            let one = std::slice::from_ref(s);
-            if find_device_call(f, one, is_barrier).is_none() || s.kind.blocks().next().is_none() {
-                continue;
-            }
-            let var = if find_device_call(f, one, grid_sync).is_some() {
-                v[0]
-            } else {
-                v[1]
-            };
-            let uniform = match &s.kind {
-                StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => {
-                    var.cond_uniform(f, *cond)
-                }
-                StmtKind::For {
-                    init, cond, step, ..
-                } => var.hostable(f, init) && var.cond_uniform(f, *cond) && var.hostable(f, step),
-                _ => true,
-            };
-            if !uniform {
-                return Err(divergent_barrier(s.loc.or(loc)));
-            }
-            for inner in s.kind.blocks() {
-                walk(f, inner, v, grid_sync, loc)?;
-            }
+    let pick = |s: &Stmt| {
+        let grid_sync = |n: &str| n == crate::stage::gpu::GRID_SYNC;
+        if find_device_call(f, std::slice::from_ref(s), grid_sync).is_some() {
+            &grid
+        } else {
+            &block
         }
-        Ok(())
+    };
+    match divergent_control(f, body, &pick) {
+        Some(s) => Err(divergent_barrier(s.loc.or(loc))),
+        None => Ok(()),
     }
-    walk(f, body, [&grid, &block], &grid_sync, loc)
+}
+
+/// The first statement of `b` (at any depth) with a barrier inside whose
+/// control flow is not uniform under the variance `pick` gives for it.
+pub(crate) fn divergent_control<'a, 'v>(
+    f: &Function,
+    b: &'a Block,
+    pick: &dyn Fn(&Stmt) -> &'v Variance,
+) -> Option<&'a Stmt> {
+    use super::kernel::{find_device_call, is_barrier};
+    for s in b {
+        let one = std::slice::from_ref(s);
+        if find_device_call(f, one, is_barrier).is_none() || s.kind.blocks().next().is_none() {
+            continue;
+        }
+        if !pick(s).control_uniform(f, s) {
+            return Some(s);
+        }
+        if let Some(found) = s
+            .kind
+            .blocks()
+            .find_map(|inner| divergent_control(f, inner, pick))
+        {
+            return Some(found);
+        }
+    }
+    None
 }
 
 /// A barrier under control flow the threads that meet there may take

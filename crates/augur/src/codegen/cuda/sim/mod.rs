@@ -4,21 +4,31 @@
 //! A kernel whose threads meet at barriers (a block's `sync_threads`, the
 //! grid's `grid_sync`) cannot run thread after thread as written: thread 0
 //! would pass the barrier before thread 1 reached it. [`simulate`] runs
-//! every thread of every block through the code up to the first barrier,
-//! then every thread through the next stretch, and so on: an order both
-//! barriers allow. Control flow around barriers must be the same on every
-//! thread (in CUDA too: a barrier some threads skip hangs), so it runs once,
-//! on the host, as do the uniform values it needs (`uniform.rs`). A value
-//! computed per thread and used after a barrier (an accumulator) is kept in
-//! a host buffer with a slot per thread between phases
-//! ([`Phases::replicate`]); shared memory is a host buffer with a stretch
-//! per block ([`shared_buffer`]). Both are allocated before the launch and
-//! freed after it.
+//! every thread through the code up to the first barrier, then every
+//! thread through the next stretch (a *phase*), and so on: an order the
+//! barriers allow.
+//!
+//! * Without grid syncs, blocks never wait for each other: the blocks run
+//!   one after another, each its phases in turn, and control flow around
+//!   block barriers, which must be the same on every thread of a block (in
+//!   CUDA too: a barrier some threads skip hangs), runs once per block.
+//! * With grid syncs, each phase runs over all blocks and the control flow
+//!   around barriers runs once, on the host; where control flow around a
+//!   block barrier depends on the block, `grid.rs` runs the stretches
+//!   between grid syncs one after another, each block by block.
+//!
+//! Uniform values that control flow needs are computed outside the phases
+//! (`uniform.rs`). A value computed per thread and used after a barrier (an
+//! accumulator) is kept in a host buffer with a slot per thread between
+//! phases ([`Phases::replicate`]); shared memory is a host buffer with a
+//! stretch per block ([`shared_buffer`]). Both are allocated before the
+//! launch and freed after it (`memory.rs`).
 
 use super::kernel::{
     captured, find_device_call, find_sync, is_barrier, is_sync, kernel_error, outside_launch,
     rewrite_launches, shared_area, shared_bytes, strip_tail_syncs, Nest,
 };
+use super::uniform::divergent_control;
 use super::uniform::Variance;
 use crate::error::Error;
 use crate::ir::{
@@ -26,6 +36,10 @@ use crate::ir::{
     VarId,
 };
 use crate::stage::gpu::SHARED;
+use memory::{shared_buffer, Around};
+
+mod grid;
+mod memory;
 use std::collections::BTreeSet;
 
 /// `f` with every launch replaced by its phases as loop nests: C that any C
@@ -64,10 +78,20 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
     // Without a grid sync, blocks never wait for each other: each block
     // runs its phases in turn, and control flow that depends only on the
     // block (a loop over the block's tiles) runs once per block.
-    let grid_wide = find_device_call(f, &body, |n| n == crate::stage::gpu::GRID_SYNC).is_some();
+    // With grid syncs, each phase runs over all blocks; but where control
+    // flow around a block barrier depends on the block, each stretch
+    // between grid syncs runs block by block (`grid.rs`).
+    let grid_sync = find_device_call(f, &body, |n| n == crate::stage::gpu::GRID_SYNC).is_some();
+    let on_grid = Variance::of(f, &body, &[bid, tid]);
+    let nested = grid_sync && divergent_control(f, &body, &|_| &on_grid).is_some();
+    let grid_wide = grid_sync && !nested;
     let seeds = if grid_wide { vec![bid, tid] } else { vec![tid] };
     let mut p = Phases {
         variance: Variance::of(f, &body, &seeds),
+        grid_variance: nested.then_some(on_grid),
+        grid_phases: 0,
+        occurrences: grid::occurrences(f, &body),
+        per_thread: BTreeSet::new(),
         bid,
         tid,
         grid_wide,
@@ -78,7 +102,13 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
         phase_vars: Vec::new(),
         loc: n.loc,
     };
-    let mut built = p.build(f, body, &BTreeSet::new())?;
+    let mut built = if nested {
+        let built = p.build_grid(f, body, &BTreeSet::new())?;
+        p.check_block_values(f, &built)?;
+        built
+    } else {
+        p.build(f, body, &BTreeSet::new())?
+    };
     let carried = p.check_scopes(f, &built)?;
     if !carried.is_empty() {
         p.replicate(f, &mut built, &carried, &mut around)?;
@@ -87,7 +117,7 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
     if p.count > 0 {
         out.extend([decl(bid), decl(tid)]);
     }
-    if grid_wide || p.count == 0 {
+    if grid_wide || nested || p.count == 0 {
         out.extend(built);
     } else {
         let mut blocks = counted(f, bid, n.grid, built, n.loc);
@@ -99,125 +129,18 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
     Ok(out)
 }
 
-/// Host statements a launch's phases need around them: buffers allocated
-/// before (shared memory, per-thread values kept across barriers) and
-/// freed after.
-#[derive(Default)]
-struct Around {
-    before: Block,
-    after: Block,
-}
-
-impl Around {
-    /// A host buffer of `bytes` bytes for pointer variable `var` (of the
-    /// type its `malloc` result is cast to), freed after the launch.
-    fn buffer(&mut self, f: &mut Function, var: VarId, bytes: u64, loc: Option<SrcLoc>) {
-        let u8p = Type::ptr(Type::Scalar(Scalar::U8));
-        let malloc = libc(f, "malloc", vec![Type::Scalar(Scalar::U64)], u8p);
-        let size = f.expr(
-            Expr::Const(Const::Int(bytes as i64)),
-            Type::Scalar(Scalar::U64),
-        );
-        let call = f.expr(Expr::Call(malloc, vec![size]), u8p);
-        let ty = f.vars[var].ty;
-        let init = f.expr(Expr::Cast(call), ty);
-        self.before.push(Stmt {
-            loc,
-            ..Stmt::new(StmtKind::Decl {
-                var,
-                init: Some(init),
-            })
-        });
-        let free = libc(f, "free", vec![u8p], Type::Void);
-        let v = f.expr(Expr::Var(var), ty);
-        let arg = f.expr(Expr::Cast(v), u8p);
-        let call = f.expr(Expr::Call(free, vec![arg]), Type::Void);
-        self.after.push(Stmt::new(StmtKind::Eval(call)));
-    }
-}
-
-/// The `<stdlib.h>` function `name`, declared in `f` once.
-fn libc(f: &mut Function, name: &str, params: Vec<Type>, ret: Type) -> crate::ir::FuncId {
-    if let Some((id, _)) = f
-        .externs
-        .iter()
-        .find(|(_, d)| d.name == name && !d.indirect)
-    {
-        return id;
-    }
-    f.externs.push(crate::ir::ExternDecl {
-        name: name.into(),
-        params,
-        ret,
-        variadic: false,
-        header: Some("stdlib.h".into()),
-        indirect: false,
-    })
-}
-
-/// A new host variable of type `ty`, named after `hint`.
-fn host_var(f: &mut Function, ty: Type, hint: &str, loc: Option<SrcLoc>) -> VarId {
-    f.vars.push(crate::ir::VarData {
-        ty,
-        kind: crate::ir::VarKind::Local,
-        hint: Some(hint.into()),
-        name: None,
-        addr_taken: false,
-        loc,
-    })
-}
-
-/// Gives the launch's blocks their shared memory: one host buffer with a
-/// stretch per block, and each `augur_shared(offset, bytes)` of the body
-/// becomes the address `offset` bytes into the stretch of block `bid`.
-fn shared_buffer(f: &mut Function, body: &mut Block, n: &Nest, around: &mut Around) {
-    let per_block = shared_bytes(f, body);
-    if per_block == 0 {
-        return;
-    }
-    let u8p = Type::ptr(Type::Scalar(Scalar::U8));
-    let buf = host_var(f, u8p, "shared", n.loc);
-    around.buffer(
-        f,
-        buf,
-        u64::from(per_block) * u64::from(n.grid.max(1)),
-        n.loc,
-    );
-    let mut roots = Vec::new();
-    for s in body.iter() {
-        super::kernel::each_expr(s, &mut |e| roots.push(e));
-    }
-    for e in roots {
-        point_into(f, e, buf, n.bid, per_block);
-    }
-}
-
-/// Rewrites the shared-memory calls under `e` (see [`shared_buffer`]).
-fn point_into(f: &mut Function, e: crate::ir::ExprId, buf: VarId, bid: VarId, per_block: u32) {
-    if let Some((offset, _)) = shared_area(f, e) {
-        let ty = f.exprs[e].ty;
-        let int = Type::Scalar(Scalar::I64);
-        let b = f.expr(Expr::Var(bid), f.vars[bid].ty);
-        let b = f.expr(Expr::Cast(b), int);
-        let stride = f.expr(Expr::Const(Const::Int(i64::from(per_block))), int);
-        let start = f.expr(Expr::Binary(BinOp::Mul, b, stride), int);
-        let off = f.expr(Expr::Const(Const::Int(i64::from(offset))), int);
-        let at = f.expr(Expr::Binary(BinOp::Add, start, off), int);
-        let base = f.expr(Expr::Var(buf), f.vars[buf].ty);
-        let byte = f.expr(Expr::Index(base, at), Type::Scalar(Scalar::U8));
-        f.exprs[e].kind = Expr::AddrOf(byte);
-        f.exprs[e].ty = ty;
-        return;
-    }
-    let mut children = Vec::new();
-    f.for_each_child(e, |c| children.push(c));
-    for c in children {
-        point_into(f, c, buf, bid, per_block);
-    }
-}
-
 struct Phases {
     variance: Variance,
+    /// For a kernel with grid syncs run block by block between them: what
+    /// is the same on every block (see `grid.rs`).
+    grid_variance: Option<Variance>,
+    /// Stretches between grid syncs emitted so far.
+    grid_phases: usize,
+    /// How often each variable occurs in the kernel body (for `grid.rs`).
+    occurrences: std::collections::BTreeMap<VarId, usize>,
+    /// Variables the stretch being built shares with the rest of the
+    /// kernel: kept per thread, not computed once per block (`grid.rs`).
+    per_thread: BTreeSet<VarId>,
     bid: VarId,
     tid: VarId,
     /// The kernel meets at grid syncs: each phase loops over all blocks
@@ -243,7 +166,7 @@ impl Phases {
         b: Block,
         needs: &BTreeSet<VarId>,
     ) -> Result<Block, Error> {
-        let hoist = self.hoisting(f, &b, needs);
+        let hoist = self.hoisting(f, &b, needs, false);
         let mut out = Vec::new();
         let mut group = Vec::new();
         for (st, hoist) in b.into_iter().zip(hoist) {
@@ -268,18 +191,45 @@ impl Phases {
     /// variables are needed past the next barrier (by later stretches, or
     /// by the control flow around barriers). The others stay with their
     /// stretch, so a kernel without barriers is one loop nest.
-    fn hoisting(&mut self, f: &Function, b: &Block, needs: &BTreeSet<VarId>) -> Vec<bool> {
+    /// `grid_level`: which statements run once for the whole grid, around
+    /// grid syncs (`grid.rs`), rather than once per phase's host code.
+    fn hoisting(
+        &mut self,
+        f: &Function,
+        b: &Block,
+        needs: &BTreeSet<VarId>,
+        grid_level: bool,
+    ) -> Vec<bool> {
         let has_sync: Vec<bool> = b
             .iter()
-            .map(|s| find_sync(f, std::slice::from_ref(s)).is_some())
+            .map(|s| match grid_level {
+                true => grid::has_grid_sync(f, s),
+                false => find_sync(f, std::slice::from_ref(s)).is_some(),
+            })
             .collect();
+        let variance = match (&self.grid_variance, grid_level) {
+            (Some(v), true) => v,
+            _ => &self.variance,
+        };
+        let hostable: Vec<bool> = b.iter().map(|s| variance.hostable(f, s)).collect();
         let mut hoist = vec![false; b.len()];
         for k in 0..b.len() {
-            if has_sync[k] || !self.variance.hostable(f, &b[k]) {
+            if has_sync[k] || !hostable[k] {
                 continue;
             }
             let (declared, assigned) = declared_and_assigned(f, &b[k..=k]);
             let changed: Vec<VarId> = declared.iter().chain(&assigned).copied().collect();
+            let shared = |v: &VarId| self.per_thread.contains(v);
+            if !grid_level && changed.iter().any(shared) {
+                // Used after a grid sync too: per thread, not per block,
+                // unless control flow around barriers here reads it
+                // (`check_block_values` then says it cannot be kept).
+                let control = control_reads(f, &b[k + 1..]);
+                let read = |v: &VarId| needs.contains(v) || control.contains(v);
+                if !changed.iter().any(read) {
+                    continue;
+                }
+            }
             // What host code holds stays with the host: a later uniform
             // update of a hoisted variable is host work too.
             let mut wanted = |v: &VarId| needs.contains(v) || self.hoisted.contains(v);
@@ -307,14 +257,7 @@ impl Phases {
         mut st: Stmt,
         needs: &BTreeSet<VarId>,
     ) -> Result<Stmt, Error> {
-        let v = &self.variance;
-        let uniform = match &st.kind {
-            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => v.cond_uniform(f, *cond),
-            StmtKind::For {
-                init, cond, step, ..
-            } => v.hostable(f, init) && v.cond_uniform(f, *cond) && v.hostable(f, step),
-            _ => false,
-        };
+        let uniform = self.variance.control_uniform(f, &st);
         if !uniform && self.grid_wide {
             // `captured` checked that CUDA can run it: the condition
             // depends on the block, around a block barrier.
@@ -330,11 +273,11 @@ impl Phases {
         if !uniform {
             return Err(super::uniform::divergent_barrier(st.loc.or(self.loc)));
         }
-        // A loop's body runs again after itself: what its test and its next
-        // turn read is needed after each turn.
+        // A loop's body runs again after itself: what its test (and a
+        // `for`'s step) reads is needed after each turn.
         let mut inner = needs.clone();
         if matches!(st.kind, StmtKind::While { .. } | StmtKind::For { .. }) {
-            inner.extend(uses(f, std::slice::from_ref(&st)));
+            inner.extend(header_vars(f, &st));
         }
         for blk in st.kind.blocks_mut() {
             *blk = self.build(f, std::mem::take(blk), &inner)?;
@@ -407,177 +350,6 @@ impl Phases {
             self.bid
         } else {
             self.tid
-        }
-    }
-
-    /// Keeps per-thread values across barriers. A value a thread computes
-    /// in one phase and uses in a later one (an accumulator around a loop
-    /// of barriers, an index) lives in a host buffer with a slot per
-    /// thread: the declaring phase stores it there at its end, and each
-    /// later phase that uses it starts by loading the thread's slot into a
-    /// variable of its own (and stores it back if it changes it).
-    fn replicate(
-        &self,
-        f: &mut Function,
-        built: &mut Block,
-        carried: &BTreeSet<VarId>,
-        around: &mut Around,
-    ) -> Result<(), Error> {
-        let threads = u64::from(self.grid.max(1)) * u64::from(self.block.max(1));
-        let mut slots = Vec::new();
-        for &v in carried {
-            let (ty, loc) = (f.vars[v].ty, f.vars[v].loc.or(self.loc));
-            let size = ty.size().filter(|_| !f.vars[v].addr_taken);
-            let Some(size) = size else {
-                return Err(kernel_error(
-                    loc,
-                    format!(
-                        "`{}`, computed per thread, is used after a barrier and its address is \
-                         taken (or its size unknown): the CPU simulation keeps such values per \
-                         thread by copying them; keep it in memory instead",
-                        f.var_name(v)
-                    ),
-                ));
-            };
-            let name = format!("{}_per_thread", f.var_name(v));
-            let slot = host_var(f, Type::ptr(ty), &name, loc);
-            around.buffer(f, slot, size * threads, loc);
-            slots.push((v, slot));
-        }
-        self.replicate_in(f, built, &mut 0, &slots)
-    }
-
-    fn replicate_in(
-        &self,
-        f: &mut Function,
-        b: &mut Block,
-        next: &mut usize,
-        slots: &[(VarId, VarId)],
-    ) -> Result<(), Error> {
-        for s in b.iter_mut() {
-            if is_phase(f, s, self.phase_var()) {
-                let i = *next;
-                *next += 1;
-                let StmtKind::For { body, .. } = &mut s.kind else {
-                    unreachable!("a phase is a loop")
-                };
-                let thread = if self.grid_wide {
-                    match body.first_mut().map(|t| &mut t.kind) {
-                        Some(StmtKind::For { body, .. }) => body,
-                        _ => unreachable!("a grid-wide phase's block loop holds its thread loop"),
-                    }
-                } else {
-                    body
-                };
-                self.carry(f, thread, i, slots)?;
-                continue;
-            }
-            for blk in s.kind.blocks_mut() {
-                self.replicate_in(f, blk, next, slots)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Loads and stores the carried values phase `i` (whose per-thread body
-    /// is `thread`) uses.
-    fn carry(
-        &self,
-        f: &mut Function,
-        thread: &mut Block,
-        i: usize,
-        slots: &[(VarId, VarId)],
-    ) -> Result<(), Error> {
-        let (declared, assigned) = &self.phase_vars[i];
-        let used = uses(f, thread);
-        let (mut pre, mut post) = (Vec::new(), Vec::new());
-        for &(v, slot) in slots {
-            if declared.contains(&v) {
-                let top = thread
-                    .iter()
-                    .any(|s| matches!(s.kind, StmtKind::Decl { var, .. } if var == v));
-                if !top {
-                    return Err(Error::Internal {
-                        message: format!(
-                            "the CPU simulation found `{}` used outside the nested block of \
-                             its phase that declares it",
-                            f.var_name(v)
-                        ),
-                    });
-                }
-                post.push(self.store(f, slot, v));
-            } else if used.contains(&v) {
-                let mut data = f.vars[v].clone();
-                data.kind = crate::ir::VarKind::Local;
-                data.hint = Some(f.var_name(v));
-                data.name = None;
-                let local = f.vars.push(data);
-                for s in thread.iter_mut() {
-                    rename(f, s, v, local);
-                }
-                let at = self.thread_slot(f, slot);
-                pre.push(Stmt::new(StmtKind::Decl {
-                    var: local,
-                    init: Some(at),
-                }));
-                if assigned.contains(&v) {
-                    post.push(self.store(f, slot, local));
-                }
-            }
-        }
-        thread.splice(0..0, pre);
-        thread.extend(post);
-        Ok(())
-    }
-
-    /// `slot[bid * block + tid]`.
-    fn thread_slot(&self, f: &mut Function, slot: VarId) -> crate::ir::ExprId {
-        let int = Type::Scalar(Scalar::I64);
-        let cast = |f: &mut Function, v: VarId| {
-            let e = f.expr(Expr::Var(v), f.vars[v].ty);
-            f.expr(Expr::Cast(e), int)
-        };
-        let (b, t) = (cast(f, self.bid), cast(f, self.tid));
-        let n = f.expr(Expr::Const(Const::Int(i64::from(self.block))), int);
-        let start = f.expr(Expr::Binary(BinOp::Mul, b, n), int);
-        let i = f.expr(Expr::Binary(BinOp::Add, start, t), int);
-        let base = f.expr(Expr::Var(slot), f.vars[slot].ty);
-        let Type::Ptr { to, .. } = f.vars[slot].ty else {
-            unreachable!("a slot buffer is a pointer")
-        };
-        f.expr(Expr::Index(base, i), *to)
-    }
-
-    /// `slot[bid * block + tid] = v;`
-    fn store(&self, f: &mut Function, slot: VarId, v: VarId) -> Stmt {
-        let place = self.thread_slot(f, slot);
-        let value = f.expr(Expr::Var(v), f.vars[v].ty);
-        Stmt::new(StmtKind::Assign { place, value })
-    }
-}
-
-/// Renames variable `from` to `to` in `s` (its expressions are its own).
-fn rename(f: &mut Function, s: &mut Stmt, from: VarId, to: VarId) {
-    fn expr(f: &mut Function, e: crate::ir::ExprId, from: VarId, to: VarId) {
-        if f.exprs[e].kind == Expr::Var(from) {
-            f.exprs[e].kind = Expr::Var(to);
-            return;
-        }
-        let mut children = Vec::new();
-        f.for_each_child(e, |c| children.push(c));
-        for c in children {
-            expr(f, c, from, to);
-        }
-    }
-    let mut roots = Vec::new();
-    super::kernel::each_own_expr(s, &mut |e| roots.push(e));
-    for e in roots {
-        expr(f, e, from, to);
-    }
-    // (`each_own_expr` covers a `for` header's statements.)
-    for b in s.kind.blocks_mut() {
-        for s in b.iter_mut() {
-            rename(f, s, from, to);
         }
     }
 }
@@ -716,4 +488,31 @@ fn counted(f: &mut Function, var: VarId, n: u32, body: Block, loc: Option<SrcLoc
         annotations: Vec::new(),
         loc,
     }
+}
+
+/// The variables a statement's own header reads or writes: an `if`'s or a
+/// loop's condition, a `for`'s initialiser and step.
+fn header_vars(f: &Function, s: &Stmt) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    super::kernel::each_own_expr(s, &mut |e| {
+        f.for_each_var(e, &mut |v| {
+            out.insert(v);
+        })
+    });
+    out
+}
+
+/// The variables the headers of the statements of `b` with barriers inside
+/// read, at any depth: what control flow around barriers needs.
+fn control_reads(f: &Function, b: &[Stmt]) -> BTreeSet<VarId> {
+    let mut out = BTreeSet::new();
+    for s in b {
+        if s.kind.blocks().next().is_some() && find_sync(f, std::slice::from_ref(s)).is_some() {
+            out.extend(header_vars(f, s));
+            for inner in s.kind.blocks() {
+                out.extend(control_reads(f, inner));
+            }
+        }
+    }
+    out
 }

@@ -1,0 +1,137 @@
+//! Matrix products inside `run_on_gpu` go through shared memory (tiles of
+//! A and B, block barriers) unless the schedule is the paper's: results
+//! equal the CPU's on odd sizes, operands in either order and stored
+//! transposed, `=` and `+=`, two products in one kernel (between grid
+//! syncs), with every movement; the interpreter checks the simulation for
+//! races; the CUDA compiles to PTX.
+
+mod common;
+
+use augur::Dyn;
+use augur_einsum::{cuda_source, Config, Einsum, Movement, Schedule, SimInterpreter, Tensor};
+use common::{all_equal, extract, run_all, run_on, small, Body};
+
+const M: usize = 7;
+const K: usize = 5;
+const N: usize = 6;
+
+fn ints(n: usize, seed: usize) -> Vec<f32> {
+    (0..n).map(|x| ((x * 7 + seed) % 9) as f32 - 4.0).collect()
+}
+
+fn init() -> [Vec<f32>; 3] {
+    [ints(M * K, 1), ints(K * N, 2), ints(M * N, 3)]
+}
+
+/// `C = A B` (and `+=`): row-major A (M × K), B (K × N), C (M × N).
+fn product(acc: bool, [a, b, c]: &[Vec<f32>; 3]) -> Vec<f32> {
+    (0..M * N)
+        .map(|e| {
+            let (i, j) = (e / N, e % N);
+            let s: f32 = (0..K).map(|k| a[i * K + k] * b[k * N + j]).sum();
+            if acc {
+                c[e] + s
+            } else {
+                s
+            }
+        })
+        .collect()
+}
+
+const SHAPES: [&[usize]; 3] = [&[M, K], &[K, N], &[M, N]];
+
+fn matmul(ein: &Einsum, [a, b, c]: &[Tensor<f32>; 3], _: Dyn<i32>) {
+    let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+    ein.run_on_gpu(|| c.at([i, j]).set(a.at([i, k]) * b.at([k, j])));
+}
+
+fn matmul_acc_swapped(ein: &Einsum, [a, b, c]: &[Tensor<f32>; 3], _: Dyn<i32>) {
+    let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+    ein.run_on_gpu(|| c.at([i, j]).add_to(b.at([k, j]) * a.at([i, k])));
+}
+
+#[test]
+fn products_on_the_gpu_equal_the_cpus() {
+    for (name, body, acc) in [
+        ("mm", matmul as Body<f32>, false),
+        ("mm_acc", matmul_acc_swapped as Body<f32>, true),
+    ] {
+        let rs = run_all(name, SHAPES, init(), 1, body);
+        all_equal(&rs);
+        assert_eq!(rs[0].1[2], product(acc, &init()), "{name}");
+        // The kernel stages tiles in shared memory (small(): 4 threads,
+        // 2 × 2 tiles), and the simulation is race-free.
+        let ex = extract::<f32>(name, small(Movement::Prophecy), SHAPES, body).unwrap();
+        let cu = cuda_source(&ex).unwrap();
+        assert_eq!(cu.matches("augur_sync_threads();").count(), 2, "{cu}");
+        assert!(cu.contains("<<<3, 4, 32>>>"), "{cu}");
+        let sim = ex.simulated().unwrap();
+        let mut it = SimInterpreter::new();
+        let m = it.interp.memory_mut();
+        let [a, b, c] = init();
+        let bufs = [m.alloc_slice(&a), m.alloc_slice(&b), m.alloc_slice(&c)];
+        sim.interpret_in(&mut it.interp, &[bufs[0], bufs[1], bufs[2], 1i32.into()])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got: Vec<f32> = it.interp.memory().read_slice(bufs[2], M * N).unwrap();
+        assert_eq!(got, product(acc, &init()), "{name} (interpreter)");
+    }
+}
+
+/// A stored transposed (`A[k, i]`), and a second product in the same kernel
+/// after a grid sync: the simulation runs the stretches between grid syncs
+/// block by block.
+#[test]
+fn transposed_operand_and_two_products_in_one_kernel() {
+    let shapes: [&[usize]; 3] = [&[K, M], &[K, N], &[M, N]];
+    let body: Body<f32> = |ein, [a, b, c], _| {
+        let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+        ein.run_on_gpu(|| {
+            c.at([i, j]).set(a.at([k, i]) * b.at([k, j]));
+            c.at([i, j]).add_to(a.at([k, i]) * b.at([k, j]));
+        });
+    };
+    let a: Vec<f32> = ints(K * M, 1);
+    let init = [a.clone(), ints(K * N, 2), ints(M * N, 3)];
+    let rs = run_all("two", shapes, init.clone(), 1, body);
+    all_equal(&rs);
+    let want: Vec<f32> = (0..M * N)
+        .map(|e| {
+            let (i, j) = (e / N, e % N);
+            2.0 * (0..K)
+                .map(|k| a[k * M + i] * init[1][k * N + j])
+                .sum::<f32>()
+        })
+        .collect();
+    assert_eq!(rs[0].1[2], want);
+    let ex = extract::<f32>("two", small(Movement::Prophecy), shapes, body).unwrap();
+    let cu = cuda_source(&ex).unwrap();
+    assert_eq!(cu.matches("augur_sync_threads();").count(), 4, "{cu}");
+    assert_eq!(cu.matches("augur_grid_sync();").count(), 1, "{cu}");
+    let ptx = augur::exec::cuda::Nvcc::find_or_install()
+        .expect("nvcc")
+        .ptx(&cu, "sm_80")
+        .unwrap_or_else(|e| panic!("nvcc: {e}\n{cu}"));
+    assert!(ptx.contains(".shared"), "{ptx}");
+}
+
+/// The paper's loops stay under `Schedule::Naive`; a block of one thread
+/// cannot tile (the paper's loops again).
+#[test]
+fn the_papers_loops_where_asked_or_where_a_tile_cannot_fit() {
+    let naive = Config {
+        schedule: Schedule::Naive,
+        ..small(Movement::Prophecy)
+    };
+    let single = Config {
+        threads: 1,
+        ..small(Movement::Prophecy)
+    };
+    for config in [naive, single] {
+        let ex = extract::<f32>("mm", config, SHAPES, matmul).unwrap();
+        let cu = cuda_source(&ex).unwrap();
+        assert!(!cu.contains("augur_sync_threads();"), "{cu}");
+        let p = common::build(&ex, config, augur::exec::Backend::Jit).unwrap();
+        let out = run_on(&p, &init(), 1);
+        assert_eq!(out[2], product(false, &init()), "{config:?}");
+    }
+}
