@@ -242,7 +242,7 @@ impl Engine {
             self.bump_salt(base);
         }
         let state = self.statics_hash();
-        self.salted(Tag { path: 0, state }).state
+        self.op_key(Tag { path: 0, state }).state
     }
 
     /// The closure returned while a link was checked.

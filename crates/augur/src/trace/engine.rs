@@ -359,6 +359,21 @@ impl Engine {
     }
 
     fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+        let launch = match op {
+            Op::Launch { .. } => Some(true),
+            Op::LaunchEnd => Some(false),
+            _ => None,
+        };
+        let n = self.step_op(op, loc)?;
+        match launch {
+            Some(true) => self.run.launch = Some(n),
+            Some(false) => self.run.launch = None,
+            None => {}
+        }
+        Ok(n)
+    }
+
+    fn step_op(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         // Tags are taken here, at one call depth, so that the engine's own
         // frames hash alike for every operation. Only recording takes them:
         // the other modes compare with recorded nodes (see `verify_step`).
@@ -512,7 +527,23 @@ impl Engine {
         if self.never_close.contains(&base) {
             self.bump_salt(base);
         }
-        (base, self.salted(base))
+        (base, self.op_key(base))
+    }
+
+    /// The key of an operation with tag `base`: [`Engine::salted`], and,
+    /// inside a kernel's body, the launch node the run entered it by, so
+    /// that two launches recorded apart (reached with different first-stage
+    /// state) never share a body through a memo link in the middle of it:
+    /// each launch's body stays one stretch of code.
+    pub(super) fn op_key(&self, base: Tag) -> Tag {
+        let t = self.salted(base);
+        match self.run.launch {
+            None => t,
+            Some(n) => Tag {
+                path: t.path,
+                state: mix(t.state, 0x1a0c_4e55 ^ u64::from(n.0)),
+            },
+        }
     }
 
     /// `base` with the run's plain-loop salt (the key memo and loops use).
