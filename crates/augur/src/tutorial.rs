@@ -29,6 +29,8 @@
 //!    structs, and a [`Module`](crate::Module) of staged functions that
 //!    call each other: recursion, functions specialised on first-stage
 //!    keys, function pointers.
+//! 7. [GPU kernels](ch7_kernels): [`gpu::launch`](crate::stage::gpu::launch),
+//!    CUDA and its CPU simulation, shared memory, barriers and atomics.
 //!
 //! Every code block in these chapters is a test that runs. Each chapter also
 //! has a complete program in `crates/augur/examples/` that prints the
@@ -41,6 +43,7 @@
 //! cargo run -p augur --example tutorial_4_prophecy
 //! cargo run -p augur --example tutorial_5_dsl
 //! cargo run -p augur --example tutorial_6_functions
+//! cargo run -p augur --example tutorial_7_kernels
 //! ```
 //!
 //! # Before you start
@@ -62,3 +65,4 @@ pub mod ch3_static;
 pub mod ch4_prophecy;
 pub mod ch5_dsl;
 pub mod ch6_functions;
+pub mod ch7_kernels;
