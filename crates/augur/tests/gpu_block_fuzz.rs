@@ -14,6 +14,8 @@
 //! `AUGUR_GPU_CASES` (default 60, 25 in debug builds) and `AUGUR_GPU_SEED`
 //! run more.
 
+mod fuzz_env;
+
 use augur::exec::{Backend, CompileOptions, Interpreter};
 use augur::stage::gpu;
 use augur::{Builder, Dyn};
@@ -366,14 +368,8 @@ fn stage(p: &Program) -> augur::Extracted<KernelFn> {
 
 #[test]
 fn random_block_kernels_run_as_their_rust_model() {
-    let count: u64 = std::env::var("AUGUR_GPU_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) { 25 } else { 60 });
-    let seed: u64 = std::env::var("AUGUR_GPU_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x6b10_c4ed);
+    let count = fuzz_env::cases("AUGUR_GPU_CASES");
+    let seed = fuzz_env::seed("AUGUR_GPU_SEED", 0x6b10_c4ed);
     // Random kernels compute values nothing uses, which gcc warns of.
     let mut c_opts = CompileOptions::default().with_backend(Backend::C);
     c_opts.flags.retain(|f| f != "-Werror");

@@ -10,6 +10,8 @@
 //! `AUGUR_MODULE_CASES` (default 60, 25 in debug builds) and
 //! `AUGUR_MODULE_SEED` run more.
 
+mod fuzz_env;
+
 use augur::exec::{Backend, CompileOptions};
 use augur::{Builder, Dyn, Func, Interpreter, Module, Value};
 use augur_rng::Rng;
@@ -249,14 +251,8 @@ fn module(specs: &Rc<Specs>) -> (Module<'static>, Vec<Fam>) {
 
 #[test]
 fn random_modules_run_as_their_rust_model() {
-    let count: usize = std::env::var("AUGUR_MODULE_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) { 25 } else { 60 });
-    let seed: u64 = std::env::var("AUGUR_MODULE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x05ee_d0f0_d01e);
+    let count = fuzz_env::cases("AUGUR_MODULE_CASES") as usize;
+    let seed = fuzz_env::seed("AUGUR_MODULE_SEED", 0x05ee_d0f0_d01e);
     let mut rng = Rng(seed);
     // Random bodies compute values nothing uses, which gcc warns of.
     let mut c_opts = CompileOptions::default().with_backend(Backend::C);

@@ -8,6 +8,8 @@
 //! `AUGUR_LAYOUT_CASES` (default 60, 25 in debug builds) and
 //! `AUGUR_LAYOUT_SEED` run more.
 
+mod fuzz_env;
+
 use augur::exec::compile::compile;
 use augur::exec::interp::Interpreter;
 use augur::exec::CompileOptions;
@@ -116,14 +118,8 @@ fn program(rng: &mut Rng) -> String {
 
 #[test]
 fn random_struct_layouts_agree_with_the_c_compiler() {
-    let count: usize = std::env::var("AUGUR_LAYOUT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) { 25 } else { 60 });
-    let seed: u64 = std::env::var("AUGUR_LAYOUT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x1a70_0751);
+    let count = fuzz_env::cases("AUGUR_LAYOUT_CASES") as usize;
+    let seed = fuzz_env::seed("AUGUR_LAYOUT_SEED", 0x1a70_0751);
     let mut rng = Rng(seed);
     let opts = CompileOptions::default();
     for case in 0..count {
