@@ -197,6 +197,7 @@ impl ParamArgs {
 }
 
 fn main() -> ExitCode {
+    augur_cli::bench::openblas::prefer_avx512();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -80,12 +80,13 @@ impl Layout {
     }
 
     /// What [`Schedule::resolve`](crate::Schedule::resolve) decides on.
-    pub(crate) fn shape<E: Elem>(&self, plan: &Plan<E>) -> Shape {
+    pub(crate) fn shape<E: Elem>(&self, plan: &Plan<E>, vector_bytes: usize) -> Shape {
         let all = plan.lhs_indices.iter().chain(&plan.reduced);
         Shape {
             reduces: !plan.reduced.is_empty(),
             vector_reduced: self.lanes,
             work: all.map(|&i| plan.range(i)).product(),
+            vector_bytes,
         }
     }
 }

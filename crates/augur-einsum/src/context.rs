@@ -78,6 +78,13 @@ pub struct Config {
     /// stale. Off by default: without it every kernel's results are on the
     /// host as soon as the kernel ends.
     pub resident: bool,
+    /// The width in bytes of the vectors that [`Schedule::Auto`] shapes
+    /// CPU register tiles for ([`Blocking::matmul_for`](crate::Blocking::matmul_for)):
+    /// by default [`native_vector_bytes`](crate::native_vector_bytes), 64
+    /// on a machine with AVX-512 and 32 otherwise, as einsum programs
+    /// compile with `-march=native`. Set it to generate for another
+    /// machine; the same program and configuration give the same code.
+    pub vector_bytes: usize,
 }
 
 impl Default for Config {
@@ -91,6 +98,7 @@ impl Default for Config {
             max_tensors: 1024,
             schedule: Schedule::Auto,
             resident: false,
+            vector_bytes: crate::schedule::native_vector_bytes(),
         }
     }
 }

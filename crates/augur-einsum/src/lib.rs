@@ -91,14 +91,16 @@
 //!   OpenMP over row tiles. Every extent is first-stage, so remainder tiles
 //!   are generated exactly, with no bounds checked at run time.
 //! * [`Schedule::Auto`] (the default): blocked for products of at least
-//!   [`AUTO_MIN_WORK`] innermost steps (matmul-like, or matvec-like with
-//!   partial sums across a vector), the paper's loops otherwise.
+//!   [`AUTO_MIN_WORK`] innermost steps (matmul-like, with register tiles
+//!   shaped for [`Config::vector_bytes`], or matvec-like with partial sums
+//!   across a vector), the paper's loops otherwise.
 //!
-//! Kernels inside [`Einsum::run_on_gpu`] keep the paper's block × thread
-//! mapping. [`tune()`] stages a program under [`Schedule::candidates`],
-//! times each and keeps the fastest, cached per program and machine.
-//! Einsum programs compile with `-O3 -march=native -ffp-contract=fast`
-//! ([`options`]).
+//! Inside [`Einsum::run_on_gpu`], matrix products go through shared-memory
+//! tiles under every schedule but [`Schedule::naive`]; other statements
+//! keep the paper's block × thread mapping. [`tune()`] stages a program
+//! under [`Schedule::candidates`], times each and keeps the fastest, cached
+//! per program and machine. Einsum programs compile with `-O3
+//! -march=native -ffp-contract=fast -fopenmp-simd` ([`options`]).
 //!
 //! ## Running
 //!
@@ -142,7 +144,10 @@ pub use program::{
     simulated_c, Program,
 };
 pub use runtime::{cuda_prelude, sim_c, Counters};
-pub use schedule::{Blocking, Schedule, Shape, AUTO_MIN_WORK, AUTO_PARALLEL_MIN_WORK};
+pub use schedule::{
+    native_vector_bytes, Blocking, Schedule, Shape, AUTO_LARGE_WORK, AUTO_MIN_WORK,
+    AUTO_PARALLEL_MIN_WORK,
+};
 pub use tensor::{Access, Tensor};
 pub use term::Term;
 pub use tune::{tune, Tuned};

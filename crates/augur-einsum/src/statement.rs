@@ -108,13 +108,14 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     match ctx.thread.get() {
         None => {
             let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
+            let vector_bytes = ctx.config.vector_bytes;
             drop(ctx);
             // Resident tensors come back to the host before the loops.
             for a in plan.rhs.accesses() {
                 a.tensor.state.host_access(false);
             }
             plan.lhs.tensor.state.host_access(true);
-            plan.cpu(openmp, schedule)
+            plan.cpu(openmp, schedule, vector_bytes)
         }
         Some(t) => {
             let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
@@ -256,9 +257,9 @@ impl<E: Elem> Plan<'_, E> {
 
     /// The loops `schedule` lays out: blocked, or plain loops over the left
     /// side's indices, then the element.
-    fn cpu(&self, openmp: bool, schedule: Schedule) {
+    fn cpu(&self, openmp: bool, schedule: Schedule, vector_bytes: usize) {
         if let Some(layout) = Layout::of(self) {
-            let shape = layout.shape(self);
+            let shape = layout.shape(self, vector_bytes);
             if let Some(b) = schedule.resolve::<E>(shape) {
                 let small = schedule == Schedule::Auto && shape.work < AUTO_PARALLEL_MIN_WORK;
                 return blocked::generate(self, &layout, b, openmp && !small);

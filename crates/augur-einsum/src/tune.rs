@@ -23,35 +23,41 @@ pub struct Tuned {
 
 impl Schedule {
     /// The schedules [`tune`] tries for elements of `E`: the default, and
-    /// register and cache tiles around [`Blocking::matmul`] and
-    /// [`Blocking::lanes`].
+    /// register and cache tiles around [`Blocking::matmul_for`] (for 32-
+    /// and 64-byte vectors) and [`Blocking::lanes`].
     pub fn candidates<E>() -> Vec<Schedule> {
         let m = Blocking::matmul::<E>();
-        let v = m.cols;
+        let v = m.cols / 2;
         let blocked = [
+            m,
+            m.row_tile(36),
+            m.row_tile(144),
+            m.depth(256),
             Blocking {
                 rows: 4,
-                cols: 2 * v,
+                row_tile: 64,
                 ..m
             },
             Blocking {
-                rows: 6,
-                cols: 2 * v,
-                ..m
+                rows: 8,
+                cols: v,
+                depth: 256,
+                row_tile: 64,
+                pack: true,
             },
-            Blocking { depth: 128, ..m },
+            // For 64-byte vectors (AVX-512's 32 registers).
+            Blocking::matmul_for::<E>(64),
             Blocking {
-                depth: 512,
-                row_tile: 32,
+                rows: 8,
+                cols: 4 * v,
+                row_tile: 64,
                 ..m
             },
-            Blocking { row_tile: 128, ..m },
         ];
         let l = Blocking::lanes::<E>();
-        let lanes = [Blocking { cols: 2 * v, ..l }, Blocking { cols: 8 * v, ..l }];
-        let mut out = vec![Schedule::Auto, Schedule::Blocked(m)];
+        let lanes = [l, Blocking { cols: v, ..l }, Blocking { cols: 8 * v, ..l }];
+        let mut out = vec![Schedule::Auto];
         out.extend(blocked.map(Schedule::Blocked));
-        out.push(Schedule::Blocked(l));
         out.extend(lanes.map(Schedule::Blocked));
         out
     }

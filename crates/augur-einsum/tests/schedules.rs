@@ -68,6 +68,34 @@ fn auto_keeps_small_products_naive_and_blocks_large_ones() {
 }
 
 #[test]
+fn auto_shapes_register_tiles_for_the_configured_vectors() {
+    // 8 × 48 tiles for 64-byte vectors, 6 × 16 for 32-byte ones, whatever
+    // this machine has; sizes with remainders in every direction (with
+    // depth tiles of 512 only at 600), and the register tiles' loops kept
+    // from vectorizing across their turns.
+    let tiles = [
+        (32, ["j_0 + 16)", "i_1 + 6)"]),
+        (64, ["j_0 + 48)", "i_1 + 8)"]),
+    ];
+    for (vector_bytes, steps) in tiles {
+        for shape in [(67, 70, 100), (50, 600, 101)] {
+            let config = Config {
+                vector_bytes,
+                openmp: true,
+                ..Config::cpu()
+            };
+            let ex = two_products(shape, config, Schedule::Auto, Schedule::Auto);
+            let c = ex.c_code();
+            for step in steps {
+                assert!(c.contains(step), "{vector_bytes}-byte vectors, {step}: {c}");
+            }
+            assert!(c.contains("omp simd safelen(1)"), "{c}");
+            check(&ex, shape, true);
+        }
+    }
+}
+
+#[test]
 fn each_statement_gets_its_own_schedule_with_and_without_openmp() {
     let tiles = Schedule::Blocked(Blocking::tile(3, 5).depth(4).row_tile(7));
     let lanes = Schedule::Blocked(Blocking::tile(2, 3).depth(0).pack(false));
@@ -92,7 +120,7 @@ fn schedules_print_and_parse_back() {
     ]) {
         assert_eq!(s.to_string().parse::<Schedule>(), Ok(s), "{s}");
     }
-    assert_eq!(Blocking::matmul::<f32>().to_string(), "8x8/k256/m64/pack");
+    assert_eq!(Blocking::matmul::<f32>().to_string(), "6x16/k512/m72/pack");
     assert!("8x/k2".parse::<Schedule>().is_err());
     assert!("fast".parse::<Schedule>().is_err());
 }

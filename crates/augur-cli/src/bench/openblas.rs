@@ -8,32 +8,32 @@
 //! testing need none; without it the table shows the generated code alone
 //! and says how to install it.
 //!
-//! **Recorded** (`augur bench einsum`, release build, a shared 2-core AMD
-//! EPYC (Zen 3, AVX2) with other jobs running, Debian's OpenBLAS 0.3.21,
-//! gcc 12.2; ms per call on 2 threads, minimum of several; two runs a minute
-//! apart, the machine's load changing between them, so ratios are taken
-//! within a run):
+//! **Recorded** (`OPENBLAS_CORETYPE=SkylakeX augur bench einsum --tune`,
+//! release build, a shared 2-core AMD EPYC with AVX-512, Debian's OpenBLAS
+//! 0.3.21 running its AVX-512 kernels, gcc 12.2; ms per call on 2 threads,
+//! minimum of several, one run):
 //!
-//! | program | size | paper loops | augur | OpenBLAS | augur / OpenBLAS |
+//! | program | size | paper loops | augur (auto) | OpenBLAS | augur / OpenBLAS |
 //! |---|---:|---:|---:|---:|---:|
-//! | matmul | 512 | 113.9 | 3.14 | 2.11 | 1.49 |
-//! | matmul | 1024 | 2,298 | 21.0 | 12.4 | 1.70 |
-//! | matmul | 2048 | - | 248 | 115 | 2.16 |
-//! | matvec | 1024 | 0.64 | 0.071 | 0.078 | 0.91 |
-//! | matvec | 2048 | 2.85 | 0.284 | 0.319 | 0.89 |
+//! | matmul | 256 | 6.37 | 0.079 | 0.080 | 0.99 |
+//! | matmul | 1024 | 1,661 | 4.37 | 4.30 | 1.02 |
+//! | matmul | 2048 | - | 38.6 | 36.1 | 1.07 |
+//! | matvec | 1024 | 0.32 | 0.021 | 0.023 | 0.90 |
 //!
-//! (The same run's matmul 256 row, 15.9 ms against 0.38, was a stall: the
-//! next run gave 0.47 against 0.26, 1.77; its 1024 row 70.0 against 32.9,
-//! 2.13, under more load.) On one thread (`OMP_NUM_THREADS=1`, the same
-//! machine a few minutes later): matmul 0.612 against 0.382 ms at 256
-//! (1.60×), 48.5 against 27.6 at 1024 (1.75×), 410 against 200 at 2048
-//! (2.05×); matvec 0.074 against 0.073 at 1024.
+//! (augur's 1024 product runs at 492 GFLOP/s there.) OpenBLAS 0.3.21 does
+//! not know that CPU and falls back to its AVX2 kernels (`Haswell`), which
+//! take 8.1 ms at 1024 and 64 at 2048; [`prefer_avx512`] asks for its
+//! AVX-512 ones unless `OPENBLAS_CORETYPE` is set, and the table's note
+//! names the kernels that ran. With register tiles for 32-byte vectors
+//! (`Config::vector_bytes` 32, the AVX2 default) the same run's augur takes
+//! 6.1 ms at 1024 and 50 to 54 at 2048.
 
 use super::{ms, Ctx};
 use crate::programs::einsum::{Kind, Product, ProductFn};
 use crate::report::{Cell, Plot, Table};
 use crate::Result;
 use augur_einsum::{compile_cpu, tune, Schedule};
+use std::ffi::{c_char, CStr};
 use std::time::Instant;
 
 /// How to install OpenBLAS, for messages.
@@ -77,8 +77,24 @@ type Sgemv = unsafe extern "C" fn(
 const ROW_MAJOR: i32 = 101;
 const NO_TRANS: i32 = 111;
 
+/// Asks OpenBLAS for its AVX-512 kernels where the CPU has AVX-512 and
+/// the user did not choose (`OPENBLAS_CORETYPE` unset): OpenBLAS builds
+/// with run-time dispatch fall back to their AVX2 (`Haswell`) kernels on
+/// CPUs newer than they know (Debian's 0.3.21 on AMD Zen 5), which would
+/// make it look slower than it can be. Call it first in `main`, while the
+/// process has one thread (it sets an environment variable).
+pub fn prefer_avx512() {
+    let chosen = std::env::var_os("OPENBLAS_CORETYPE").is_some();
+    if augur_einsum::native_vector_bytes() >= 64 && !chosen {
+        std::env::set_var("OPENBLAS_CORETYPE", "SkylakeX");
+    }
+}
+
 /// OpenBLAS, loaded.
 pub struct OpenBlas {
+    /// The kernels it runs (`openblas_get_corename`: `Haswell`,
+    /// `SkylakeX`, ...).
+    pub core: String,
     sgemm: Sgemm,
     sgemv: Sgemv,
     /// Kept loaded while the function pointers live.
@@ -96,14 +112,21 @@ impl OpenBlas {
                 // set up its thread pool.
                 unsafe { libloading::Library::new(name) }.ok()
             })?;
-        // SAFETY: the symbols have these C types in every OpenBLAS.
+        // SAFETY: the symbols have these C types in every OpenBLAS, and
+        // `openblas_get_corename` returns a static NUL-terminated string.
         unsafe {
             let sgemm = *lib.get::<Sgemm>(b"cblas_sgemm\0").ok()?;
             let sgemv = *lib.get::<Sgemv>(b"cblas_sgemv\0").ok()?;
             let set: libloading::Symbol<unsafe extern "C" fn(i32)> =
                 lib.get(b"openblas_set_num_threads\0").ok()?;
             set(threads as i32);
+            let name: Option<libloading::Symbol<unsafe extern "C" fn() -> *const c_char>> =
+                lib.get(b"openblas_get_corename\0").ok();
+            let core = name.map_or("unknown".into(), |f| {
+                CStr::from_ptr(f()).to_string_lossy().into_owned()
+            });
             Some(OpenBlas {
+                core,
                 sgemm,
                 sgemv,
                 _lib: lib,
@@ -327,8 +350,13 @@ pub fn table(ctx: &Ctx) -> Result<(Table, Plot)> {
          openblas_set_num_threads); inputs are small integers, so every result is \
          exact and checked equal to OpenBLAS's (and the paper loops' to ours)"
     ));
-    if blas.is_none() {
-        t.note(INSTALL);
+    match &blas {
+        Some(b) => t.note(format!(
+            "OpenBLAS runs its {} kernels (OPENBLAS_CORETYPE chooses; on a CPU with \
+             AVX-512 augur asks for SkylakeX unless it is set)",
+            b.core
+        )),
+        None => t.note(INSTALL),
     }
     let plot = series.into_iter().fold(
         Plot::lines(
