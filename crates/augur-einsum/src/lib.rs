@@ -120,6 +120,7 @@ mod blocked;
 mod context;
 mod elem;
 mod error;
+mod gpu_rows;
 mod gpu_tiles;
 mod index;
 mod interp;

@@ -119,11 +119,14 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
         }
         Some(t) => {
             let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
-            // The paper's loops under `Schedule::Naive`; a product through
-            // shared memory otherwise (`gpu_tiles.rs`).
+            // The paper's loops under `Schedule::Naive`; otherwise a
+            // product through shared memory (`gpu_tiles.rs`), a reduction
+            // along rows by lanes (`gpu_rows.rs`), or the paper's loops.
             let naive = ctx.schedule.get() == Schedule::Naive;
             drop(ctx);
-            if naive || !plan.gpu_tiled(t, blocks, threads) {
+            let laid_out =
+                |p: &Plan<E>| p.gpu_tiled(t, blocks, threads) || p.gpu_rows(t, blocks, threads);
+            if naive || !laid_out(&plan) {
                 plan.gpu(t, blocks, threads);
             }
             if plan.lhs_indices.len() == plan.lhs.indices.len() {

@@ -8,8 +8,8 @@
 mod common;
 
 use augur::Dyn;
-use augur_einsum::{cuda_source, Config, Einsum, Movement, Schedule, SimInterpreter, Tensor};
-use common::{all_equal, extract, run_all, run_on, small, Body};
+use augur_einsum::{cuda_source, Config, Einsum, Movement, Schedule, Tensor};
+use common::{all_equal, extract, interpret_simulated, run_all, run_on, small, Body};
 
 const M: usize = 7;
 const K: usize = 5;
@@ -59,21 +59,48 @@ fn products_on_the_gpu_equal_the_cpus() {
         let rs = run_all(name, SHAPES, init(), 1, body);
         all_equal(&rs);
         assert_eq!(rs[0].1[2], product(acc, &init()), "{name}");
-        // The kernel stages tiles in shared memory (small(): 4 threads,
-        // 2 × 2 tiles), and the simulation is race-free.
+        // The kernel stages tiles in shared memory (small(): 4 threads as
+        // 2 × 2, each computing 2 × 2 results, so tiles of 4 × 4 of C and
+        // 4 × 2 of A and 2 × 4 of B: 64 bytes), and the simulation is
+        // race-free.
         let ex = extract::<f32>(name, small(Movement::Prophecy), SHAPES, body).unwrap();
         let cu = cuda_source(&ex).unwrap();
         assert_eq!(cu.matches("augur_sync_threads();").count(), 2, "{cu}");
-        assert!(cu.contains("<<<3, 4, 32>>>"), "{cu}");
-        let sim = ex.simulated().unwrap();
-        let mut it = SimInterpreter::new();
-        let m = it.interp.memory_mut();
-        let [a, b, c] = init();
-        let bufs = [m.alloc_slice(&a), m.alloc_slice(&b), m.alloc_slice(&c)];
-        sim.interpret_in(&mut it.interp, &[bufs[0], bufs[1], bufs[2], 1i32.into()])
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let got: Vec<f32> = it.interp.memory().read_slice(bufs[2], M * N).unwrap();
+        assert!(cu.contains("<<<3, 4, 64>>>"), "{cu}");
+        let got =
+            interpret_simulated(&ex, &init(), M * N).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(got, product(acc, &init()), "{name} (interpreter)");
+    }
+}
+
+/// Each thread computes a square of 4 × 4, 2 × 2 or 1 × 1 results: the
+/// largest that still gives every block a tile (1, 3 and 40 blocks of 4
+/// threads on the 7 × 6 result); the same results from each, in C and in
+/// the race-checking interpreter.
+#[test]
+fn register_blocks_shrink_until_every_block_has_a_tile() {
+    for (blocks, bytes) in [(1, 128), (3, 64), (40, 32)] {
+        let config = Config {
+            blocks,
+            ..small(Movement::Prophecy)
+        };
+        let ex = extract::<f32>("mm", config, SHAPES, matmul).unwrap();
+        let cu = cuda_source(&ex).unwrap();
+        let launch = format!("<<<{blocks}, 4, {bytes}>>>");
+        assert!(cu.contains(&launch), "{launch}: {cu}");
+        let p = common::build(&ex, config, augur::exec::Backend::Auto).unwrap();
+        assert_eq!(
+            run_on(&p, &init(), 1)[2],
+            product(false, &init()),
+            "{blocks}"
+        );
+        let got = interpret_simulated(&ex, &init(), M * N)
+            .unwrap_or_else(|e| panic!("{blocks} blocks: {e}"));
+        assert_eq!(
+            got,
+            product(false, &init()),
+            "{blocks} blocks (interpreter)"
+        );
     }
 }
 
@@ -107,10 +134,7 @@ fn transposed_operand_and_two_products_in_one_kernel() {
     let cu = cuda_source(&ex).unwrap();
     assert_eq!(cu.matches("augur_sync_threads();").count(), 4, "{cu}");
     assert_eq!(cu.matches("augur_grid_sync();").count(), 1, "{cu}");
-    let ptx = augur::exec::cuda::Nvcc::find_or_install()
-        .expect("nvcc")
-        .ptx(&cu, "sm_80")
-        .unwrap_or_else(|e| panic!("nvcc: {e}\n{cu}"));
+    let ptx = common::ptx(&cu);
     assert!(ptx.contains(".shared"), "{ptx}");
 }
 
@@ -127,11 +151,7 @@ fn the_papers_loops_where_asked_or_where_a_tile_cannot_fit() {
         ..small(Movement::Prophecy)
     };
     for config in [naive, single] {
-        let ex = extract::<f32>("mm", config, SHAPES, matmul).unwrap();
-        let cu = cuda_source(&ex).unwrap();
-        assert!(!cu.contains("augur_sync_threads();"), "{cu}");
-        let p = common::build(&ex, config, augur::exec::Backend::Jit).unwrap();
-        let out = run_on(&p, &init(), 1);
-        assert_eq!(out[2], product(false, &init()), "{config:?}");
+        let got = common::papers_loops(config, SHAPES, matmul, &init());
+        assert_eq!(got, product(false, &init()), "{config:?}");
     }
 }

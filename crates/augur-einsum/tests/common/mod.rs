@@ -9,6 +9,7 @@
 
 use augur::exec::Backend;
 use augur::{Builder, Dyn, Extracted};
+use augur_einsum::SimInterpreter;
 use augur_einsum::{compile_cpu_with, compile_simulated_with, Config, Counters, Einsum};
 use augur_einsum::{Movement, Tensor};
 
@@ -139,4 +140,48 @@ pub fn prophecy_counters<E>(rs: &[Outcome<E>]) -> Counters {
 
 pub fn seq(n: usize) -> Vec<f32> {
     (0..n).map(|x| x as f32 + 1.0).collect()
+}
+
+/// Runs `ex`'s simulated GPU version in the memory-checked interpreter
+/// (which reports races between threads) on a copy of `init` with n = 1;
+/// gives the first `len` elements of C after.
+pub fn interpret_simulated(
+    ex: &Extracted<Sig<f32>>,
+    init: &[Vec<f32>; 3],
+    len: usize,
+) -> augur::Result<Vec<f32>> {
+    let sim = ex.simulated()?;
+    let mut it = SimInterpreter::new();
+    let m = it.interp.memory_mut();
+    let bufs = [
+        m.alloc_slice(&init[0]),
+        m.alloc_slice(&init[1]),
+        m.alloc_slice(&init[2]),
+    ];
+    sim.interpret_in(&mut it.interp, &[bufs[0], bufs[1], bufs[2], 1i32.into()])?;
+    it.interp.memory().read_slice(bufs[2], len)
+}
+
+/// The PTX of CUDA source `cu` (nvcc, installed on first use); panics
+/// with the source when nvcc refuses it.
+pub fn ptx(cu: &str) -> String {
+    augur::exec::cuda::Nvcc::find_or_install()
+        .expect("nvcc")
+        .ptx(cu, "sm_80")
+        .unwrap_or_else(|e| panic!("nvcc: {e}\n{cu}"))
+}
+
+/// Builds `body` under `config`, checks that its CUDA has no block
+/// barrier (the paper's loops), and gives C after a JIT run on `init`.
+pub fn papers_loops(
+    config: Config,
+    shapes: [&[usize]; 3],
+    body: Body<f32>,
+    init: &[Vec<f32>; 3],
+) -> Vec<f32> {
+    let ex = extract::<f32>("papers", config, shapes, body).unwrap();
+    let cu = augur_einsum::cuda_source(&ex).unwrap();
+    assert!(!cu.contains("augur_sync_threads();"), "{cu}");
+    let p = build(&ex, config, Backend::Jit).unwrap();
+    run_on(&p, init, 1)[2].clone()
 }
