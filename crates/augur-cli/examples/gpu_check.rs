@@ -112,6 +112,25 @@ fn programs() -> Vec<Program> {
             },
         },
         Program {
+            // Large enough that each thread of the product computes 4 × 4
+            // results (register blocks), then row sums through lanes.
+            name: "square_products",
+            a: 700 * 300,
+            b: 300 * 700,
+            out: 700,
+            body: |ein, a, b, out| {
+                let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+                let a = ein.tensor_on::<f32>("a", [700, 300], a);
+                let b = ein.tensor_on::<f32>("b", [300, 700], b);
+                let c = ein.tensor::<f32>("c", [700, 700]);
+                let u = ein.tensor_on::<f32>("u", [700], out);
+                ein.run_on_gpu(|| {
+                    c.at([i, j]).set(a.at([i, k]) * b.at([k, j]));
+                    u.at([i]).set(c.at([i, j]));
+                });
+            },
+        },
+        Program {
             name: "sum_then_scale",
             a: 33 * 65,
             b: 65,

@@ -104,6 +104,36 @@ fn register_blocks_shrink_until_every_block_has_a_tile() {
     }
 }
 
+/// On the paper's grid (40 blocks of 512 threads as 32 × 16): 4 × 4
+/// results per thread (tiles of 128 × 64, loads of A in four turns and of
+/// B in two) and 2 × 2, with edges in every direction, in C and the JIT.
+#[test]
+fn register_blocks_on_the_papers_grid() {
+    for (m, k, n, bytes) in [(260, 37, 840, 12288), (100, 37, 700, 6144)] {
+        let shapes: [&[usize]; 3] = [&[m, k], &[k, n], &[m, n]];
+        let body: Body<f32> = |ein, [a, b, c], _| {
+            let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+            ein.run_on_gpu(|| c.at([i, j]).set(a.at([i, k]) * b.at([k, j])));
+        };
+        let init = [ints(m * k, 1), ints(k * n, 2), ints(m * n, 3)];
+        let want: Vec<f32> = (0..m * n)
+            .map(|e| {
+                (0..k)
+                    .map(|q| init[0][e / n * k + q] * init[1][q * n + e % n])
+                    .sum()
+            })
+            .collect();
+        let config = Config::with(Movement::Prophecy);
+        let ex = extract::<f32>("mm", config, shapes, body).unwrap();
+        let launch = format!("<<<40, 512, {bytes}>>>");
+        assert!(cuda_source(&ex).unwrap().contains(&launch), "{launch}");
+        for backend in [augur::exec::Backend::Auto, augur::exec::Backend::Jit] {
+            let p = common::build(&ex, config, backend).unwrap();
+            assert_eq!(run_on(&p, &init, 1)[2], want, "{m}x{k}x{n} {backend:?}");
+        }
+    }
+}
+
 /// A stored transposed (`A[k, i]`), and a second product in the same kernel
 /// after a grid sync: the simulation runs the stretches between grid syncs
 /// block by block.

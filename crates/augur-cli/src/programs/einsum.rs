@@ -92,6 +92,16 @@ impl Benchmark {
         }
     }
 
+    /// The GPU program users get by default: the paper's, with kernels
+    /// under [`Schedule::Auto`] (products through shared-memory tiles and
+    /// register blocks, matvec through lanes per row).
+    pub fn gpu_auto(kind: Kind, size: usize, movement: Movement) -> Benchmark {
+        Benchmark {
+            schedule: Schedule::Auto,
+            ..Benchmark::paper(kind, size, movement)
+        }
+    }
+
     /// The CPU version users get by default: [`Schedule::Auto`], OpenMP.
     pub fn fast(kind: Kind, size: usize) -> Benchmark {
         Benchmark {

@@ -45,7 +45,18 @@
 //! (cooperative), looping (barriers in a dyn loop), transposing, batched,
 //! diagonal-writing and rank-0 kernels with the CPU version, under all
 //! three strategies, on the GPU (all equal).
+//!
+//! ## The default schedule beside cuBLAS
+//!
+//! The program also runs every case with its kernels under
+//! `Schedule::Auto` (products through shared-memory tiles with 4 × 4
+//! register blocks, matvec through 32 lanes per row), and, when cuBLAS's
+//! wheel installs ([`cublas`]), `cublasSgemm`/`cublasSgemv` on the same data
+//! timed the same way (copies in, the call, the copy out): the tables
+//! `matmul-auto` and `matvec-auto`. Not yet measured on a GPU: the H100
+//! data above predates them.
 
+pub mod cublas;
 pub mod program;
 
 use super::{Ctx, Outcome};
@@ -117,9 +128,15 @@ fn measure(ctx: &Ctx, device: &str) -> Result<String> {
     let dir = std::env::temp_dir().join(format!("augur-gpu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let exe = dir.join("einsum_tables");
+    // cuBLAS's rows need its wheel; without it the program runs ours alone.
+    let cublas = cublas::nvcc_flags().unwrap_or_else(|e| {
+        eprintln!("augur: the GPU tables go without cuBLAS: {e}");
+        Vec::new()
+    });
+    let flags: Vec<&str> = cublas.iter().map(String::as_str).collect();
     let bar = ctx.bar(2, "gpu");
     bar.set_message("nvcc");
-    Nvcc::find_or_install()?.executable(&src, &arch(device), &exe, &[])?;
+    Nvcc::find_or_install()?.executable(&src, &arch(device), &exe, &flags)?;
     bar.inc(1);
     bar.set_message(format!("running on {device}"));
     let out = Command::new(&exe)
@@ -153,7 +170,86 @@ pub fn tables(rows: &[GpuRow], device: &str, source: &str) -> Result<Outcome> {
         out.tables.push(t);
         out.plots.push(p);
     }
+    for kind in [Kind::MatMul, Kind::MatVec] {
+        out.tables.extend(auto_table(rows, kind, device, source));
+    }
     Ok(out)
+}
+
+/// The µs of `kind` at `size` under `movement` (`cublas` for cuBLAS) with
+/// `schedule`'s kernels, if measured.
+fn time_of(
+    rows: &[GpuRow],
+    kind: Kind,
+    size: usize,
+    movement: &str,
+    schedule: &str,
+) -> Option<f64> {
+    rows.iter()
+        .find(|r| {
+            r.kind == kind.name()
+                && r.size == size
+                && r.movement == movement
+                && r.schedule == schedule
+        })
+        .map(|r| r.min_us)
+}
+
+/// The default schedule's kernels under each strategy beside cuBLAS (when
+/// the program was built with it); `None` without such rows (the
+/// recorded H100 data predates them).
+fn auto_table(rows: &[GpuRow], kind: Kind, device: &str, source: &str) -> Option<Table> {
+    let sizes: Vec<usize> = PAPER_SIZES
+        .into_iter()
+        .filter(|&n| {
+            Movement::ALL
+                .iter()
+                .any(|m| time_of(rows, kind, n, m.name(), "auto").is_some())
+        })
+        .collect();
+    if sizes.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        &format!("{}-auto", kind.name()),
+        &format!(
+            "{}, default schedule: µs per turn, minimum of 10 ({device}, {source}), cuBLAS beside",
+            kind.name()
+        ),
+        &[
+            "size",
+            "copy-all",
+            "unified",
+            "prophecy",
+            "fastest",
+            "cuBLAS",
+            "prophecy / cuBLAS",
+        ],
+    );
+    for n in sizes {
+        let mine = Movement::ALL.map(|m| time_of(rows, kind, n, m.name(), "auto"));
+        let fastest = (Movement::ALL.iter().zip(&mine))
+            .filter_map(|(m, v)| v.map(|v| (m.name(), v)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or(Cell::Missing, |f| Cell::Text(f.0.into()));
+        let blas = time_of(rows, kind, n, "cublas", "cublas");
+        let ratio = match (mine[2], blas) {
+            (Some(p), Some(b)) => Cell::float(p / b, 2),
+            _ => Cell::Missing,
+        };
+        let mut row: Vec<Cell> = vec![n.into()];
+        row.extend(mine.map(|v| v.map_or(Cell::Missing, |v| Cell::float(v, 0))));
+        row.push(fastest);
+        row.push(blas.map_or(Cell::Missing, |v| Cell::float(v, 0)));
+        row.push(ratio);
+        t.push(row);
+    }
+    t.note(
+        "the same programs with kernels under Schedule::Auto (products through shared-memory \
+         tiles and register blocks, matvec through lanes per row); cuBLAS timed alike: copies \
+         in, the call, the copy out (missing: built without cuBLAS)",
+    );
+    Some(t)
 }
 
 fn kind_table(rows: &[GpuRow], kind: Kind, device: &str, source: &str) -> (Table, Plot) {
@@ -177,11 +273,7 @@ fn kind_table(rows: &[GpuRow], kind: Kind, device: &str, source: &str) -> (Table
             "paper prophecy",
         ],
     );
-    let ours = |size: usize, m: Movement| {
-        rows.iter()
-            .find(|r| r.kind == kind.name() && r.size == size && r.movement == m.name())
-            .map(|r| r.min_us)
-    };
+    let ours = |size: usize, m: Movement| time_of(rows, kind, size, m.name(), "paper");
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 4];
     for &(size, pc, pu, pp) in paper {
         let mine: Vec<Option<f64>> = Movement::ALL.iter().map(|&m| ours(size, m)).collect();

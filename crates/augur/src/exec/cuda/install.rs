@@ -33,7 +33,8 @@ impl Nvcc {
         let _one_install_per_process = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
         let dir = install_dir();
         if installed_nvcc(&dir).is_none() {
-            pip_install(&dir)?;
+            let what = format!("nvcc {CUDA_VERSION}");
+            pip_install(&dir, PIP_PACKAGES, &what, "350 MB")?;
         }
         match installed_nvcc(&dir) {
             Some(path) => Nvcc::at(&path),
@@ -42,21 +43,32 @@ impl Nvcc {
     }
 }
 
-/// Installs [`PIP_PACKAGES`] into `dir`, through a private sibling directory.
-fn pip_install(dir: &Path) -> Result<()> {
+/// Installs the pip requirements `packages` (NVIDIA's wheels: `what`,
+/// about `size` installed) into `dir`, through a private sibling directory
+/// renamed to `dir` when complete, so concurrent callers are safe; says so
+/// on standard error first. Nothing is done to a `dir` that exists.
+///
+/// Needs the `cuda-install` feature.
+///
+/// Errors: [`Error::CompilerMissing`](crate::Error::CompilerMissing) (named
+/// after `what`) if pip cannot run or fails.
+pub fn pip_install(dir: &Path, packages: &[&str], what: &str, size: &str) -> Result<()> {
+    if dir.exists() {
+        return Ok(());
+    }
     let parent = dir.parent().unwrap_or(Path::new("."));
-    let fail = |message| missing("nvcc", message);
+    let fail = |message| missing(what, message);
     std::fs::create_dir_all(parent).map_err(|e| fail(format!("{}: {e}", parent.display())))?;
     let tmp = private(dir);
     eprintln!(
-        "augur: installing nvcc {CUDA_VERSION} with pip into {} (350 MB, once)",
+        "augur: installing {what} with pip into {} ({size}, once)",
         dir.display()
     );
     let result = Command::new("python3")
         .args("-m pip install --quiet --no-cache-dir --no-input".split(' '))
         .args(["--disable-pip-version-check", "--target"])
         .arg(&tmp)
-        .args(PIP_PACKAGES)
+        .args(packages)
         .env("PIP_ROOT_USER_ACTION", "ignore")
         .output();
     let failure = match result {

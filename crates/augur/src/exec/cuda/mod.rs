@@ -19,6 +19,8 @@
 
 #[cfg(feature = "cuda-install")]
 mod install;
+#[cfg(feature = "cuda-install")]
+pub use install::pip_install;
 
 use super::compile::{io_error, private, rename, write_atomic, CompileOptions};
 use crate::{Error, Result};
