@@ -97,10 +97,9 @@ impl Blocking {
         } else {
             (6, 2, 32)
         };
-        let lanes = (bytes / std::mem::size_of::<E>().max(1)).max(1);
         Blocking {
             rows,
-            cols: vectors * lanes,
+            cols: vectors * vector::<E>(bytes),
             depth: 512,
             row_tile: 72,
             pack: true,
@@ -116,7 +115,7 @@ impl Blocking {
     pub fn lanes<E>() -> Blocking {
         Blocking {
             rows: 1,
-            cols: 4 * vector::<E>(),
+            cols: 4 * vector::<E>(32),
             depth: 0,
             row_tile: 64,
             pack: false,
@@ -182,9 +181,9 @@ pub fn native_vector_bytes() -> usize {
     32
 }
 
-/// Elements of `E` in a 32-byte vector (AVX2), at least 1.
-fn vector<E>() -> usize {
-    (32 / std::mem::size_of::<E>().max(1)).max(1)
+/// Elements of `E` in a vector of `bytes`, at least 1.
+fn vector<E>(bytes: usize) -> usize {
+    (bytes / std::mem::size_of::<E>().max(1)).max(1)
 }
 
 /// What [`Schedule::resolve`] looks at: the statement's shape.
