@@ -201,6 +201,7 @@ impl Builder {
             crate::passes::bounds::run(&mut func, &self.slices, loc)?;
             crate::passes::verified(&func, "bounds")?;
         }
+        crate::dump::function(&func);
         Ok(Extracted {
             func,
             stats,

@@ -93,6 +93,7 @@
 
 mod builder;
 pub mod codegen;
+mod dump;
 pub mod error;
 pub mod exec;
 pub mod ir;

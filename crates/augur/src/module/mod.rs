@@ -309,6 +309,7 @@ impl<'a> Module<'a> {
             .trace_with(&name, params, ret, def.loc, &invoke)?;
         let explanation = std::mem::take(&mut trace.explanation);
         let (func, stats) = pipeline::compile_trace(trace, &config)?;
+        crate::dump::function(&func);
         Ok(Some(Part {
             func,
             stats,
