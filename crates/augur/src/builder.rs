@@ -1,9 +1,11 @@
 //! The entry point: [`Builder::extract`] turns a closure into a function.
 
 use crate::codegen::CodegenOptions;
-use crate::exec::compile::{self, Backend, CompileOptions, Library};
+use crate::exec::compile::{Backend, CompileOptions, Library};
 use crate::exec::interp::{Interpreter, Value};
 use crate::ir::{Function, SrcLoc, Type, VarId};
+use crate::pipeline::Part;
+use crate::program::{self, Code};
 use crate::prophecy::{Explanation, ProphecyMode};
 use crate::stage::dyn_val::caller;
 use crate::stage::dyn_val::Arg;
@@ -34,12 +36,8 @@ use std::marker::PhantomData;
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     config: Config,
-    /// Parameters to declare `restrict` (see [`Builder::restrict`]).
-    restrict: Vec<usize>,
-    /// `(pointer, length)` parameter positions (see [`Builder::slice`]).
-    slices: Vec<(usize, usize)>,
-    /// Bounds-checked (see [`Builder::checked`]).
-    checked: bool,
+    /// What the pipeline does to each function after its runs.
+    options: pipeline::Options,
 }
 
 impl Builder {
@@ -192,22 +190,9 @@ impl Builder {
     #[track_caller]
     pub fn extract<M, F: StagedFn<M>>(&self, name: &str, f: F) -> Result<Extracted<F::Native>> {
         let loc = caller();
-        let (mut trace, config) = self.trace(name, f, loc)?;
-        let explanation = std::mem::take(&mut trace.explanation);
-        let (mut func, stats) = pipeline::compile_trace(trace, &config)?;
-        func.restrict = self.restricted(&func, loc)?;
-        let checked = self.checked || !self.slices.is_empty();
-        if checked {
-            crate::passes::bounds::run(&mut func, &self.slices, loc)?;
-            crate::passes::verified(&func, "bounds")?;
-        }
-        crate::dump::function(&func);
+        let (trace, config) = self.trace(name, f, loc)?;
         Ok(Extracted {
-            func,
-            stats,
-            explanation,
-            loc,
-            slices: checked.then(|| self.slices.clone()),
+            part: pipeline::finish(trace, &config, &self.options, loc)?,
             _sig: PhantomData,
         })
     }
@@ -239,7 +224,7 @@ impl Builder {
     /// assert_eq!(y, [3.0, 5.0, 7.0, 9.0]);
     /// ```
     pub fn restrict(mut self, params: impl IntoIterator<Item = usize>) -> Self {
-        self.restrict = params.into_iter().collect();
+        self.options.restrict = params.into_iter().collect();
         self
     }
 
@@ -268,7 +253,7 @@ impl Builder {
     /// assert_eq!(f.call(&mut [(&xs[..]).into()]).unwrap(), 6.5.into());
     /// ```
     pub fn slice(mut self, ptr: usize, len: usize) -> Self {
-        self.slices.push((ptr, len));
+        self.options.slices.push((ptr, len));
         self
     }
 
@@ -280,7 +265,7 @@ impl Builder {
     /// is an [`Error::Misuse`](crate::Error::Misuse) at its line. Such a
     /// function can be called safely ([`Extracted::safe`]).
     pub fn checked(mut self) -> Self {
-        self.checked = true;
+        self.options.checked = true;
         self
     }
 
@@ -328,39 +313,16 @@ impl Builder {
         Ok((trace, config))
     }
 
+    /// What the pipeline does to each function after its runs.
+    pub(crate) fn options(&self) -> &pipeline::Options {
+        &self.options
+    }
+
     /// A module: several staged functions extracted together, which call
-    /// each other (see [`Module`](crate::Module)).
+    /// each other (see [`Module`](crate::Module)). Every option of this
+    /// builder applies to each of its functions as to a single one.
     pub fn module<'a>(&self) -> crate::Module<'a> {
         crate::Module::new(self.clone())
-    }
-}
-
-impl Builder {
-    /// The parameters [`Builder::restrict`] names, checked to be pointers.
-    fn restricted(&self, func: &Function, loc: SrcLoc) -> Result<Vec<crate::ir::VarId>> {
-        let mut out = Vec::new();
-        for &i in &self.restrict {
-            let param = func.params.get(i).copied();
-            let ty = param.map(|p| func.vars[p].ty);
-            match (param, ty) {
-                (Some(p), Some(crate::ir::Type::Ptr { .. })) if !out.contains(&p) => out.push(p),
-                (Some(_), Some(crate::ir::Type::Ptr { .. })) => {}
-                _ => {
-                    return Err(crate::Error::Misuse {
-                        message: format!(
-                            "Builder::restrict names parameter {i}, which is {}: only \
-                             pointer parameters can be restrict",
-                            match ty {
-                                Some(t) => format!("of type {t}"),
-                                None => format!("not one of the {}", func.params.len()),
-                            }
-                        ),
-                        location: Some(loc),
-                    })
-                }
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -393,40 +355,35 @@ pub(crate) fn check_name(name: &str, loc: SrcLoc) -> Result<()> {
 /// interpret it. `S` is the type of the compiled function.
 #[derive(Clone, Debug)]
 pub struct Extracted<S> {
-    func: Function,
-    stats: Stats,
-    explanation: Explanation,
-    loc: SrcLoc,
-    /// The declared slices of a checked function; `None` if unchecked.
-    slices: Option<Vec<(usize, usize)>>,
+    part: Part,
     _sig: PhantomData<S>,
 }
 
 impl<S: Copy> Extracted<S> {
     /// The IR.
     pub fn ir(&self) -> &Function {
-        &self.func
+        &self.part.func
     }
 
     /// What extraction did.
     pub fn stats(&self) -> &Stats {
-        &self.stats
+        &self.part.stats
     }
 
     /// Why each prophecy and history ended at its value: the lines whose
     /// requirements made it so. Print it (`Display`) or inspect it.
     pub fn explain(&self) -> &Explanation {
-        &self.explanation
+        &self.part.explanation
     }
 
     /// Where `extract` was called.
     pub fn location(&self) -> SrcLoc {
-        self.loc
+        self.part.loc
     }
 
     /// The function as a C99 translation unit.
     pub fn c_code(&self) -> String {
-        crate::codegen::c::write_function(&self.func)
+        self.c_code_with(&CodegenOptions::default())
     }
 
     /// [`c_code`](Extracted::c_code) with options: source mapping with
@@ -448,7 +405,7 @@ impl<S: Copy> Extracted<S> {
     /// assert!(c.contains(&format!("#line {h_line} \"{}\"\n", file!())), "{c}");
     /// ```
     pub fn c_code_with(&self, opts: &CodegenOptions) -> String {
-        crate::codegen::c::write_function_with(&self.func, opts)
+        program::c_code(&[&self.part.func], opts)
     }
 
     /// Compiles the function to native code and loads it: with the system C
@@ -479,66 +436,35 @@ impl<S: Copy> Extracted<S> {
     /// assert_eq!(unsafe { jit.get()(255) }, 0);
     /// ```
     pub fn compile_with(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
-        crate::stage::gpu::runs_as_loop_nest(&self.func)?;
-        match opts.resolved_backend() {
-            Backend::Jit => self.jit(opts),
-            _ => {
-                let lib = compile::compile(&self.c_code_with(&opts.codegen), opts)?;
-                // SAFETY: the library was compiled from C generated for this very
-                // signature: `S` is `unsafe extern "C" fn` of the parameters' and
-                // result's ABI types, which match the C declaration.
-                let f = unsafe { lib.symbol::<S>(&self.func.name)? };
-                Ok(Compiled {
-                    code: Code::C(lib),
-                    f,
-                })
-            }
-        }
-    }
-
-    #[cfg(feature = "jit")]
-    fn jit(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
-        let code = crate::exec::jit::compile_function(&self.func, opts)?;
-        // SAFETY: the code was compiled from this function, whose signature
-        // `S` is (`unsafe extern "C" fn` of the parameters' and result's ABI
-        // types, the C ABI Cranelift was given).
-        let f = unsafe { code.symbol::<S>(&self.func.name)? };
-        Ok(Compiled {
-            code: Code::Jit(std::sync::Arc::new(code)),
-            f,
-        })
-    }
-
-    #[cfg(not(feature = "jit"))]
-    fn jit(&self, _opts: &CompileOptions) -> Result<Compiled<S>> {
-        Err(crate::Error::Jit {
-            message: "augur was built without its `jit` feature".into(),
-        })
+        let code = program::compile(&[&self.part.func], opts)?;
+        // SAFETY: the code was compiled from C (or IR) generated for this
+        // very signature: `S` is `unsafe extern "C" fn` of the parameters'
+        // and result's ABI types, which match the function's definition.
+        let f = unsafe { code.symbol::<S>(&self.part.func.name)? };
+        Ok(Compiled { code, f })
     }
 
     /// The function as a CUDA translation unit: each
     /// [`gpu::launch`](crate::stage::gpu::launch) a kernel. `prelude` (C++
     /// text after the includes) defines the host functions it calls.
     pub fn cuda_code(&self, prelude: &str) -> Result<String> {
-        crate::codegen::cuda::write_cuda(&self.func, prelude)
+        self.cuda_code_with(prelude, &CodegenOptions::default())
     }
 
     /// [`cuda_code`](Extracted::cuda_code) with options (source mapping for
     /// kernels and host code alike).
     pub fn cuda_code_with(&self, prelude: &str, opts: &CodegenOptions) -> Result<String> {
-        crate::codegen::cuda::write_cuda_with(&self.func, prelude, opts)
+        program::cuda_code(&[&self.part.func], prelude, opts)
     }
 
     /// The CPU simulation of the GPU program: launches run as loop nests,
     /// phase by phase ([`codegen::cuda::simulate`](crate::codegen::cuda::simulate)).
     /// Its C is `codegen::write_function(&ex.simulated()?)`.
     pub fn simulated(&self) -> Result<Extracted<S>> {
+        let mut part = self.part.clone();
+        program::simulated([&mut part])?;
         Ok(Extracted {
-            func: crate::codegen::cuda::simulate(&self.func)?,
-            stats: self.stats.clone(),
-            explanation: self.explanation.clone(),
-            loc: self.loc,
-            slices: self.slices.clone(),
+            part,
             _sig: PhantomData,
         })
     }
@@ -554,29 +480,18 @@ impl<S: Copy> Extracted<S> {
 
     /// [`safe`](Extracted::safe) with compile options.
     pub fn safe_with(&self, opts: &CompileOptions) -> Result<crate::safe::SafeFn> {
-        let Some(slices) = &self.slices else {
-            return Err(crate::Error::Misuse {
-                message: format!(
-                    "`{}` is not checked: extract it with Builder::slice or Builder::checked \
-                     for a safe call",
-                    self.func.name
-                ),
-                location: Some(self.loc),
-            });
-        };
-        crate::stage::gpu::runs_as_loop_nest(&self.func)?;
-        crate::safe::SafeFn::compile(&self.func, slices, opts)
+        program::safe(&[&self.part.func], &self.part, opts)
     }
 
     /// Runs the function in the IR interpreter.
     pub fn interpret(&self, args: &[Value]) -> Result<Value> {
-        Interpreter::new().call(&self.func, args)
+        self.interpret_in(&mut Interpreter::new(), args)
     }
 
     /// Runs the function in a given interpreter (with registered externs,
     /// memory prepared by the caller).
     pub fn interpret_in(&self, interp: &mut Interpreter, args: &[Value]) -> Result<Value> {
-        interp.call(&self.func, args)
+        program::interpret_in(interp, &[], &self.part.func, args)
     }
 }
 
@@ -585,14 +500,6 @@ impl<S: Copy> Extracted<S> {
 pub struct Compiled<S> {
     code: Code,
     f: S,
-}
-
-/// What keeps a compiled function's code alive.
-#[derive(Clone)]
-pub(crate) enum Code {
-    C(Library),
-    #[cfg(feature = "jit")]
-    Jit(std::sync::Arc<crate::exec::jit::JitCode>),
 }
 
 impl<S: Copy> Compiled<S> {
@@ -611,45 +518,12 @@ impl<S: Copy> Compiled<S> {
 
     /// The loaded library, for code the C compiler built (`None` for the JIT's).
     pub fn library(&self) -> Option<&Library> {
-        match &self.code {
-            Code::C(lib) => Some(lib),
-            #[cfg(feature = "jit")]
-            Code::Jit(_) => None,
-        }
-    }
-}
-
-impl Code {
-    /// The backend that made it.
-    pub(crate) fn backend(&self) -> Backend {
-        match self {
-            Code::C(_) => Backend::C,
-            #[cfg(feature = "jit")]
-            Code::Jit(_) => Backend::Jit,
-        }
-    }
-
-    /// The function `name` as an `F`.
-    ///
-    /// # Safety
-    /// `F` must be the function's C signature (see [`Library::symbol`]).
-    pub(crate) unsafe fn symbol<F: Copy>(&self, name: &str) -> Result<F> {
-        match self {
-            // SAFETY: the caller vouches for `F`.
-            Code::C(lib) => unsafe { lib.symbol::<F>(name) },
-            #[cfg(feature = "jit")]
-            // SAFETY: the caller vouches for `F`.
-            Code::Jit(code) => unsafe { code.symbol::<F>(name) },
-        }
+        self.code.library()
     }
 }
 
 impl<S> std::fmt::Debug for Compiled<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.code {
-            Code::C(lib) => write!(f, "Compiled({})", lib.path().display()),
-            #[cfg(feature = "jit")]
-            Code::Jit(code) => write!(f, "Compiled({code:?})"),
-        }
+        write!(f, "Compiled({:?})", self.code)
     }
 }

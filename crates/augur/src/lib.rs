@@ -101,6 +101,7 @@ mod libm;
 mod module;
 pub mod passes;
 mod pipeline;
+mod program;
 pub mod prophecy;
 pub mod safe;
 pub mod stage;

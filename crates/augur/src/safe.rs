@@ -12,11 +12,11 @@
 //! (`name__safe(const uint64_t *args, uint64_t *ret)`), so one Rust
 //! function calls every signature.
 
-use crate::builder::Code;
 use crate::error::Error;
-use crate::exec::compile::{self, Backend, CompileOptions};
+use crate::exec::compile::CompileOptions;
 use crate::exec::interp::{Pod, Value};
 use crate::ir::{Function, Scalar, Type};
+use crate::program::Code;
 use crate::Result;
 use std::marker::PhantomData;
 
@@ -97,8 +97,10 @@ impl std::fmt::Debug for SafeFn {
 }
 
 impl SafeFn {
-    /// Compiles checked `f` and its word-array entry.
+    /// Compiles checked `f` and its word-array entry, with the functions
+    /// `f` may call (`callees`: a module's functions, `f` among them).
     pub(crate) fn compile(
+        callees: &[&Function],
         f: &Function,
         slices: &[(usize, usize)],
         opts: &CompileOptions,
@@ -119,14 +121,12 @@ impl SafeFn {
             return Err(refuse(format!("it returns {}, not a scalar", f.ret)));
         }
         let entry = entry(f, &params)?;
-        let fs = [f, &entry];
-        let code = match opts.resolved_backend() {
-            Backend::Jit => jit(&fs, opts)?,
-            _ => Code::C(compile::compile(
-                &crate::codegen::c::write_module_with(&fs, &opts.codegen),
-                opts,
-            )?),
-        };
+        let mut fs: Vec<&Function> = callees.to_vec();
+        if !fs.iter().any(|g| g.name == f.name) {
+            fs.push(f);
+        }
+        fs.push(&entry);
+        let code = crate::program::compile(&fs, opts)?;
         Ok(SafeFn {
             code,
             name: entry.name,
@@ -266,19 +266,5 @@ fn entry(f: &Function, params: &[Type]) -> Result<Function> {
     );
     crate::ir::parse(&text).map_err(|e| Error::Internal {
         message: format!("the safe entry of `{name}` does not read back: {e}\n{text}"),
-    })
-}
-
-#[cfg(feature = "jit")]
-fn jit(fs: &[&Function], opts: &CompileOptions) -> Result<Code> {
-    Ok(Code::Jit(std::sync::Arc::new(
-        crate::exec::jit::compile_module(fs, opts)?,
-    )))
-}
-
-#[cfg(not(feature = "jit"))]
-fn jit(_: &[&Function], _: &CompileOptions) -> Result<Code> {
-    Err(Error::Jit {
-        message: "augur was built without its `jit` feature".into(),
     })
 }

@@ -2,12 +2,12 @@
 //! CUDA; interpreted, or compiled into one library ([`CompiledModule`]).
 
 use super::Part;
-use crate::builder::Code;
 use crate::codegen::CodegenOptions;
 use crate::error::Error;
-use crate::exec::compile::{self, Backend, CompileOptions};
+use crate::exec::compile::{Backend, CompileOptions};
 use crate::exec::interp::{Interpreter, Value};
 use crate::ir::Function;
+use crate::program::{self, Code};
 use crate::prophecy::Explanation;
 use crate::stage::func::{Handle, Registry, Signature};
 use crate::trace::Stats;
@@ -76,35 +76,39 @@ impl ExtractedModule {
 
     /// Every function, in the module's order.
     pub fn functions(&self) -> impl Iterator<Item = &Function> {
-        self.parts.iter().map(|p| &p.func)
+        self.parts.iter().map(|p| &p.part.func)
     }
 
     /// The IR of the function `h` names.
     pub fn ir<S>(&self, h: impl Handle<S>) -> Result<&Function> {
-        self.part(&h).map(|p| &p.func)
+        self.part(&h).map(|p| &p.part.func)
     }
 
     /// The C name of the function `h` names (`power_3`).
     pub fn name<S>(&self, h: impl Handle<S>) -> Result<&str> {
-        self.part(&h).map(|p| p.func.name.as_str())
+        self.part(&h).map(|p| p.part.func.name.as_str())
     }
 
     /// What the extraction of the function `h` names did.
     pub fn stats<S>(&self, h: impl Handle<S>) -> Result<&Stats> {
-        self.part(&h).map(|p| &p.stats)
+        self.part(&h).map(|p| &p.part.stats)
     }
 
     /// Why each prophecy of the function `h` names ended at its value.
     pub fn explain<S>(&self, h: impl Handle<S>) -> Result<&Explanation> {
-        self.part(&h).map(|p| &p.explanation)
+        self.part(&h).map(|p| &p.part.explanation)
     }
 
     /// Each function's C name, statistics and explanation, in the
     /// module's order.
     pub fn reports(&self) -> impl Iterator<Item = (&str, &Stats, &Explanation)> {
-        self.parts
-            .iter()
-            .map(|p| (p.func.name.as_str(), &p.stats, &p.explanation))
+        self.parts.iter().map(|p| {
+            (
+                p.part.func.name.as_str(),
+                &p.part.stats,
+                &p.part.explanation,
+            )
+        })
     }
 
     fn funcs(&self) -> Vec<&Function> {
@@ -114,12 +118,12 @@ impl ExtractedModule {
     /// The module as one C99 translation unit: prototypes of every
     /// function called, then the definitions.
     pub fn c_code(&self) -> String {
-        crate::codegen::c::write_module(&self.funcs())
+        self.c_code_with(&CodegenOptions::default())
     }
 
     /// [`c_code`](ExtractedModule::c_code) with options (source mapping).
     pub fn c_code_with(&self, opts: &CodegenOptions) -> String {
-        crate::codegen::c::write_module_with(&self.funcs(), opts)
+        program::c_code(&self.funcs(), opts)
     }
 
     /// The module as one CUDA unit ([`Extracted::cuda_code`](crate::Extracted::cuda_code)
@@ -131,16 +135,14 @@ impl ExtractedModule {
 
     /// [`cuda_code`](ExtractedModule::cuda_code) with options.
     pub fn cuda_code_with(&self, prelude: &str, opts: &CodegenOptions) -> Result<String> {
-        crate::codegen::cuda::write_cuda_module_with(&self.funcs(), prelude, opts)
+        program::cuda_code(&self.funcs(), prelude, opts)
     }
 
     /// The CPU simulation of the GPU program, function by function
     /// ([`Extracted::simulated`](crate::Extracted::simulated)).
     pub fn simulated(&self) -> Result<ExtractedModule> {
         let mut out = self.clone();
-        for p in &mut out.parts {
-            p.func = crate::codegen::cuda::simulate(&p.func)?;
-        }
+        program::simulated(out.parts.iter_mut().map(|p| &mut p.part))?;
         Ok(out)
     }
 
@@ -158,12 +160,25 @@ impl ExtractedModule {
         h: impl Handle<S>,
         args: &[Value],
     ) -> Result<Value> {
-        let f = &self.part(&h)?.func;
-        for g in self.functions() {
-            crate::stage::gpu::runs_as_loop_nest(g)?;
-            interp.add_function(g);
-        }
-        interp.call(f, args)
+        let f = &self.part(&h)?.part.func;
+        program::interpret_in(interp, &self.funcs(), f, args)
+    }
+
+    /// A safe call of the function `h` names, which must be checked
+    /// ([`Builder::slice`](crate::Builder::slice), [`Builder::checked`](crate::Builder::checked)
+    /// on the module's builder): compiled with every function of the module,
+    /// as [`Extracted::safe`](crate::Extracted::safe) compiles one.
+    pub fn safe<S>(&self, h: impl Handle<S>) -> Result<crate::safe::SafeFn> {
+        self.safe_with(h, &CompileOptions::default())
+    }
+
+    /// [`safe`](ExtractedModule::safe) with compile options.
+    pub fn safe_with<S>(
+        &self,
+        h: impl Handle<S>,
+        opts: &CompileOptions,
+    ) -> Result<crate::safe::SafeFn> {
+        program::safe(&self.funcs(), &self.part(&h)?.part, opts)
     }
 
     /// Compiles the module into one library ([`Backend::Auto`]: the system
@@ -174,31 +189,12 @@ impl ExtractedModule {
 
     /// [`compile`](ExtractedModule::compile) with options.
     pub fn compile_with(&self, opts: &CompileOptions) -> Result<CompiledModule> {
-        for f in self.functions() {
-            crate::stage::gpu::runs_as_loop_nest(f)?;
-        }
-        let code = match opts.resolved_backend() {
-            Backend::Jit => jit(&self.funcs(), opts)?,
-            _ => Code::C(compile::compile(&self.c_code_with(&opts.codegen), opts)?),
-        };
+        let code = program::compile(&self.funcs(), opts)?;
         Ok(CompiledModule {
             code,
             names: self.clone(),
         })
     }
-}
-
-#[cfg(feature = "jit")]
-fn jit(fs: &[&Function], opts: &CompileOptions) -> Result<Code> {
-    let code = crate::exec::jit::compile_module(fs, opts)?;
-    Ok(Code::Jit(std::sync::Arc::new(code)))
-}
-
-#[cfg(not(feature = "jit"))]
-fn jit(_: &[&Function], _: &CompileOptions) -> Result<Code> {
-    Err(Error::Jit {
-        message: "augur was built without its `jit` feature".into(),
-    })
 }
 
 /// A compiled and loaded module: one library, a typed function pointer per

@@ -10,8 +10,9 @@
 //! Extraction starts from the exported functions (every plain function
 //! defined, and the keyed members [`Module::export`] names) and extracts
 //! each function a staged call asks for, until none is missing: one
-//! extraction per function, each as [`Builder::extract`] does it. Functions
-//! no exported one reaches are left out.
+//! extraction per function, each as [`Builder::extract`] does it, with the
+//! builder's options (`restrict`, slices, bounds checks) applied to every
+//! function. Functions no exported one reaches are left out.
 
 mod extracted;
 
@@ -21,12 +22,10 @@ use crate::builder::Builder;
 use crate::error::Error;
 use crate::ir::{Function, SrcLoc, VarId};
 use crate::pipeline;
-use crate::prophecy::Explanation;
 use crate::stage::dyn_val::{caller, Arg};
 use crate::stage::func::{
     with_active, Body, Func, Instance, Key, Keyed, Plain, Registry, Signature,
 };
-use crate::trace::Stats;
 use crate::Result;
 use std::any::Any;
 use std::collections::{HashMap, VecDeque};
@@ -304,16 +303,11 @@ impl<'a> Module<'a> {
             });
         };
         let invoke = |params: &[VarId], gen: u32| (def.invoke)(&*key, params, gen);
-        let (mut trace, config) = self
+        let (trace, config) = self
             .builder
             .trace_with(&name, params, ret, def.loc, &invoke)?;
-        let explanation = std::mem::take(&mut trace.explanation);
-        let (func, stats) = pipeline::compile_trace(trace, &config)?;
-        crate::dump::function(&func);
         Ok(Some(Part {
-            func,
-            stats,
-            explanation,
+            part: pipeline::finish(trace, &config, self.builder.options(), def.loc)?,
             family,
         }))
     }
@@ -322,9 +316,7 @@ impl<'a> Module<'a> {
 /// One extracted function of a module.
 #[derive(Clone, Debug)]
 pub(crate) struct Part {
-    pub(crate) func: Function,
-    pub(crate) stats: Stats,
-    pub(crate) explanation: Explanation,
+    pub(crate) part: pipeline::Part,
     /// Its family's index.
     pub(crate) family: usize,
 }
@@ -335,10 +327,10 @@ pub(crate) struct Part {
 fn check_calls(parts: &[Part]) -> Result<()> {
     let by_name: HashMap<&str, &Function> = parts
         .iter()
-        .map(|p| (p.func.name.as_str(), &p.func))
+        .map(|p| (p.part.func.name.as_str(), &p.part.func))
         .collect();
     for p in parts {
-        for (_, d) in p.func.externs.iter() {
+        for (_, d) in p.part.func.externs.iter() {
             let Some(g) = by_name.get(d.name.as_str()) else {
                 continue;
             };
@@ -348,7 +340,7 @@ fn check_calls(parts: &[Part]) -> Result<()> {
                     message: format!(
                         "`{}` calls an extern `{}`, which is also a function of this module \
                          with another signature ({})",
-                        p.func.name,
+                        p.part.func.name,
                         d.name,
                         crate::codegen::c::writer::prototype(&crate::ir::ExternDecl {
                             name: g.name.clone(),
@@ -376,7 +368,7 @@ fn reachable(registry: &Registry, exported: &[usize], parts: &[Part]) -> Vec<boo
         if std::mem::replace(&mut keep[i], true) {
             continue;
         }
-        for (_, d) in parts[i].func.externs.iter() {
+        for (_, d) in parts[i].part.func.externs.iter() {
             if let Some(&j) = index.get(d.name.as_str()) {
                 work.push_back(j);
             }
