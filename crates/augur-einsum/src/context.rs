@@ -138,10 +138,15 @@ pub(crate) trait GpuTensor {
     fn finish_resident(&self);
 }
 
-thread_local! {
-    /// The instance whose kernel is being generated on this thread:
-    /// tensors of other instances have no device buffers there.
-    static KERNEL_OWNER: Cell<Option<dsl::Id>> = const { Cell::new(None) };
+/// The instance whose kernel is being generated on this thread: tensors
+/// of other instances have no device buffers there. Kept in the
+/// extraction's context ([`dsl::local`]), so an extraction that ends
+/// anywhere leaves none behind.
+#[derive(Default)]
+struct KernelOwner(Option<dsl::Id>);
+
+fn kernel_owner() -> Option<dsl::Id> {
+    dsl::local(|o: &mut KernelOwner| o.0)
 }
 
 /// Sets the kernel owner for its lifetime; dropped on unwinding too (runs
@@ -150,21 +155,21 @@ struct OwnerGuard;
 
 impl OwnerGuard {
     fn new(ctx: &dsl::State<Ctx>) -> OwnerGuard {
-        KERNEL_OWNER.with(|o| o.set(Some(ctx.id())));
+        dsl::local(|o: &mut KernelOwner| o.0 = Some(ctx.id()));
         OwnerGuard
     }
 }
 
 impl Drop for OwnerGuard {
     fn drop(&mut self) {
-        KERNEL_OWNER.with(|o| o.set(None));
+        dsl::local(|o: &mut KernelOwner| o.0 = None);
     }
 }
 
 /// Panics when a kernel of another instance is being generated: `ctx`'s
 /// tensors would be read through host pointers there.
 pub(crate) fn check_kernel_owner(ctx: &dsl::State<Ctx>, tensor: &str, loc: &Location) {
-    let owner = KERNEL_OWNER.with(Cell::get);
+    let owner = kernel_owner();
     if owner.is_some_and(|o| o != ctx.id()) {
         panic!(
             "einsum: tensor `{tensor}` belongs to another Einsum than the one whose \

@@ -1,7 +1,9 @@
 //! Errors and robustness: a handle kept from an earlier run, errors on
 //! several threads at once, a long first-stage range under the decision
 //! limit, a staged function named like its extern, and a `Drop` that emits
-//! code while a run unwinds (and good extractions after errors).
+//! code while a run unwinds (and good extractions after errors); the
+//! extraction context: a panic in the first stage, the engine, a DSL or a
+//! module leaves nothing of its extraction on the thread.
 //!
 //! Probes that expose engine bugs are `#[ignore = "engine bug: ..."]` with a
 //! comment saying how the engine goes wrong; the others cover ground the
@@ -210,4 +212,178 @@ fn raii_drop_emitting_code() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "child died: {:?}\n{text}", out.status);
+}
+
+// ----- the extraction context: one guard for all per-extraction state -----
+
+/// A DSL's per-extraction value, to see whether an extraction left one.
+#[derive(Default)]
+struct Marker(u32);
+
+fn marker() -> u32 {
+    augur::dsl::local(|m: &mut Marker| m.0)
+}
+
+/// Nothing of an earlier extraction is left on the thread: no extraction
+/// in progress, no DSL value, no module registry (a staged call outside a
+/// module is refused as such), shared memory handed out from 0, and a
+/// module and a function extract as on a fresh thread.
+fn assert_thread_ready() {
+    assert!(!augur::in_extraction());
+    let seen = std::cell::Cell::new(u32::MAX);
+    Builder::new()
+        .extract("fresh", |x: Dyn<i32>| {
+            seen.set(marker());
+            x
+        })
+        .unwrap();
+    assert_eq!(seen.get(), 0, "a DSL value outlived its extraction");
+    // A staged call outside Module::extract: refused, not resolved against
+    // a registry an earlier module left behind.
+    let stale = STALE_FUNC.with(|f| f.get());
+    if let Some(f) = stale {
+        let err = Builder::new()
+            .extract("caller", move |x: Dyn<i64>| f.call(x))
+            .unwrap_err();
+        assert!(err.to_string().contains("outside Module::extract"), "{err}");
+    }
+    let shared = Builder::new()
+        .extract("tile", |x: Dyn<*mut i32>| {
+            augur::stage::gpu::launch(1, 4, |_, tid| {
+                let t = augur::stage::gpu::shared::<i32>(4);
+                t.at(tid).set(x.at(tid));
+                augur::stage::gpu::sync_threads();
+                x.at(tid).set(t.at(3 - tid));
+            });
+        })
+        .unwrap();
+    let cuda = shared.cuda_code("").unwrap();
+    assert!(cuda.contains("tile_k0<<<1, 4, 16>>>("), "{cuda}");
+    let mut m = Builder::new().module();
+    let twice: augur::Func<fn(i64) -> i64> = m.declare("twice");
+    m.define(twice, |x: Dyn<i64>| x * 2);
+    let ex = m.extract().unwrap();
+    assert_eq!(ex.interpret(twice, &[4i64.into()]).unwrap(), 8i64.into());
+}
+
+type Unary = augur::Func<fn(i64) -> i64>;
+
+thread_local! {
+    /// A function of a module extracted on this thread, to call outside it.
+    static STALE_FUNC: std::cell::Cell<Option<Unary>> = const { std::cell::Cell::new(None) };
+}
+
+/// Leaves a DSL value, shared memory handed out (in a kernel), and a
+/// kernel open when `fail` panics inside the kernel's body.
+fn busy_kernel(x: Dyn<*mut i32>, fail: &dyn Fn()) {
+    augur::dsl::local(|m: &mut Marker| m.0 = 7);
+    augur::stage::gpu::launch(1, 4, |_, tid| {
+        let t = augur::stage::gpu::shared::<i32>(1000);
+        t.at(tid).set(x.at(tid));
+        fail();
+    });
+}
+
+#[test]
+fn a_panic_in_the_first_stage_leaves_the_context_clean() {
+    let err = Builder::new()
+        .extract("f", |x: Dyn<*mut i32>| {
+            busy_kernel(x, &|| panic!("user bug"))
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Panic { .. }), "{err:?}");
+    assert_thread_ready();
+}
+
+#[test]
+fn a_panic_in_the_engine_leaves_the_context_clean() {
+    let r = std::panic::catch_unwind(|| {
+        Builder::new()
+            .panic_before_run(1)
+            .extract("f", |x: Dyn<*mut i32>| {
+                busy_kernel(x, &|| {});
+                if x.at(0).gt(0).is_true() {
+                    x.at(1).set(2);
+                }
+            })
+    });
+    assert!(r.is_err(), "the injected panic reaches the caller");
+    assert_thread_ready();
+}
+
+/// A DSL's own code panics while it holds its per-extraction value (and
+/// with its kernel guard set, as augur-einsum's is).
+#[test]
+fn a_panic_in_a_dsl_leaves_the_context_clean() {
+    let err = Builder::new()
+        .extract("f", |x: Dyn<*mut i32>| {
+            busy_kernel(x, &|| {
+                augur::dsl::local(|m: &mut Marker| {
+                    m.0 = 9;
+                    panic!("DSL bug while holding its state")
+                })
+            })
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Panic { .. }), "{err:?}");
+    assert_thread_ready();
+}
+
+/// A module whose function panics, and one whose extraction the engine
+/// aborts: the registry goes with the module's scope.
+#[test]
+fn a_panic_in_a_module_leaves_the_context_clean() {
+    let mut m = Builder::new().module();
+    let f: augur::Func<fn(i64) -> i64> = m.declare("f");
+    let g: augur::Func<fn(i64) -> i64> = m.declare("g");
+    m.define(f, move |x: Dyn<i64>| g.call(x) + 1);
+    m.define(g, |x: Dyn<i64>| -> Dyn<i64> {
+        augur::dsl::local(|m: &mut Marker| m.0 = 3);
+        panic!("user bug in a module function {x:?}")
+    });
+    STALE_FUNC.with(|s| s.set(Some(f)));
+    let err = m.extract().unwrap_err();
+    assert!(matches!(err, Error::Panic { .. }), "{err:?}");
+    assert_thread_ready();
+
+    let mut m = Builder::new().panic_before_run(1).module();
+    let h: augur::Func<fn(i64) -> i64> = m.declare("h");
+    m.define(h, |x: Dyn<i64>| {
+        let r = Dyn::new(x);
+        if x.gt(0).is_true() {
+            r.set(-x);
+        }
+        r
+    });
+    STALE_FUNC.with(|s| s.set(Some(h)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.extract()));
+    assert!(r.is_err(), "the injected panic reaches the caller");
+    assert_thread_ready();
+}
+
+/// One thread extracts one thing at a time: a module extracted inside an
+/// extraction is refused at its line, and the outer extraction goes on
+/// untouched.
+#[test]
+fn a_module_inside_an_extraction_is_refused() {
+    let inner = std::cell::RefCell::new(None);
+    let outer = Builder::new()
+        .extract("outer", |x: Dyn<i64>| {
+            let mut m = Builder::new().module();
+            let f: augur::Func<fn(i64) -> i64> = m.declare("f");
+            m.define(f, |y: Dyn<i64>| y + 1);
+            *inner.borrow_mut() = Some(m.extract()); // @module_inside
+            x * 5
+        })
+        .unwrap();
+    assert_eq!(outer.interpret(&[2i64.into()]).unwrap(), 10i64.into());
+    let err = inner.into_inner().unwrap().unwrap_err();
+    assert!(matches!(err, Error::Misuse { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("inside another extraction"),
+        "{err}"
+    );
+    let at = format!("{}:{}:", file!(), line_of("module_inside"));
+    assert!(err.to_string().contains(&at), "`{at}` not in: {err}");
+    assert_thread_ready();
 }

@@ -24,8 +24,9 @@ use crate::ir::{Function, SrcLoc, VarId};
 use crate::pipeline;
 use crate::stage::dyn_val::{caller, Arg};
 use crate::stage::func::{
-    with_active, Body, Func, Instance, Key, Keyed, Plain, Registry, Signature,
+    take_active, with_active, Body, Func, Instance, Key, Keyed, Plain, Registry, Signature,
 };
+use crate::trace::context::{Level, Scope};
 use crate::Result;
 use std::any::Any;
 use std::collections::{HashMap, VecDeque};
@@ -255,7 +256,9 @@ impl<'a> Module<'a> {
     /// directly or not: one C module. On error (the first misuse of this
     /// module's API, or a function's extraction error) the thread is ready
     /// for the next extraction.
+    #[track_caller]
     pub fn extract(mut self) -> Result<ExtractedModule> {
+        let loc = caller();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -267,14 +270,18 @@ impl<'a> Module<'a> {
                 location: None,
             });
         }
-        let active = std::mem::replace(&mut self.registry, Registry::new(0, 0)).activate();
+        // The module's scope holds the registry while its functions are
+        // extracted; an error or a panic anywhere clears it.
+        let scope = Scope::enter(Level::Module, loc)?;
+        std::mem::replace(&mut self.registry, Registry::new(0, 0)).activate();
         let mut parts = Vec::new();
         // Instances are extracted in the order they were asked for; each
         // extraction may ask for more.
         while let Some(part) = self.extract_next(parts.len())? {
             parts.push(part);
         }
-        let registry = active.finish();
+        let registry = take_active();
+        drop(scope);
         check_calls(&parts)?;
         let keep = reachable(&registry, &self.exported, &parts);
         Ok(ExtractedModule::new(registry, parts, keep))

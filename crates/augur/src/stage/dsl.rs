@@ -88,9 +88,10 @@
 use crate::error::Error;
 use crate::ir::SrcLoc;
 use crate::stage::static_var::Static;
+use crate::trace::context::{self, Level};
 use crate::trace::driver;
 use crate::trace::engine::Ctl;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::fmt;
 use std::hash::Hash;
 use std::ops::Deref;
@@ -125,19 +126,11 @@ struct Inner<S> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Id(u64);
 
-thread_local! {
-    static NEXT_ID: Cell<u64> = const { Cell::new(1) };
-}
-
 impl<S> State<S> {
     /// Shares `state`, made by the run in progress (if any).
     #[track_caller]
     pub fn new(state: S) -> State<S> {
-        let id = NEXT_ID.with(|n| {
-            let id = n.get();
-            n.set(id + 1);
-            Id(id)
-        });
+        let id = Id(context::with(|c| c.next_id()));
         State {
             inner: Rc::new(Inner {
                 id,
@@ -303,4 +296,40 @@ pub fn fail(
         error: Arc::new(error),
         location: SrcLoc::from_location(location),
     }))
+}
+
+/// Runs `f` on the extraction's value of type `T`: state a DSL keeps for
+/// the whole extraction in progress (across its runs), made with
+/// `Default` on first use and dropped when the extraction ends, normally
+/// or by an error or a panic anywhere, so the thread is ready for the next
+/// one. Outside an extraction `f` gets a fresh value, dropped after.
+///
+/// Most DSL state belongs to one run ([`State`]); this is for what must
+/// outlive a run's handles, such as which instance is generating a kernel
+/// (a guard sets it, and runs end by unwinding anywhere). Use a type of
+/// the DSL's own, so no other DSL reaches the value.
+///
+/// ```
+/// use augur::{dsl, Builder, Dyn};
+/// use std::cell::Cell;
+///
+/// #[derive(Default)]
+/// struct Runs(u64);
+///
+/// let counted = Cell::new(0);
+/// let ex = Builder::new()
+///     .extract("f", |x: Dyn<i32>| {
+///         counted.set(dsl::local(|r: &mut Runs| {
+///             r.0 += 1;
+///             r.0
+///         }));
+///         if x.gt(0).is_true() { x } else { -x }
+///     })
+///     .unwrap();
+/// assert_eq!(counted.get(), ex.stats().total_runs);
+/// // The extraction's value is gone with it.
+/// assert_eq!(dsl::local(|r: &mut Runs| r.0), 0);
+/// ```
+pub fn local<T: Default + 'static, R>(f: impl FnOnce(&mut T) -> R) -> R {
+    context::with(|c| c.local(Level::Extraction, f))
 }

@@ -20,10 +20,10 @@ use super::extern_fn::{emit_call, CallRet};
 use super::signature::StagedRet;
 use crate::error::Error;
 use crate::ir::{ExternSig, SrcLoc, Type, VarId};
+use crate::trace::context::{self, Level};
 use crate::trace::driver::throw;
 use crate::trace::engine::Ctl;
 use std::any::Any;
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -139,7 +139,7 @@ impl<S, K: Key> Instance<S, K> {
     #[track_caller]
     pub(crate) fn resolve(&self) -> String {
         let loc = caller();
-        let r = ACTIVE.with(|a| match a.borrow_mut().as_mut() {
+        let r = with_registry(|a| match a {
             Some(reg) if reg.id == self.func.module => reg
                 .instance(self.func.index, &self.key, Some(loc))
                 .map(|i| reg.instances[i].name.clone()),
@@ -271,11 +271,6 @@ arity!(A1 a1 0, A2 a2 1, A3 a3 2, A4 a4 3, A5 a5 4, A6 a6 5, A7 a7 6);
 arity!(A1 a1 0, A2 a2 1, A3 a3 2, A4 a4 3, A5 a5 4, A6 a6 5, A7 a7 6, A8 a8 7);
 
 // ----- the registry -----
-
-thread_local! {
-    /// The registry of the module being extracted on this thread.
-    static ACTIVE: RefCell<Option<Registry>> = const { RefCell::new(None) };
-}
 
 /// A module's functions: the declared families and the specialised
 /// functions asked for so far, each with its C name.
@@ -426,11 +421,10 @@ impl Registry {
         self.instances.iter().map(|i| i.name.as_str())
     }
 
-    /// Makes this the registry that staged calls on this thread reach,
-    /// until the guard is dropped (which hands it back).
-    pub(crate) fn activate(self) -> Active {
-        ACTIVE.with(|a| *a.borrow_mut() = Some(self));
-        Active
+    /// Makes this the registry that staged calls on this thread reach
+    /// while the module's scope is open (see `trace/context.rs`).
+    pub(crate) fn activate(self) {
+        with_registry(|a| *a = Some(self));
     }
 }
 
@@ -464,36 +458,24 @@ fn fresh_name(taken: &HashSet<String>, family: &str, key: &str) -> String {
         .expect("some counter is free")
 }
 
-/// The active registry, handed back by [`Active::finish`] or cleared when
-/// dropped (an extraction that panicked leaves the thread ready).
-pub(crate) struct Active;
+/// The registry of the module being extracted: a value of the module
+/// scope of the thread's extraction context, cleared when the scope ends.
+#[derive(Default)]
+struct Active(Option<Registry>);
 
-impl Active {
-    /// Ends the module's extraction, handing back its registry.
-    pub(crate) fn finish(self) -> Registry {
-        ACTIVE
-            .with(|a| a.borrow_mut().take())
-            .expect("the registry stays active while the module extracts")
-    }
+/// Runs `f` on the registry of the module being extracted, if any.
+fn with_registry<R>(f: impl FnOnce(&mut Option<Registry>) -> R) -> R {
+    context::with(|c| c.local::<Active, R>(Level::Module, |a| f(&mut a.0)))
 }
 
-impl Drop for Active {
-    fn drop(&mut self) {
-        ACTIVE.with(|a| {
-            if let Ok(mut slot) = a.try_borrow_mut() {
-                slot.take();
-            }
-        });
-    }
+/// Ends the module's extraction, handing back its registry.
+pub(crate) fn take_active() -> Registry {
+    with_registry(Option::take).expect("the registry stays active while the module extracts")
 }
 
 /// Runs `f` on the active registry.
 pub(crate) fn with_active<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    ACTIVE.with(|a| {
-        f(a.borrow_mut()
-            .as_mut()
-            .expect("a module is being extracted"))
-    })
+    with_registry(|a| f(a.as_mut().expect("a module is being extracted")))
 }
 
 #[cfg(test)]

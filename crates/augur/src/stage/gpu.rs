@@ -15,6 +15,7 @@ use super::ctype::CScalar;
 use super::dyn_val::{caller, Dyn, IntoArg};
 use super::extern_fn::ExternFn;
 use crate::ir::{Block, Function, SrcLoc, StmtKind};
+use crate::trace::context::{self, Level};
 use crate::trace::driver::with;
 
 /// The C name of the grid-wide barrier. The CUDA backend defines it as
@@ -43,9 +44,14 @@ const SHARED_AT: ExternFn<fn(u32, u32) -> *mut u8> = ExternFn::new(SHARED).heade
 /// Shared memory a block may use: CUDA's limit without opting in per kernel.
 pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
 
-thread_local! {
-    /// Bytes of shared memory the launch being staged has handed out.
-    static SHARED_USED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+/// Bytes of shared memory the launch being staged has handed out: a value
+/// of the thread's extraction context, so a run or extraction that ends
+/// anywhere leaves nothing behind.
+#[derive(Default)]
+struct SharedUsed(u32);
+
+fn shared_used<R>(f: impl FnOnce(&mut u32) -> R) -> R {
+    context::with(|c| c.local::<SharedUsed, R>(Level::Extraction, |u| f(&mut u.0)))
 }
 
 /// Emits a kernel launch of `grid` blocks of `block` threads: `body(bid, tid)`
@@ -83,7 +89,7 @@ thread_local! {
 #[track_caller]
 pub fn launch(grid: u32, block: u32, mut body: impl FnMut(Dyn<i32>, Dyn<i32>)) {
     let loc = caller();
-    SHARED_USED.with(|u| u.set(0));
+    shared_used(|u| *u = 0);
     with(|e| e.launch(Some((grid, block)), loc));
     let bid = Dyn::uninit_named("bid");
     let tid = Dyn::uninit_named("tid");
@@ -145,7 +151,7 @@ pub fn shared<T: CScalar>(n: u32) -> Dyn<*mut T> {
         std::mem::size_of::<T>() as u32,
         std::mem::align_of::<T>() as u32,
     );
-    let offset = SHARED_USED.with(|u| u.get()).next_multiple_of(align);
+    let offset = shared_used(|u| *u).next_multiple_of(align);
     let end = n
         .checked_mul(size)
         .and_then(|b| b.checked_add(offset))
@@ -160,7 +166,7 @@ pub fn shared<T: CScalar>(n: u32) -> Dyn<*mut T> {
             location: Some(caller()),
         }));
     };
-    SHARED_USED.with(|u| u.set(end));
+    shared_used(|u| *u = end);
     SHARED_AT.call(offset, n * size).cast_ptr::<*mut T>()
 }
 

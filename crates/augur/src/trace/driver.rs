@@ -1,29 +1,23 @@
 //! The extraction loop: runs the closure under the engine until every
 //! scheduled run is done, restarting attempts when asked.
 //!
-//! The engine lives in a thread-local for the duration of one extraction,
-//! so extractions on different threads are independent. Runs end early by
-//! unwinding with a private payload (`resume_unwind` skips the panic hook);
-//! a real panic in user code is caught and reported with its location.
+//! The engine lives in the thread's extraction context (`context.rs`) for
+//! the duration of one extraction, so extractions on different threads are
+//! independent. Runs end early by unwinding with a private payload
+//! (`resume_unwind` skips the panic hook); a real panic in user code is
+//! caught and reported with its location.
 
 use super::config::Config;
+use super::context::{self, Level, Scope};
 use super::engine::{Ctl, Engine, Trace};
 use super::graph::Operand;
 use super::tag;
 use crate::error::Error;
 use crate::ir::{SrcLoc, Type, VarId};
 use std::any::Any;
-use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::Once;
 use std::time::Instant;
-
-thread_local! {
-    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
-    static IN_EXTRACTION: Cell<bool> = const { Cell::new(false) };
-    static LAST_PANIC: RefCell<Option<(String, Option<SrcLoc>)>> = const { RefCell::new(None) };
-    static NEXT_GEN: Cell<u32> = const { Cell::new(1) };
-}
 
 /// The private unwinding payload that ends a run.
 struct Payload(Ctl);
@@ -33,7 +27,7 @@ struct Payload(Ctl);
 #[track_caller]
 pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
     let caller = Location::caller();
-    let r = ENGINE.with(|cell| match cell.try_borrow_mut() {
+    let r = context::with(|c| match c.engine.try_borrow_mut() {
         Ok(mut slot) => match slot.as_mut() {
             Some(e) => {
                 if std::thread::panicking() && e.detached.is_none() {
@@ -66,13 +60,14 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
 
 /// True while an extraction runs on this thread.
 pub(crate) fn in_extraction() -> bool {
-    IN_EXTRACTION.with(|c| c.get())
+    context::with(|c| c.extracting())
 }
 
 /// The id of the extraction in progress, or `None` outside one.
 pub(crate) fn extraction_id() -> Option<u64> {
-    ENGINE.with(|cell| {
-        cell.try_borrow()
+    context::with(|c| {
+        c.engine
+            .try_borrow()
             .ok()
             .and_then(|s| s.as_ref().map(|e| e.extraction))
     })
@@ -80,8 +75,9 @@ pub(crate) fn extraction_id() -> Option<u64> {
 
 /// The current handle generation, or `None` outside an extraction.
 pub(crate) fn current_gen() -> Option<u32> {
-    ENGINE.with(|cell| {
-        cell.try_borrow()
+    context::with(|c| {
+        c.engine
+            .try_borrow()
             .ok()
             .and_then(|s| s.as_ref().map(|e| e.gen))
     })
@@ -98,7 +94,7 @@ fn outside(caller: &'static Location<'static>) -> Error {
 
 /// Ends the run (or the extraction) by unwinding to the driver.
 pub(crate) fn throw(ctl: Ctl) -> ! {
-    if !IN_EXTRACTION.with(|c| c.get()) {
+    if !in_extraction() {
         // No driver to catch it: a plain panic with the message.
         match ctl {
             Ctl::Fail(e) => panic!("{e}"),
@@ -113,14 +109,14 @@ fn install_hook() {
     HOOK.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            if IN_EXTRACTION.with(|c| c.get()) {
+            if in_extraction() {
                 let message = panic_message(info.payload());
                 let loc = info.location().map(|l| SrcLoc {
                     file: leak_file(l.file()),
                     line: l.line(),
                     col: l.column(),
                 });
-                LAST_PANIC.with(|p| *p.borrow_mut() = Some((message, loc)));
+                context::with(|c| *c.last_panic.borrow_mut() = Some((message, loc)));
             } else {
                 previous(info)
             }
@@ -175,62 +171,29 @@ pub(crate) fn extract(
     body: &Body<'_>,
 ) -> Result<Trace, Error> {
     install_hook();
-    if IN_EXTRACTION.with(|c| c.get()) {
-        return Err(Error::Misuse {
-            message: "Builder::extract called inside another extraction".into(),
-            location: Some(ret_loc),
-        });
-    }
-    let engine = Engine::new(config, name, params, ret, bump_gen());
-    ENGINE.with(|c| *c.borrow_mut() = Some(engine));
-    IN_EXTRACTION.with(|c| c.set(true));
     // Whatever happens from here (a panic inside the engine, or in user
-    // code it calls between runs, such as a lattice's `Debug`), the thread
-    // leaves the extraction ready for the next one.
-    let guard = ExtractionGuard;
+    // code it calls between runs, such as a lattice's `Debug`), the scope
+    // leaves the thread ready for the next extraction.
+    let scope = Scope::enter(Level::Extraction, ret_loc)?;
+    let engine = Engine::new(config, name, params, ret, bump_gen());
+    context::with(|c| *c.engine.borrow_mut() = Some(engine));
     let start = Instant::now();
     let result = drive(body, ret_loc);
-    let mut engine = guard.finish().expect("engine present during extraction");
+    let mut engine = scope.finish().expect("engine present during extraction");
     engine.stats.time_trace = start.elapsed();
     result.map(|()| engine.into_trace())
 }
 
-/// Owns the thread's extraction state while one runs: dropped (normally or
-/// while a panic unwinds), it clears the engine, the in-extraction flag and
-/// the driver frame.
-struct ExtractionGuard;
-
-impl ExtractionGuard {
-    /// Ends the extraction normally, handing back the engine.
-    fn finish(self) -> Option<Engine> {
-        let engine = ENGINE.with(|c| c.borrow_mut().take());
-        drop(self);
-        engine
-    }
-}
-
-impl Drop for ExtractionGuard {
-    fn drop(&mut self) {
-        IN_EXTRACTION.with(|c| c.set(false));
-        tag::reset_driver_frame();
-        ENGINE.with(|c| {
-            if let Ok(mut slot) = c.try_borrow_mut() {
-                slot.take();
-            }
-        });
-    }
-}
-
 fn bump_gen() -> u32 {
-    NEXT_GEN.with(|g| {
-        let v = g.get();
-        g.set(v.wrapping_add(1).max(1));
+    context::with(|c| {
+        let v = c.next_gen.get();
+        c.next_gen.set(v.wrapping_add(1).max(1));
         v
     })
 }
 
 fn engine_mut<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
-    ENGINE.with(|c| f(c.borrow_mut().as_mut().expect("engine present")))
+    context::with(|c| f(c.engine.borrow_mut().as_mut().expect("engine present")))
 }
 
 fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
@@ -252,8 +215,7 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
             },
             Outcome::Ctl(ctl) => ctl,
             Outcome::Panicked(p) => {
-                let (message, location) = LAST_PANIC
-                    .with(|l| l.borrow_mut().take())
+                let (message, location) = context::with(|c| c.last_panic.borrow_mut().take())
                     .unwrap_or_else(|| (panic_message(&*p), None));
                 Ctl::fail(Error::Panic { message, location })
             }
@@ -286,8 +248,8 @@ fn run_once(body: &Body<'_>, params: &[VarId]) -> Outcome {
 
 /// Like [`with`] but never unwinds (for destructors, which run during unwinding).
 pub(crate) fn with_quiet(f: impl FnOnce(&mut Engine)) {
-    ENGINE.with(|cell| {
-        if let Ok(mut slot) = cell.try_borrow_mut() {
+    context::with(|c| {
+        if let Ok(mut slot) = c.engine.try_borrow_mut() {
             if let Some(e) = slot.as_mut() {
                 f(e)
             }

@@ -1,5 +1,6 @@
 //! The extraction engine (re-execution under a decision oracle).
 //!
+//! `context` holds what a thread keeps while it extracts, behind one guard;
 //! `driver` runs the closure again and again; `engine` records what each
 //! run does into the `graph`, keyed by program-point tags (`tag`: the call
 //! path and the live `Static` values); [`stats`] counts it all. Outside the
@@ -10,6 +11,7 @@ mod audit;
 mod batch;
 mod cells;
 mod config;
+pub(crate) mod context;
 mod decisions;
 pub(crate) mod driver;
 pub(crate) mod engine;

@@ -8,7 +8,7 @@
 //! unwinder for that tag, which is slower but always works. Both are
 //! deterministic for a given program point, which is all tags need.
 
-use std::cell::Cell;
+use super::context;
 
 /// A program point: a hash of the call path and one of the first-stage state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -39,11 +39,6 @@ pub fn mix(h: u64, x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
-}
-
-thread_local! {
-    /// Frame address of the driver's frame while a run is in progress.
-    static STOP_FP: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Counts of how tags were taken.
@@ -81,16 +76,11 @@ fn frame_pointer() -> usize {
 #[inline(never)]
 pub fn driver_frame(f: &mut dyn FnMut()) {
     let fp = frame_pointer();
-    let old = STOP_FP.with(|s| s.replace(fp));
+    let old = context::with(|c| c.stop_fp.replace(fp));
     f();
-    STOP_FP.with(|s| s.set(old));
+    context::with(|c| c.stop_fp.set(old));
     // Keeps this frame from being merged into its caller by tail-call.
     std::hint::black_box(());
-}
-
-/// Restores the driver frame after an unwind through `driver_frame`.
-pub fn reset_driver_frame() {
-    STOP_FP.with(|s| s.set(0));
 }
 
 /// Hashes the call path from the caller of this function up to the driver.
@@ -111,7 +101,7 @@ pub fn call_path(tagger: Tagger, counts: &mut TagCounts) -> u64 {
 const MAX_FRAMES: usize = 100_000;
 
 fn walk_frame_pointers() -> Option<u64> {
-    let stop = STOP_FP.with(|s| s.get());
+    let stop = context::with(|c| c.stop_fp.get());
     let mut fp = frame_pointer();
     if stop == 0 || fp == 0 || fp >= stop {
         return None;
