@@ -8,114 +8,11 @@
 use crate::elem::Elem;
 use crate::error::ShapeError;
 use crate::index::Index;
+use crate::plan::{flat, stride, DepthTile, Env, Gen, Layout, Op, Pack, Plan};
 use crate::runtime;
-use crate::schedule::{Blocking, Shape};
-use crate::statement::{flat, Env, Op, Plan};
-use crate::tensor::Access;
+use crate::schedule::Blocking;
 use crate::tile::Tile;
 use augur::{dsl, Dyn};
-
-/// Which index plays which part in a blocked statement.
-pub(crate) struct Layout {
-    /// Innermost (stride 1) in the most right-hand accesses: the register
-    /// tile's columns.
-    pub vector: Index,
-    /// True when `vector` is reduced (its accumulators are partial sums).
-    pub lanes: bool,
-    /// The register tile's rows: a left-side index other than `vector`.
-    pub row: Option<Index>,
-    /// The other left-side indices: plain loops around everything.
-    pub outer: Vec<Index>,
-    /// The reduced indices other than `vector`.
-    pub reduced: Vec<Index>,
-}
-
-impl Layout {
-    /// The layout of `plan`, or `None` when it has no index or repeats
-    /// one on the left (`S[i][i] = ...`).
-    pub(crate) fn of<E: Elem>(plan: &Plan<E>) -> Option<Layout> {
-        if plan.lhs_indices.len() != plan.lhs.indices.len() {
-            return None;
-        }
-        let innermost = |i: Index| {
-            let accesses = plan.rhs.accesses();
-            accesses
-                .iter()
-                .filter(|a| a.indices.last() == Some(&i))
-                .count()
-        };
-        // Ties go to the left side's indices, rightmost first.
-        let candidates: Vec<Index> = (plan.lhs_indices.iter().rev())
-            .chain(&plan.reduced)
-            .copied()
-            .collect();
-        let best = candidates.iter().map(|&i| innermost(i)).max()?;
-        let vector = *candidates.iter().find(|&&i| innermost(i) == best)?;
-        let lanes = plan.reduced.contains(&vector);
-        let row = plan
-            .lhs_indices
-            .iter()
-            .rev()
-            .find(|&&i| i != vector)
-            .copied();
-        let outer = plan
-            .lhs_indices
-            .iter()
-            .filter(|&&i| i != vector && Some(i) != row)
-            .copied()
-            .collect();
-        let reduced = plan
-            .reduced
-            .iter()
-            .filter(|&&i| i != vector)
-            .copied()
-            .collect();
-        Some(Layout {
-            vector,
-            lanes,
-            row,
-            outer,
-            reduced,
-        })
-    }
-
-    /// What [`Schedule::resolve`](crate::Schedule::resolve) decides on.
-    pub(crate) fn shape<E: Elem>(&self, plan: &Plan<E>, vector_bytes: usize) -> Shape {
-        let all = plan.lhs_indices.iter().chain(&plan.reduced);
-        Shape {
-            reduces: !plan.reduced.is_empty(),
-            vector_reduced: self.lanes,
-            work: all.map(|&i| plan.range(i)).product(),
-            vector_bytes,
-        }
-    }
-}
-
-/// An operand copied into slivers.
-pub(crate) struct Pack<E: Elem> {
-    pub access: Access<E>,
-    /// True: slivers of `rows` along the row index, of one reduction tile
-    /// (packed by each row tile for itself); false: slivers of `cols` along
-    /// the vector index over the whole reduction (packed once, up front).
-    pub by_rows: bool,
-    pub buffer: Dyn<*mut E>,
-    /// Elements per row or column of the buffer: the reduction tile's
-    /// depth (row slivers) or the whole reduction (column slivers). A
-    /// shorter last tile keeps the same slots: row tiles packed at once by
-    /// different threads must never share one.
-    pub slot: usize,
-}
-
-/// The reduction tile a kernel covers: its index, first value and length,
-/// and whether it is the first tile (which stores what `=` computes; later
-/// tiles add to it).
-#[derive(Clone, Copy)]
-pub(crate) struct DepthTile {
-    pub index: Index,
-    pub start: Dyn<i32>,
-    pub len: usize,
-    pub first: bool,
-}
 
 /// Generates `plan` as `b` lays it out.
 pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openmp: bool) {
@@ -163,14 +60,6 @@ pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openm
     for p in packs {
         runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
     }
-}
-
-/// The generator of one statement.
-pub(crate) struct Gen<'p, 'a, E: Elem> {
-    pub plan: &'p Plan<'a, E>,
-    pub lay: &'p Layout,
-    pub b: Blocking,
-    pub openmp: bool,
 }
 
 impl<E: Elem> Gen<'_, '_, E> {
@@ -440,15 +329,4 @@ impl<E: Elem> Gen<'_, '_, E> {
             &mut |ic, mc, _| depth(env, ic, mc),
         );
     }
-}
-
-/// The distance in elements between `a`'s elements at `i` and `i + 1`
-/// (0 when `a` does not use `i`).
-pub(crate) fn stride<E: Elem>(a: &Access<E>, i: Index) -> i32 {
-    let shape = a.tensor.shape();
-    let at = |d: usize| shape[d + 1..].iter().product::<usize>() as i32;
-    (a.indices.iter().enumerate())
-        .filter(|(_, &j)| j == i)
-        .map(|(d, _)| at(d))
-        .sum()
 }

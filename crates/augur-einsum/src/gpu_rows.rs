@@ -16,10 +16,9 @@
 //!
 //! [`Schedule::Naive`]: crate::Schedule::Naive
 
-use crate::blocked::Layout;
 use crate::context::Thread;
 use crate::elem::Elem;
-use crate::statement::{flat, Op, Plan};
+use crate::plan::{flat, Layout, Op, Plan};
 use augur::stage::gpu;
 use augur::Dyn;
 

@@ -30,7 +30,7 @@
 use crate::context::Thread;
 use crate::elem::Elem;
 use crate::index::Index;
-use crate::statement::{flat, Env, Op, Plan};
+use crate::plan::{flat, Env, Op, Plan};
 use crate::tensor::Access;
 use crate::term::Term;
 use augur::stage::gpu;

@@ -125,6 +125,7 @@ mod gpu_tiles;
 mod index;
 mod interp;
 mod macros;
+mod plan;
 mod program;
 mod runtime;
 mod runtime_jit;

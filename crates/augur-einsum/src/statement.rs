@@ -9,35 +9,18 @@
 //! threads (one index: over all threads), as in the paper, and statements
 //! after the first wait at a grid sync.
 
-use crate::blocked::{self, Layout};
+use crate::blocked;
 use crate::context::{check_kernel_owner, Thread};
 use crate::elem::Elem;
 use crate::error::{Dim, ShapeError};
 use crate::index::{dedup, Index};
+use crate::plan::{Layout, Op, Plan};
 use crate::schedule::{Schedule, AUTO_PARALLEL_MIN_WORK};
 use crate::tensor::Access;
 use crate::term::Term;
+use augur::dsl;
 use augur::stage::gpu;
-use augur::{dsl, Dyn};
 use std::panic::Location;
-
-/// Which statement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Assign,
-    Add,
-    Mul,
-}
-
-impl Op {
-    fn text(self) -> &'static str {
-        match self {
-            Op::Assign => "=",
-            Op::Add => "+=",
-            Op::Mul => "*=",
-        }
-    }
-}
 
 impl<E: Elem> Access<E> {
     /// `L[...] = R`: stores `R`, summed over the indices only `R` has.
@@ -72,24 +55,6 @@ impl<E: Elem, R: Into<Term<E>>> std::ops::MulAssign<R> for Access<E> {
     fn mul_assign(&mut self, rhs: R) {
         statement(self, Op::Mul, rhs.into(), Location::caller());
     }
-}
-
-/// How a reduction folds one more value in.
-pub(crate) type Combine<E> = fn(Dyn<E>, Dyn<E>) -> Dyn<E>;
-
-/// Loop variables of the indices bound so far.
-pub(crate) type Env = Vec<(Index, Dyn<i32>)>;
-
-/// A checked statement, ready to generate.
-pub(crate) struct Plan<'a, E: Elem> {
-    pub lhs: &'a Access<E>,
-    pub op: Op,
-    pub rhs: Term<E>,
-    /// The left side's indices (deduplicated), then the reduced ones.
-    pub lhs_indices: Vec<Index>,
-    pub reduced: Vec<Index>,
-    ranges: Vec<(Index, usize)>,
-    pub loc: &'static Location<'static>,
 }
 
 #[track_caller]
@@ -225,39 +190,6 @@ fn check<'a, E: Elem>(
 }
 
 impl<E: Elem> Plan<'_, E> {
-    pub(crate) fn range(&self, i: Index) -> usize {
-        self.ranges
-            .iter()
-            .find(|(j, _)| *j == i)
-            .expect("checked")
-            .1
-    }
-
-    /// `for (i = start; i < range(i); i += step) body(i)` as a dyn loop.
-    pub(crate) fn dyn_loop(
-        &self,
-        i: Index,
-        start: Dyn<i32>,
-        step: i32,
-        mut body: impl FnMut(Dyn<i32>),
-    ) {
-        let n = self.range(i);
-        // The last `i + step` must not overflow `int32_t` (undefined in C).
-        if n as i64 + step as i64 > i32::MAX as i64 {
-            let error = ShapeError::TooLong {
-                index: i.name,
-                extent: n,
-                step,
-            };
-            dsl::fail(error, self.loc);
-        }
-        let v = Dyn::named(i.name, start);
-        while v.lt(n as i32).is_true() {
-            body(v);
-            v.set(v + step);
-        }
-    }
-
     /// The loops `schedule` lays out: blocked, or plain loops over the left
     /// side's indices, then the element.
     fn cpu(&self, openmp: bool, schedule: Schedule, vector_bytes: usize) {
@@ -310,101 +242,4 @@ impl<E: Elem> Plan<'_, E> {
             }
         }
     }
-
-    /// Nested loops from 0 over `indices`, calling `inner` with all bound.
-    pub(crate) fn loops(&self, indices: &[Index], env: &mut Env, inner: &mut dyn FnMut(&mut Env)) {
-        let Some((&first, rest)) = indices.split_first() else {
-            inner(env);
-            return;
-        };
-        self.dyn_loop(first, Dyn::lit(0), 1, |v| {
-            env.push((first, v));
-            self.loops(rest, env, inner);
-            env.pop();
-        });
-    }
-
-    /// One element of the left side.
-    fn element(&self, env: &mut Env) {
-        let value = if self.reduced.is_empty() {
-            self.value(&self.rhs, env)
-        } else {
-            let (start, combine) = self.combine();
-            let acc = Dyn::named("acc", start);
-            self.loops(&self.reduced, env, &mut |env| {
-                acc.set(combine(acc, self.value(&self.rhs, env)));
-            });
-            acc
-        };
-        let value = match self.op {
-            Op::Assign => value,
-            Op::Add => self.read(self.lhs, env) + value,
-            Op::Mul => self.read(self.lhs, env) * value,
-        };
-        let place = self
-            .lhs
-            .tensor
-            .write_buffer(self.loc)
-            .at(flat(self.lhs, env));
-        place.set(value);
-    }
-
-    pub(crate) fn read(&self, a: &Access<E>, env: &Env) -> Dyn<E> {
-        a.tensor.read_buffer(a.loc).at(flat(a, env))
-    }
-
-    pub(crate) fn value(&self, t: &Term<E>, env: &Env) -> Dyn<E> {
-        value_with(t, env, &|a, env| self.read(a, env))
-    }
-
-    /// The reduction's start and how it folds one more value in.
-    pub(crate) fn combine(&self) -> (E, Combine<E>) {
-        match self.op {
-            Op::Mul => (E::one(), |a, b| a * b),
-            Op::Assign | Op::Add => (E::zero(), |a, b| a + b),
-        }
-    }
-}
-
-/// The value of `t` with the indices in `env`, reading accesses with `read`.
-pub(crate) fn value_with<E: Elem>(
-    t: &Term<E>,
-    env: &Env,
-    read: &dyn Fn(&Access<E>, &Env) -> Dyn<E>,
-) -> Dyn<E> {
-    let v = |t: &Term<E>| value_with(t, env, read);
-    match t {
-        Term::Access(a) => read(a, env),
-        Term::Const(c) => Dyn::lit(*c),
-        Term::Value(v) => *v,
-        Term::Index(i) => E::from_index(lookup(env, *i)),
-        Term::Sum(a, b) => v(a) + v(b),
-        Term::Diff(a, b) => v(a) - v(b),
-        Term::Product(a, b) => v(a) * v(b),
-        Term::Neg(a) => -v(a),
-    }
-}
-
-pub(crate) fn lookup(env: &Env, i: Index) -> Dyn<i32> {
-    env.iter()
-        .rev()
-        .find(|(j, _)| *j == i)
-        .expect("every index is bound")
-        .1
-}
-
-/// The row-major element number of an access.
-pub(crate) fn flat<E: Elem>(a: &Access<E>, env: &Env) -> Dyn<i32> {
-    let shape = a.tensor.shape();
-    let mut acc: Option<Dyn<i32>> = None;
-    for (d, &i) in a.indices.iter().enumerate() {
-        let stride: usize = shape[d + 1..].iter().product();
-        let v = lookup(env, i);
-        let term = if stride == 1 { v } else { v * stride as i32 };
-        acc = Some(match acc {
-            None => term,
-            Some(a) => a + term,
-        });
-    }
-    acc.unwrap_or_else(|| Dyn::lit(0))
 }

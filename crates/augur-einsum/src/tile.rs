@@ -10,10 +10,9 @@
 //! affine), so the C compiler turns a row of accumulators into vector
 //! registers and the products into vector FMAs.
 
-use crate::blocked::{stride, DepthTile, Gen, Pack};
 use crate::elem::Elem;
 use crate::index::Index;
-use crate::statement::{flat, value_with, Env, Op};
+use crate::plan::{flat, stride, value_with, DepthTile, Env, Gen, Op, Pack};
 use crate::tensor::Access;
 use augur::Dyn;
 
