@@ -413,6 +413,60 @@ fn barriers_in_a_loop_over_a_blocks_tiles() {
     compiles_to_ptx(&ex, &["tiles_k0"]);
 }
 
+/// A loop around barriers that tests at its bottom (`if (tile >= n)
+/// break;` after the turn's work, the shape a rotated `while` takes): the
+/// exit is control flow around the barriers, so the simulation runs it
+/// once per block, never inside a phase's loop over threads (where the
+/// `break` would leave that loop instead: the interpreter stopped there,
+/// and compiled C ran on past the last tile). With a grid sync after the
+/// loop the same exit leaves the stretch's loop over blocks.
+#[test]
+fn a_loop_that_exits_at_its_bottom_around_barriers() {
+    const T: i32 = 4;
+    for grid_sync in [false, true] {
+        let ex = Builder::new()
+            .extract("bottom", |x: Dyn<*mut i32>, tiles: Dyn<i32>| {
+                gpu::launch(2, T as u32, |bid, tid| {
+                    let s = gpu::shared::<i32>(T as u32);
+                    let tile = Dyn::new(bid);
+                    if tile.lt(tiles).is_true() {
+                        loop {
+                            s.at(tid).set(x.at(tile * T + tid));
+                            gpu::sync_threads();
+                            x.at(tile * T + tid).set(s.at(T - 1 - tid) * 10);
+                            gpu::sync_threads();
+                            tile.set(tile + 2);
+                            if tile.ge(tiles).is_true() {
+                                break;
+                            }
+                        }
+                    }
+                    if grid_sync {
+                        gpu::grid_sync();
+                    }
+                });
+            })
+            .unwrap();
+        let x: Vec<i32> = (0..20).collect();
+        let want: Vec<i32> = x
+            .chunks(T as usize)
+            .flat_map(|c| c.iter().rev().map(|v| v * 10))
+            .collect();
+        let sim = ex.simulated().unwrap();
+        let ir = sim.ir().to_string();
+        let mut interp = Interpreter::new();
+        let p = interp.memory_mut().alloc_slice(&x);
+        sim.interpret_in(&mut interp, &[p, 5i32.into()])
+            .unwrap_or_else(|e| panic!("grid sync {grid_sync}: {e}\n{ir}"));
+        assert_eq!(interp.memory().read_slice::<i32>(p, 20).unwrap(), want);
+        let lib = sim.compile().unwrap();
+        let mut xs = x.clone();
+        // SAFETY: 5 tiles of 4 ints.
+        unsafe { lib.get()(xs.as_mut_ptr(), 5) };
+        assert_eq!(xs, want, "grid sync {grid_sync}");
+    }
+}
+
 /// Blocks run at once: two blocks writing one element race, barriers or not.
 #[test]
 fn blocks_writing_one_element_race() {

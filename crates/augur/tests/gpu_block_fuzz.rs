@@ -43,8 +43,11 @@ enum Step {
     /// `if (tid % m == r) { .. }`: no barrier inside.
     IfThread(i32, i32, Vec<Step>),
     /// `for (t = 0; t < bid % 2 + reps; t++) { .. }`: the same on every
-    /// thread of a block, barriers inside.
-    Loop(i32, Vec<Step>),
+    /// thread of a block, barriers inside. With `bottom`, tested at its
+    /// bottom (`if (t < n) { loop { ..; t++; if (t >= n) break; } }`),
+    /// the shape a rotated loop takes: its exit is control flow around the
+    /// barriers.
+    Loop(i32, bool, Vec<Step>),
     /// `gpu::grid_sync()`.
     GridSync,
     /// `acc = (acc + y[(gid + k) % threads]) % MOD`: what another block
@@ -162,7 +165,7 @@ fn steps(
                 steps(rng, shape, n, depth - 1, &mut fresh, &mut body);
                 body.push(Step::Sync);
                 since.block_barrier();
-                Step::Loop(1 + rng.below(2) as i32, body)
+                Step::Loop(1 + rng.below(2) as i32, rng.chance(50), body)
             }
             _ => Step::Mix(rng.below(10) as i32),
         };
@@ -263,7 +266,7 @@ impl Model<'_> {
                         .collect();
                     self.steps(inner, &on);
                 }
-                Step::Loop(reps, body) => {
+                Step::Loop(reps, _, body) => {
                     for turn in 0.. {
                         let on: Vec<bool> = (0..threads)
                             .map(|gid| on[gid as usize] && turn < turns(self.p, gid / b, *reps))
@@ -320,12 +323,25 @@ impl Staged {
                         self.steps(inner);
                     }
                 }
-                Step::Loop(reps, body) => {
+                Step::Loop(reps, false, body) => {
                     let t = Dyn::new(0i32);
                     let bound = self.bid % 2 + *reps;
                     while t.lt(bound).is_true() {
                         self.steps(body);
                         t.set(t + 1);
+                    }
+                }
+                Step::Loop(reps, true, body) => {
+                    let t = Dyn::new(0i32);
+                    let bound = self.bid % 2 + *reps;
+                    if t.lt(bound).is_true() {
+                        loop {
+                            self.steps(body);
+                            t.set(t + 1);
+                            if t.ge(bound).is_true() {
+                                break;
+                            }
+                        }
                     }
                 }
                 Step::GridSync => gpu::grid_sync(),

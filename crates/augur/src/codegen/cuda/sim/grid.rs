@@ -38,7 +38,7 @@ impl Phases {
             let sync = super::is_sync(f, &st) && has_grid_sync(f, &st);
             if sync {
                 self.flush_grid(f, &mut stretch, &mut out)?;
-            } else if has_grid_sync(f, &st) {
+            } else if has_grid_sync(f, &st) || super::escapes(&st) {
                 self.flush_grid(f, &mut stretch, &mut out)?;
                 let control = self.control_grid(f, st, needs)?;
                 out.push(control);

@@ -172,7 +172,7 @@ impl Phases {
         for (st, hoist) in b.into_iter().zip(hoist) {
             if is_sync(f, &st) {
                 self.flush(f, &mut group, &mut out);
-            } else if find_sync(f, std::slice::from_ref(&st)).is_some() {
+            } else if host_control(f, &st) {
                 self.flush(f, &mut group, &mut out);
                 let control = self.control(f, st, needs)?;
                 out.push(control);
@@ -203,8 +203,8 @@ impl Phases {
         let has_sync: Vec<bool> = b
             .iter()
             .map(|s| match grid_level {
-                true => grid::has_grid_sync(f, s),
-                false => find_sync(f, std::slice::from_ref(s)).is_some(),
+                true => grid::has_grid_sync(f, s) || escapes(s),
+                false => host_control(f, s),
             })
             .collect();
         let variance = match (&self.grid_variance, grid_level) {
@@ -249,8 +249,8 @@ impl Phases {
         hoist
     }
 
-    /// Control flow with barriers inside runs on the host: every thread
-    /// must take it alike.
+    /// Control flow with barriers inside, or that jumps out of itself,
+    /// runs on the host: every thread must take it alike.
     fn control(
         &mut self,
         f: &mut Function,
@@ -502,12 +502,54 @@ fn header_vars(f: &Function, s: &Stmt) -> BTreeSet<VarId> {
     out
 }
 
-/// The variables the headers of the statements of `b` with barriers inside
-/// read, at any depth: what control flow around barriers needs.
+/// True if `s` runs as control flow around the phases, on the host: it
+/// has barriers inside, or it jumps out of itself ([`escapes`]).
+fn host_control(f: &Function, s: &Stmt) -> bool {
+    find_sync(f, std::slice::from_ref(s)).is_some() || escapes(s)
+}
+
+/// True if control can leave `s` other than by falling through its end: a
+/// `break` or `continue` of a loop around it, a `return`, a `goto` to a
+/// label outside it. Inside a phase (a loop over threads) or a stretch
+/// between grid syncs (a loop over blocks) such a jump would leave that
+/// loop instead of its own, so it runs where the loop it leaves runs, on
+/// the host, and every thread must take it alike (a rotated loop's test
+/// at its bottom: `if (tile >= n) break;`).
+fn escapes(s: &Stmt) -> bool {
+    fn labels(b: &[Stmt], out: &mut BTreeSet<crate::ir::LabelId>) {
+        for s in b {
+            if let StmtKind::Label(l) = s.kind {
+                out.insert(l);
+            }
+            for inner in s.kind.blocks() {
+                labels(inner, out);
+            }
+        }
+    }
+    fn jumps(b: &[Stmt], loops: u32, inside: &BTreeSet<crate::ir::LabelId>) -> bool {
+        b.iter().any(|s| match &s.kind {
+            StmtKind::Break | StmtKind::Continue => loops == 0,
+            StmtKind::Return(_) => true,
+            StmtKind::Goto(l) => !inside.contains(l),
+            StmtKind::While { .. } | StmtKind::For { .. } => {
+                s.kind.blocks().any(|inner| jumps(inner, loops + 1, inside))
+            }
+            k => k.blocks().any(|inner| jumps(inner, loops, inside)),
+        })
+    }
+    let mut inside = BTreeSet::new();
+    let one = std::slice::from_ref(s);
+    labels(one, &mut inside);
+    jumps(one, 0, &inside)
+}
+
+/// The variables the headers of the statements of `b` that run on the host
+/// ([`host_control`]) read, at any depth: what control flow around barriers
+/// needs.
 fn control_reads(f: &Function, b: &[Stmt]) -> BTreeSet<VarId> {
     let mut out = BTreeSet::new();
     for s in b {
-        if s.kind.blocks().next().is_some() && find_sync(f, std::slice::from_ref(s)).is_some() {
+        if s.kind.blocks().next().is_some() && host_control(f, s) {
             out.extend(header_vars(f, s));
             for inner in s.kind.blocks() {
                 out.extend(control_reads(f, inner));

@@ -1,0 +1,239 @@
+//! The recording API: the one way `stage/`, `prophecy/` and `augur::dsl`
+//! reach the engine, as Cranelift's `FunctionBuilder` is to its IR.
+//!
+//! [`driver::with`](super::driver::with) hands a [`Recorder`] for the run
+//! in progress; its methods are everything a first stage can do: declare
+//! variables and compute values (expressions over operands, `OpExpr`),
+//! assign places, evaluate calls for their effect, load from memory and
+//! name the places loads came from, ask the decision oracle, mark a
+//! kernel launch, keep `Static` values in the program point, and open,
+//! read and require prophecy cells. It never takes a raw trace operation:
+//! what becomes a node of the graph, and how a run records, replays or
+//! compares it, stays inside `trace/`.
+//!
+//! A `Dyn` handle is a variable and the generation of the run that made
+//! it; [`Recorder::operand`] checks a handle against the run. After a run
+//! has ended every method accepts any handle and records nothing, so
+//! destructors that run while the run unwinds stay harmless.
+
+use super::engine::Engine;
+use super::graph::Op;
+/// The vocabulary of recording: operands, places and expressions (the
+/// trace's A-normal form), and how a run ends early.
+pub(crate) use super::{
+    engine::Ctl,
+    graph::{OpExpr, Operand, Place},
+};
+use crate::error::Error;
+use crate::ir::{ExternSig, FuncId, SrcLoc, Type, VarId};
+use crate::prophecy::store::CellId;
+use crate::prophecy::{CellKind, Lattice};
+
+/// An operand not yet validated: a handle (checked against the current run)
+/// or a constant.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    #[doc(hidden)]
+    Var(VarId, u32),
+    #[doc(hidden)]
+    Const(Operand),
+}
+
+/// The engine as the first stage sees it while a run is in progress.
+pub(crate) struct Recorder<'e> {
+    engine: &'e mut Engine,
+}
+
+impl<'e> Recorder<'e> {
+    pub(super) fn new(engine: &'e mut Engine) -> Recorder<'e> {
+        Recorder { engine }
+    }
+
+    // ----- operands and variables -----
+
+    /// The generation of the current run: handles made now carry it.
+
+    pub(crate) fn generation(&self) -> u32 {
+        self.engine.generation()
+    }
+
+    /// Validates an argument against the current run.
+
+    pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
+        self.engine.operand(a, loc)
+    }
+
+    /// Declares a variable of type `ty`, initialised with `init` if given,
+    /// named `hint` in the generated code if given.
+
+    pub(crate) fn declare(
+        &mut self,
+        ty: Type,
+        init: Option<Operand>,
+        hint: Option<String>,
+        loc: SrcLoc,
+    ) -> Result<VarId, Ctl> {
+        self.engine.declare(ty, init, hint, loc)
+    }
+
+    /// Computes `expr` into a new temporary of type `ty`.
+
+    pub(crate) fn compute(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
+        self.engine.let_(ty, expr, loc)
+    }
+
+    /// Names a handle's variable in the generated code (a first name wins).
+
+    pub(crate) fn name_var(
+        &mut self,
+        v: VarId,
+        gen: u32,
+        name: &str,
+        loc: SrcLoc,
+    ) -> Result<(), Ctl> {
+        self.engine.name_var(v, gen, name, loc)
+    }
+
+    // ----- places and memory -----
+
+    /// The place a handle stands for, for assignment: its variable, or the
+    /// memory a loaded value came from.
+
+    pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
+        self.engine.place_of(v, gen, loc)
+    }
+
+    /// `place = value`.
+
+    pub(crate) fn assign(&mut self, place: Place, value: Operand, loc: SrcLoc) -> Result<(), Ctl> {
+        self.engine.op(Op::Assign { place, value }, loc).map(drop)
+    }
+
+    /// Loads `place` into a temporary of type `ty` that remembers the
+    /// place, so a later assignment to it stores there.
+
+    pub(crate) fn load(&mut self, ty: Type, place: Place, loc: SrcLoc) -> Result<VarId, Ctl> {
+        self.engine.load(ty, place, loc)
+    }
+
+    /// For a value loaded from memory, a fresh load of its place; `None`
+    /// for any other value.
+
+    pub(crate) fn reload(&mut self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
+        self.engine.reload(v, gen, loc)
+    }
+
+    /// Field `index` (of type `ty`) of the struct handle `v` (see
+    /// `Engine::field`).
+
+    pub(crate) fn field(
+        &mut self,
+        v: VarId,
+        gen: u32,
+        index: u32,
+        ty: Type,
+        loc: SrcLoc,
+    ) -> Result<VarId, Ctl> {
+        self.engine.field(v, gen, index, ty, loc)
+    }
+
+    /// The expression `&place`, marking a variable whose address is taken.
+
+    pub(crate) fn address_of(&mut self, place: Place) -> OpExpr {
+        self.engine.address_of(place)
+    }
+
+    // ----- calls -----
+
+    /// The id of an extern, declaring it on first use.
+
+    pub(crate) fn extern_fn(&mut self, sig: &ExternSig<'_>) -> Result<FuncId, Error> {
+        self.engine.extern_fn(sig)
+    }
+
+    /// Evaluates `call` (an `OpExpr::Call`) for its effect: a `void` call,
+    /// or one whose result is not used.
+
+    pub(crate) fn eval(&mut self, call: OpExpr, loc: SrcLoc) -> Result<(), Ctl> {
+        self.engine.op(Op::Eval(call), loc).map(drop)
+    }
+
+    // ----- control -----
+
+    /// Asks the decision oracle about `cond`.
+
+    pub(crate) fn decide(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
+        self.engine.decide(cond, loc)
+    }
+
+    /// Marks the start of a kernel launch of `grid` blocks of `block`
+    /// threads (`Some`), or the end of the innermost one's body (`None`).
+
+    pub(crate) fn launch(&mut self, shape: Option<(u32, u32)>, loc: SrcLoc) -> Result<(), Ctl> {
+        self.engine.launch(shape, loc)
+    }
+
+    /// Queues an annotation (`pragma: ...`, `note: ...`) for the next
+    /// operation.
+
+    pub(crate) fn annotate(&mut self, text: &str) {
+        self.engine.annotate(text)
+    }
+
+    // ----- first-stage state in program points -----
+
+    /// Registers a `Static` with the hash of its value; returns its slot.
+
+    pub(crate) fn static_register(&mut self, hash: u64) -> u32 {
+        self.engine.static_register(hash)
+    }
+
+    /// Records a new value hash for a `Static`.
+
+    pub(crate) fn static_update(&mut self, slot: u32, hash: u64) {
+        self.engine.static_update(slot, hash)
+    }
+
+    /// Forgets a dropped `Static`.
+
+    pub(crate) fn static_drop(&mut self, slot: u32) {
+        self.engine.static_drop(slot)
+    }
+
+    // ----- prophecy cells -----
+
+    /// Identifies this extraction to the prophecy handles it makes.
+
+    pub(crate) fn extraction(&self) -> u64 {
+        self.engine.extraction()
+    }
+
+    /// The cell created at the current program point.
+
+    pub(crate) fn cell_open<L: Lattice>(
+        &mut self,
+        kind: CellKind,
+        initial: L,
+        name: Option<String>,
+        loc: SrcLoc,
+    ) -> Result<CellId, Ctl> {
+        self.engine.cell_open(kind, initial, name, loc)
+    }
+
+    /// Reads a cell.
+
+    pub(crate) fn cell_get<L: Lattice>(&mut self, id: CellId) -> L {
+        self.engine.cell_get(id)
+    }
+
+    /// Requires (or records) `v` of cell `id`.
+
+    pub(crate) fn cell_require<L: Lattice>(
+        &mut self,
+        id: CellId,
+        v: L,
+        loc: SrcLoc,
+    ) -> Result<(), Ctl> {
+        self.engine.cell_require(id, v, loc)
+    }
+}
