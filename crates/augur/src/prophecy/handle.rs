@@ -100,7 +100,7 @@ struct CellRef {
 impl CellRef {
     fn open<L: Lattice>(kind: CellKind, initial: L, name: Option<String>, loc: SrcLoc) -> CellRef {
         if !driver::in_extraction() {
-            driver::throw(crate::trace::engine::Ctl::fail(outside(
+            driver::throw(crate::trace::recorder::Ctl::fail(outside(
                 kind, "created", loc,
             )));
         }
@@ -129,7 +129,7 @@ impl CellRef {
                 location: Some(loc),
             },
         };
-        driver::throw(crate::trace::engine::Ctl::fail(err))
+        driver::throw(crate::trace::recorder::Ctl::fail(err))
     }
 
     fn get<L: Lattice>(&self, kind: CellKind, loc: SrcLoc) -> L {

@@ -90,7 +90,7 @@ use crate::ir::SrcLoc;
 use crate::stage::static_var::Static;
 use crate::trace::context::{self, Level};
 use crate::trace::driver;
-use crate::trace::engine::Ctl;
+use crate::trace::recorder::Ctl;
 use std::cell::RefCell;
 use std::fmt;
 use std::hash::Hash;

@@ -4,9 +4,10 @@ use super::ctype::{CScalar, CType};
 use crate::error::Error;
 use crate::ir::{SrcLoc, Type, VarId};
 use crate::trace::driver::{self, with};
-use crate::trace::engine::{Ctl, Engine};
-use crate::trace::graph::{Op, OpExpr, Operand, Place};
-pub use crate::trace::values::Arg;
+pub use crate::trace::recorder::Arg;
+use crate::trace::recorder::Ctl;
+use crate::trace::recorder::Recorder;
+use crate::trace::recorder::{OpExpr, Operand, Place};
 use std::fmt;
 use std::marker::PhantomData;
 use std::panic::Location;
@@ -70,7 +71,7 @@ impl<T: ?Sized> IntoArg<T> for Dyn<T> {
 
 impl<T: CScalar> IntoArg<T> for T {
     fn into_arg(self) -> Arg {
-        Arg::Const(crate::trace::graph::Operand::constant(
+        Arg::Const(crate::trace::recorder::Operand::constant(
             self.to_const(),
             T::ty(),
         ))
@@ -140,12 +141,12 @@ impl<T: ?Sized> Dyn<T> {
 /// Makes a `Dyn<R>` for an operation computed by `build`.
 #[track_caller]
 pub(crate) fn compute<R: CType + ?Sized>(
-    build: impl FnOnce(&mut Engine, SrcLoc) -> Result<OpExpr, Ctl>,
+    build: impl FnOnce(&mut Recorder<'_>, SrcLoc) -> Result<OpExpr, Ctl>,
 ) -> Dyn<R> {
     let loc = caller();
     with(|e| {
         let expr = build(e, loc)?;
-        let v = e.let_(R::ty(), expr, loc)?;
+        let v = e.compute(R::ty(), expr, loc)?;
         Ok(Dyn::from_var(v, e.generation()))
     })
 }
@@ -205,7 +206,7 @@ impl<T: CType + ?Sized> Dyn<T> {
         with(|e| {
             let place = e.place_of(var, gen, loc)?;
             let value = e.operand(a, loc)?;
-            e.op(Op::Assign { place, value }, loc)?;
+            e.assign(place, value, loc)?;
             Ok(())
         })
     }
@@ -313,7 +314,9 @@ impl<T: CType + ?Sized> Dyn<T> {
 
 /// Loads `base[index]` (or `*ptr`) into a value that remembers its place.
 #[track_caller]
-fn load<T: CType + ?Sized>(place: impl FnOnce(&Engine, SrcLoc) -> Result<Place, Ctl>) -> Dyn<T> {
+fn load<T: CType + ?Sized>(
+    place: impl FnOnce(&Recorder<'_>, SrcLoc) -> Result<Place, Ctl>,
+) -> Dyn<T> {
     let loc = caller();
     with(|e| {
         if matches!(T::ty(), Type::Array { .. }) {

@@ -5,7 +5,7 @@ use super::dyn_val::{caller, AnyArg, Arg, Dyn, IntoArg};
 use crate::error::Error;
 use crate::ir::{ExternSig, Type};
 use crate::trace::driver::with;
-use crate::trace::graph::{Op, OpExpr};
+use crate::trace::recorder::OpExpr;
 use std::marker::PhantomData;
 
 /// An extern C function of Rust signature `F` (a `fn(A, B) -> R` type):
@@ -112,16 +112,16 @@ impl<T: CType> CallRet for T {
 /// The id of extern `sig` in the function being extracted; a misuse (two
 /// signatures for one name) is reported at `loc`.
 pub(crate) fn declare(
-    e: &mut crate::trace::engine::Engine,
+    e: &mut crate::trace::recorder::Recorder<'_>,
     sig: &ExternSig<'_>,
     loc: crate::ir::SrcLoc,
-) -> Result<crate::ir::FuncId, crate::trace::engine::Ctl> {
+) -> Result<crate::ir::FuncId, crate::trace::recorder::Ctl> {
     e.extern_fn(sig).map_err(|err| match err {
-        Error::Misuse { message, .. } => crate::trace::engine::Ctl::fail(Error::Misuse {
+        Error::Misuse { message, .. } => crate::trace::recorder::Ctl::fail(Error::Misuse {
             message,
             location: Some(loc),
         }),
-        other => crate::trace::engine::Ctl::fail(other),
+        other => crate::trace::recorder::Ctl::fail(other),
     })
 }
 
@@ -142,10 +142,10 @@ pub(crate) fn emit_call<R: CallRet>(
         let call = OpExpr::Call(id, ops);
         let ty = R::ty();
         let var = if ty == Type::Void {
-            e.op(Op::Eval(call), loc)?;
+            e.eval(call, loc)?;
             None
         } else {
-            Some(e.let_(ty, call, loc)?)
+            Some(e.compute(ty, call, loc)?)
         };
         Ok(R::wrap(var, e.generation()))
     })
@@ -170,7 +170,7 @@ macro_rules! arity {
                 let ok = args.len() == fixed || (self.variadic && args.len() > fixed);
                 if !ok {
                     let loc = caller();
-                    crate::trace::driver::throw(crate::trace::engine::Ctl::fail(Error::Misuse {
+                    crate::trace::driver::throw(crate::trace::recorder::Ctl::fail(Error::Misuse {
                         message: format!(
                             "`{}` takes {fixed} argument(s), given {}",
                             self.name,

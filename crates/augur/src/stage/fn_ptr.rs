@@ -14,7 +14,7 @@ use super::extern_fn::{declare, emit_call, CallRet, ExternFn};
 use super::func::{Func, Instance, Key, Signature};
 use super::signature::StagedRet;
 use crate::ir::{ExternSig, Type};
-use crate::trace::graph::{OpExpr, Operand};
+use crate::trace::recorder::{OpExpr, Operand};
 use std::marker::PhantomData;
 
 /// The second-stage type of a pointer to functions of signature `S` (a

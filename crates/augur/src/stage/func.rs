@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::ir::{ExternSig, SrcLoc, Type, VarId};
 use crate::trace::context::{self, Level};
 use crate::trace::driver::throw;
-use crate::trace::engine::Ctl;
+use crate::trace::recorder::Ctl;
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;

@@ -157,7 +157,7 @@ pub fn shared<T: CScalar>(n: u32) -> Dyn<*mut T> {
         .and_then(|b| b.checked_add(offset))
         .filter(|&end| end <= MAX_SHARED_BYTES);
     let Some(end) = end else {
-        crate::trace::driver::throw(crate::trace::engine::Ctl::fail(crate::Error::Kernel {
+        crate::trace::driver::throw(crate::trace::recorder::Ctl::fail(crate::Error::Kernel {
             message: format!(
                 "{n} elements of {} bytes take the block's shared memory past {} bytes \
                  (already used: {offset}), CUDA's limit for a kernel",

@@ -4,7 +4,7 @@
 use super::ctype::{CInt, CNum, CScalar, CSigned, CType};
 use super::dyn_val::{compute, Arg, Dyn, IntoArg};
 use crate::ir::{BinOp, Scalar, Type, UnOp};
-use crate::trace::graph::OpExpr;
+use crate::trace::recorder::OpExpr;
 use std::ops::*;
 
 #[track_caller]

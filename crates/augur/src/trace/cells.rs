@@ -23,7 +23,7 @@ const HISTORY_SHOWN: usize = 8;
 
 impl Engine {
     /// Identifies this extraction to the prophecy handles it makes.
-    pub(crate) fn extraction(&self) -> u64 {
+    pub(super) fn extraction(&self) -> u64 {
         self.extraction
     }
 
@@ -33,7 +33,7 @@ impl Engine {
     /// creations at that key with no oracle decision in between: a plain
     /// loop making one prophecy per tensor makes several, while the turns
     /// of a dyn loop (a decision between each) share one.
-    pub(crate) fn cell_open<L: Lattice>(
+    pub(super) fn cell_open<L: Lattice>(
         &mut self,
         kind: CellKind,
         initial: L,
@@ -65,13 +65,13 @@ impl Engine {
 
     /// Reads a cell (operations of a run that already ended do not count
     /// as reads).
-    pub(crate) fn cell_get<L: Lattice>(&mut self, id: CellId) -> L {
+    pub(super) fn cell_get<L: Lattice>(&mut self, id: CellId) -> L {
         let mark = self.detached.is_none();
         self.cells.get(id, mark)
     }
 
     /// Requires (or records) `v` of cell `id`.
-    pub(crate) fn cell_require<L: Lattice>(
+    pub(super) fn cell_require<L: Lattice>(
         &mut self,
         id: CellId,
         v: L,

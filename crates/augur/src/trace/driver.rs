@@ -11,6 +11,7 @@ use super::config::Config;
 use super::context::{self, Level, Scope};
 use super::engine::{Ctl, Engine, Trace};
 use super::graph::Operand;
+use super::recorder::Recorder;
 use super::tag;
 use crate::error::Error;
 use crate::ir::{SrcLoc, Type, VarId};
@@ -22,10 +23,10 @@ use std::time::Instant;
 /// The private unwinding payload that ends a run.
 struct Payload(Ctl);
 
-/// Runs `f` on the engine of the extraction in progress; control outcomes
-/// (end of run, restart, error) unwind to the driver.
+/// Runs `f` on the recording API of the extraction in progress; control
+/// outcomes (end of run, restart, error) unwind to the driver.
 #[track_caller]
-pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
+pub(crate) fn with<R>(f: impl FnOnce(&mut Recorder<'_>) -> Result<R, Ctl>) -> R {
     let caller = Location::caller();
     let r = context::with(|c| match c.engine.try_borrow_mut() {
         Ok(mut slot) => match slot.as_mut() {
@@ -40,7 +41,7 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Engine) -> Result<R, Ctl>) -> R {
                         location: Some(SrcLoc::from_location(caller)),
                     }));
                 }
-                let r = f(e);
+                let r = f(&mut Recorder::new(e));
                 if let Err(ctl) = &r {
                     e.detached = Some(ctl.clone());
                 }
@@ -247,11 +248,11 @@ fn run_once(body: &Body<'_>, params: &[VarId]) -> Outcome {
 }
 
 /// Like [`with`] but never unwinds (for destructors, which run during unwinding).
-pub(crate) fn with_quiet(f: impl FnOnce(&mut Engine)) {
+pub(crate) fn with_quiet(f: impl FnOnce(&mut Recorder<'_>)) {
     context::with(|c| {
         if let Ok(mut slot) = c.engine.try_borrow_mut() {
             if let Some(e) = slot.as_mut() {
-                f(e)
+                f(&mut Recorder::new(e))
             }
         }
     })

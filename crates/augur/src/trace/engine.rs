@@ -198,14 +198,14 @@ impl Engine {
     // ----- first-stage state -----
 
     /// Registers a `Static` with the hash of its value; returns its slot.
-    pub fn static_register(&mut self, hash: u64) -> u32 {
+    pub(super) fn static_register(&mut self, hash: u64) -> u32 {
         self.run.statics.push(Some(hash));
         self.run.statics_hash = None;
         (self.run.statics.len() - 1) as u32
     }
 
     /// Records a new value hash for a `Static`.
-    pub fn static_update(&mut self, slot: u32, hash: u64) {
+    pub(super) fn static_update(&mut self, slot: u32, hash: u64) {
         if let Some(s) = self.run.statics.get_mut(slot as usize) {
             *s = Some(hash);
             self.run.statics_hash = None;
@@ -213,7 +213,7 @@ impl Engine {
     }
 
     /// Forgets a dropped `Static`.
-    pub fn static_drop(&mut self, slot: u32) {
+    pub(super) fn static_drop(&mut self, slot: u32) {
         let st = &mut self.run.statics;
         if let Some(s) = st.get_mut(slot as usize) {
             *s = None;
@@ -239,7 +239,7 @@ impl Engine {
     }
 
     /// Queues an annotation for the next operation.
-    pub fn annotate(&mut self, text: &str) {
+    pub(super) fn annotate(&mut self, text: &str) {
         self.run
             .pending_annotations
             .push(crate::ir::Annotation::parse(text));
@@ -247,7 +247,7 @@ impl Engine {
 
     /// The id of an extern, declaring it on first use. `sig` is borrowed:
     /// calls to a declared extern (most of them) allocate nothing.
-    pub fn extern_fn(&mut self, sig: &ExternSig<'_>) -> Result<FuncId, Error> {
+    pub(super) fn extern_fn(&mut self, sig: &ExternSig<'_>) -> Result<FuncId, Error> {
         if self.detached.is_some() {
             return Ok(FuncId(0));
         }
@@ -271,7 +271,7 @@ impl Engine {
     // ----- operations -----
 
     /// Performs an operation; returns the variable it defines.
-    pub fn op(&mut self, op: Op, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
+    pub(super) fn op(&mut self, op: Op, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
         if self.detached.is_some() {
             let defines = matches!(op, Op::Let { .. } | Op::Decl { .. });
             return Ok(defines.then_some(VarId(u32::MAX)));
@@ -281,7 +281,7 @@ impl Engine {
     }
 
     /// Asks the oracle about `cond`.
-    pub fn decide(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
+    pub(super) fn decide(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
         if self.detached.is_some() {
             return Ok(false);
         }
@@ -322,7 +322,7 @@ impl Engine {
     }
 
     /// The closure returned `value`.
-    pub fn finish(&mut self, value: Option<Operand>, loc: SrcLoc) -> Result<(), Ctl> {
+    pub(super) fn finish(&mut self, value: Option<Operand>, loc: SrcLoc) -> Result<(), Ctl> {
         let op = Op::Return(value);
         self.run.ops += 1;
         match self.run.mode {

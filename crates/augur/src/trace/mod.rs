@@ -18,11 +18,12 @@ pub(crate) mod engine;
 pub(crate) mod graph;
 mod link_batch;
 mod record;
+pub(crate) mod recorder;
 mod run;
 mod schedule;
 pub mod stats;
 pub(crate) mod tag;
-pub(crate) mod values;
+mod values;
 
 pub use config::Config;
 pub use stats::Stats;

@@ -52,20 +52,20 @@ impl<'e> Recorder<'e> {
     // ----- operands and variables -----
 
     /// The generation of the current run: handles made now carry it.
-
+    #[inline]
     pub(crate) fn generation(&self) -> u32 {
         self.engine.generation()
     }
 
     /// Validates an argument against the current run.
-
+    #[inline]
     pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
         self.engine.operand(a, loc)
     }
 
     /// Declares a variable of type `ty`, initialised with `init` if given,
     /// named `hint` in the generated code if given.
-
+    #[inline]
     pub(crate) fn declare(
         &mut self,
         ty: Type,
@@ -77,13 +77,13 @@ impl<'e> Recorder<'e> {
     }
 
     /// Computes `expr` into a new temporary of type `ty`.
-
+    #[inline]
     pub(crate) fn compute(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
         self.engine.let_(ty, expr, loc)
     }
 
     /// Names a handle's variable in the generated code (a first name wins).
-
+    #[inline]
     pub(crate) fn name_var(
         &mut self,
         v: VarId,
@@ -98,34 +98,34 @@ impl<'e> Recorder<'e> {
 
     /// The place a handle stands for, for assignment: its variable, or the
     /// memory a loaded value came from.
-
+    #[inline]
     pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
         self.engine.place_of(v, gen, loc)
     }
 
     /// `place = value`.
-
+    #[inline]
     pub(crate) fn assign(&mut self, place: Place, value: Operand, loc: SrcLoc) -> Result<(), Ctl> {
         self.engine.op(Op::Assign { place, value }, loc).map(drop)
     }
 
     /// Loads `place` into a temporary of type `ty` that remembers the
     /// place, so a later assignment to it stores there.
-
+    #[inline]
     pub(crate) fn load(&mut self, ty: Type, place: Place, loc: SrcLoc) -> Result<VarId, Ctl> {
         self.engine.load(ty, place, loc)
     }
 
     /// For a value loaded from memory, a fresh load of its place; `None`
     /// for any other value.
-
+    #[inline]
     pub(crate) fn reload(&mut self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
         self.engine.reload(v, gen, loc)
     }
 
     /// Field `index` (of type `ty`) of the struct handle `v` (see
     /// `Engine::field`).
-
+    #[inline]
     pub(crate) fn field(
         &mut self,
         v: VarId,
@@ -138,7 +138,7 @@ impl<'e> Recorder<'e> {
     }
 
     /// The expression `&place`, marking a variable whose address is taken.
-
+    #[inline]
     pub(crate) fn address_of(&mut self, place: Place) -> OpExpr {
         self.engine.address_of(place)
     }
@@ -146,14 +146,14 @@ impl<'e> Recorder<'e> {
     // ----- calls -----
 
     /// The id of an extern, declaring it on first use.
-
+    #[inline]
     pub(crate) fn extern_fn(&mut self, sig: &ExternSig<'_>) -> Result<FuncId, Error> {
         self.engine.extern_fn(sig)
     }
 
     /// Evaluates `call` (an `OpExpr::Call`) for its effect: a `void` call,
     /// or one whose result is not used.
-
+    #[inline]
     pub(crate) fn eval(&mut self, call: OpExpr, loc: SrcLoc) -> Result<(), Ctl> {
         self.engine.op(Op::Eval(call), loc).map(drop)
     }
@@ -161,21 +161,21 @@ impl<'e> Recorder<'e> {
     // ----- control -----
 
     /// Asks the decision oracle about `cond`.
-
+    #[inline]
     pub(crate) fn decide(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
         self.engine.decide(cond, loc)
     }
 
     /// Marks the start of a kernel launch of `grid` blocks of `block`
     /// threads (`Some`), or the end of the innermost one's body (`None`).
-
+    #[inline]
     pub(crate) fn launch(&mut self, shape: Option<(u32, u32)>, loc: SrcLoc) -> Result<(), Ctl> {
         self.engine.launch(shape, loc)
     }
 
     /// Queues an annotation (`pragma: ...`, `note: ...`) for the next
     /// operation.
-
+    #[inline]
     pub(crate) fn annotate(&mut self, text: &str) {
         self.engine.annotate(text)
     }
@@ -183,19 +183,19 @@ impl<'e> Recorder<'e> {
     // ----- first-stage state in program points -----
 
     /// Registers a `Static` with the hash of its value; returns its slot.
-
+    #[inline]
     pub(crate) fn static_register(&mut self, hash: u64) -> u32 {
         self.engine.static_register(hash)
     }
 
     /// Records a new value hash for a `Static`.
-
+    #[inline]
     pub(crate) fn static_update(&mut self, slot: u32, hash: u64) {
         self.engine.static_update(slot, hash)
     }
 
     /// Forgets a dropped `Static`.
-
+    #[inline]
     pub(crate) fn static_drop(&mut self, slot: u32) {
         self.engine.static_drop(slot)
     }
@@ -203,13 +203,13 @@ impl<'e> Recorder<'e> {
     // ----- prophecy cells -----
 
     /// Identifies this extraction to the prophecy handles it makes.
-
+    #[inline]
     pub(crate) fn extraction(&self) -> u64 {
         self.engine.extraction()
     }
 
     /// The cell created at the current program point.
-
+    #[inline]
     pub(crate) fn cell_open<L: Lattice>(
         &mut self,
         kind: CellKind,
@@ -221,13 +221,13 @@ impl<'e> Recorder<'e> {
     }
 
     /// Reads a cell.
-
+    #[inline]
     pub(crate) fn cell_get<L: Lattice>(&mut self, id: CellId) -> L {
         self.engine.cell_get(id)
     }
 
     /// Requires (or records) `v` of cell `id`.
-
+    #[inline]
     pub(crate) fn cell_require<L: Lattice>(
         &mut self,
         id: CellId,

@@ -1,12 +1,6 @@
-//! The engine's API for second-stage values: what `stage/` calls.
-//!
-//! A `Dyn` handle is a variable and the generation of the run that made it.
-//! Everything `stage/` does with the engine goes through the methods here
-//! (operands checked against the run, declarations, temporaries, loads and
-//! the places behind them, names, addresses) and through
-//! [`Engine::op`](super::engine::Engine::op),
-//! [`Engine::decide`](super::engine::Engine::decide) and the `Static`
-//! registry; no code outside `trace/` reads or writes the engine's fields.
+//! The engine's side of second-stage values, behind the recording API
+//! (`recorder.rs`): operands checked against the run, declarations,
+//! temporaries, loads and the places behind them, names, addresses.
 //!
 //! After a run has ended (see `Engine::detached`), every method accepts any
 //! handle and records nothing, so destructors that run during the unwind
@@ -14,27 +8,18 @@
 
 use super::engine::{Ctl, Engine};
 use super::graph::{Op, OpExpr, Operand, Place};
+use super::recorder::Arg;
 use crate::ir::{SrcLoc, Type, VarId, VarKind};
 use crate::Error;
 
-/// An operand not yet validated: a handle (checked against the current run)
-/// or a constant.
-#[derive(Clone, Debug)]
-pub enum Arg {
-    #[doc(hidden)]
-    Var(VarId, u32),
-    #[doc(hidden)]
-    Const(Operand),
-}
-
 impl Engine {
     /// The generation of the current run: handles made now carry it.
-    pub(crate) fn generation(&self) -> u32 {
+    pub(super) fn generation(&self) -> u32 {
         self.gen
     }
 
     /// Validates an argument against the current run.
-    pub(crate) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
+    pub(super) fn operand(&self, a: Arg, loc: SrcLoc) -> Result<Operand, Ctl> {
         match a {
             Arg::Const(o) => Ok(o),
             Arg::Var(v, g) => Ok(Operand::Var(self.var_of(v, g, loc)?)),
@@ -42,7 +27,7 @@ impl Engine {
     }
 
     /// The variable of a handle, if the handle belongs to the current run.
-    pub(crate) fn var_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<VarId, Ctl> {
+    pub(super) fn var_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<VarId, Ctl> {
         if self.detached.is_some() {
             return Ok(v);
         }
@@ -54,7 +39,7 @@ impl Engine {
     }
 
     /// Declares a variable of type `ty`; returns it.
-    pub(crate) fn declare(
+    pub(super) fn declare(
         &mut self,
         ty: Type,
         init: Option<Operand>,
@@ -68,7 +53,7 @@ impl Engine {
 
     /// Records the start of a kernel launch of `grid` blocks of `block`
     /// threads (`Some`), or the end of the innermost one's body (`None`).
-    pub(crate) fn launch(&mut self, shape: Option<(u32, u32)>, loc: SrcLoc) -> Result<(), Ctl> {
+    pub(super) fn launch(&mut self, shape: Option<(u32, u32)>, loc: SrcLoc) -> Result<(), Ctl> {
         let op = match shape {
             Some((grid, block)) => Op::Launch { grid, block },
             None => Op::LaunchEnd,
@@ -77,7 +62,7 @@ impl Engine {
     }
 
     /// Records `ty t = expr` and returns `t`.
-    pub(crate) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
+    pub(super) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
         storable(&ty, loc)?;
         let v = self.op(Op::Let { ty, expr }, loc)?;
         v.ok_or_else(|| super::engine::internal("a let defined no variable"))
@@ -85,7 +70,7 @@ impl Engine {
 
     /// The place a handle stands for, for assignment: its variable, or the
     /// memory a loaded value came from.
-    pub(crate) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
+    pub(super) fn place_of(&self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Place, Ctl> {
         if self.detached.is_some() {
             return Ok(Place::Var(v));
         }
@@ -109,7 +94,7 @@ impl Engine {
     /// `s` is a variable or was loaded from memory. A field of a computed
     /// struct value (a call's result) can be read, not assigned: the value
     /// keeps its value.
-    pub(crate) fn field(
+    pub(super) fn field(
         &mut self,
         v: VarId,
         gen: u32,
@@ -138,7 +123,7 @@ impl Engine {
     }
 
     /// `&place`, marking a variable whose address is taken.
-    pub(crate) fn address_of(&mut self, place: Place) -> OpExpr {
+    pub(super) fn address_of(&mut self, place: Place) -> OpExpr {
         if let (Place::Var(v), None) = (&place, &self.detached) {
             self.func.vars[*v].addr_taken = true;
         }
@@ -146,7 +131,7 @@ impl Engine {
     }
 
     /// Names a handle's variable in the generated code (a first name wins).
-    pub(crate) fn name_var(
+    pub(super) fn name_var(
         &mut self,
         v: VarId,
         gen: u32,
@@ -164,7 +149,7 @@ impl Engine {
     /// place, so a later `set` stores to it. A variable index or pointer in
     /// the place is copied first: the store goes where the value was loaded
     /// from even if that variable changes in between.
-    pub(crate) fn load(&mut self, ty: Type, place: Place, loc: SrcLoc) -> Result<VarId, Ctl> {
+    pub(super) fn load(&mut self, ty: Type, place: Place, loc: SrcLoc) -> Result<VarId, Ctl> {
         let p = self.snapshot_place(place, loc)?;
         let v = self.let_(ty, OpExpr::Load(p.clone()), loc)?;
         self.var_place.insert(v, p);
@@ -173,7 +158,7 @@ impl Engine {
 
     /// For a value loaded from memory, a fresh load of its place (so
     /// `v += 1; v += 1` on `p.at(0)` adds 2); `None` for any other value.
-    pub(crate) fn reload(&mut self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
+    pub(super) fn reload(&mut self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
         let Some(p) = self.var_place.get(&v).cloned() else {
             return Ok(None);
         };
