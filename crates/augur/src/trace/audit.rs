@@ -4,7 +4,8 @@
 
 use super::engine::{Ctl, Engine};
 use super::graph::{Node, NodeId, Op, Succ};
-use super::run::{Check, Job, LinkCheck, Mode, Verify, Visits};
+use super::jobs::{Check, Job, Visits};
+use super::run::{CheckRun, LinkCheck, Mode, Verify};
 use super::tag::{FastSet, Tag};
 use crate::ir::{Arena, SrcLoc};
 
@@ -35,11 +36,13 @@ impl Engine {
     /// most of the first stage's time in DSLs with deep call stacks.)
     /// `Ok(n)` only where `op` equals node `n`'s operation (`step` relies
     /// on it to release `op`), as for `check_link_step` and `check_step`.
-    pub(super) fn verify_step(&mut self, op: &Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
-        let Mode::Verify(v) = &self.run.mode else {
-            unreachable!("verify_step outside verify mode")
-        };
-        let (expected, _) = v.cycle[v.pos];
+    pub(super) fn verify_step(
+        &mut self,
+        mut v: Box<Verify>,
+        op: &Op,
+        loc: SrcLoc,
+    ) -> Result<NodeId, Ctl> {
+        let (expected, decision) = v.cycle[v.pos];
         let state = self.state_at(expected);
         let same = repeats(
             &self.nodes[expected],
@@ -49,13 +52,9 @@ impl Engine {
             &self.run.pending_annotations,
         );
         self.run.pending_annotations.clear();
-        let Mode::Verify(v) = &mut self.run.mode else {
-            unreachable!("still in verify mode")
-        };
-        let decision = v.cycle[v.pos].1;
         if !same {
-            self.note_carried(expected, op, loc);
-            return self.reject_loop().map(|_| expected);
+            self.note_carried(&v, expected, op, loc);
+            return Err(self.reject_loop(&v));
         }
         v.last_decision = decision;
         if v.pos == 0 {
@@ -81,6 +80,7 @@ impl Engine {
             self.schedule_loop_check(head, &turn);
             return Err(Ctl::EndRun);
         }
+        self.run.mode = Mode::Verify(v);
         Ok(expected)
     }
 
@@ -88,10 +88,7 @@ impl Engine {
     /// variables, a value the first turn computed: remember it for the
     /// loop's decision, so that a loop that never repeats for this reason
     /// stops with `Error::CarriedValue` (see `count_site`).
-    fn note_carried(&mut self, expected: NodeId, op: &Op, loc: SrcLoc) {
-        let Mode::Verify(v) = &self.run.mode else {
-            return;
-        };
+    fn note_carried(&mut self, v: &Verify, expected: NodeId, op: &Op, loc: SrcLoc) {
         let old = &self.nodes[expected].op;
         let Some(pairs) = old.renamed_vars(op) else {
             return;
@@ -144,14 +141,11 @@ impl Engine {
         })
     }
 
-    /// The loop candidate was a plain Rust loop: never close at its head
-    /// again, and start over so that every run salts its tags alike.
-    pub(super) fn reject_loop(&mut self) -> Result<(), Ctl> {
-        let Mode::Verify(v) = &self.run.mode else {
-            return Ok(());
-        };
+    /// The loop candidate `v` was a plain Rust loop: never close at its
+    /// head again, and start over so that every run salts its tags alike.
+    pub(super) fn reject_loop(&mut self, v: &Verify) -> Ctl {
         let (base, loc) = (self.nodes[v.head].base, self.nodes[v.head].loc);
-        Err(self.mark_plain_loop(base, loc))
+        self.mark_plain_loop(base, loc)
     }
 
     pub(super) fn mark_plain_loop(&mut self, base: Tag, loc: SrcLoc) -> Ctl {
@@ -184,11 +178,11 @@ impl Engine {
         };
         self.run.visits.clear();
         (c.expected, c.last_decision) = follow(&self.nodes, &mut self.run.visits, target);
-        let open = c.expected.is_none();
-        self.run.mode = Mode::CheckLink(Box::new(c));
-        if open {
-            self.accept_link()?;
+        let c = Box::new(c);
+        if c.expected.is_none() {
+            return self.accept_link(c).map(|()| target);
         }
+        self.run.mode = Mode::CheckLink(c);
         Ok(target)
     }
 
@@ -197,11 +191,14 @@ impl Engine {
     /// `Static` state (with plain-loop salt) must agree. What a call path
     /// would add (other code that happens to emit the same operations here)
     /// can only matter on other sides, which the link's check run compares.
-    pub(super) fn check_link_step(&mut self, op: &Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
-        let Mode::CheckLink(c) = &self.run.mode else {
-            unreachable!("check_link_step outside link-check mode")
-        };
+    pub(super) fn check_link_step(
+        &mut self,
+        mut c: Box<LinkCheck>,
+        op: &Op,
+        loc: SrcLoc,
+    ) -> Result<NodeId, Ctl> {
         let Some(expected) = c.expected else {
+            self.run.mode = Mode::CheckLink(c);
             return Err(super::engine::internal("link check past its end"));
         };
         let state = self.state_at(expected);
@@ -212,23 +209,22 @@ impl Engine {
             && node.annotations == self.run.pending_annotations;
         self.run.pending_annotations.clear();
         if !same {
-            return Err(self.reject_link());
+            return Err(self.reject_link(&c));
         }
         let limit = self.config.link_audit_ops;
         let bound = 2 * self.nodes.len() as u32 + 64;
-        let Mode::CheckLink(c) = &mut self.run.mode else {
-            unreachable!("still in link-check mode")
-        };
         let (next, decision) = follow(&self.nodes, &mut self.run.visits, expected);
         c.expected = next;
         c.last_decision = decision;
         c.steps += 1;
         if next.is_none() || c.steps >= limit {
-            self.accept_link()?;
+            self.accept_link(c)?;
         } else if c.steps > bound {
             // The path through the linked code does not end (it keeps
             // taking a side that loops): record this path's own code.
-            return Err(self.reject_link());
+            return Err(self.reject_link(&c));
+        } else {
+            self.run.mode = Mode::CheckLink(c);
         }
         Ok(expected)
     }
@@ -245,21 +241,17 @@ impl Engine {
         self.op_key(Tag { path: 0, state }).state
     }
 
-    /// The closure returned while a link was checked.
-    pub(super) fn check_link_return(&mut self, op: &Op) -> Result<(), Ctl> {
-        let Mode::CheckLink(c) = &self.run.mode else {
-            return Ok(());
-        };
+    /// The closure returned while link `c` was checked.
+    pub(super) fn check_link_return(&mut self, c: Box<LinkCheck>, op: &Op) -> Result<(), Ctl> {
         match c.expected {
-            Some(n) if self.nodes[n].op == *op => self.accept_link(),
-            _ => Err(self.reject_link()),
+            Some(n) if self.nodes[n].op == *op => self.accept_link(c),
+            _ => Err(self.reject_link(&c)),
         }
     }
 
-    fn accept_link(&mut self) -> Result<(), Ctl> {
-        let Mode::CheckLink(c) = std::mem::replace(&mut self.run.mode, Mode::Record) else {
-            return Ok(());
-        };
+    /// The linked code is what this path does: make the link, end the run.
+    fn accept_link(&mut self, c: Box<LinkCheck>) -> Result<(), Ctl> {
+        self.run.mode = Mode::Record;
         self.run.cursor = c.attach;
         self.link(c.target)?;
         self.stats.memo_hits += 1;
@@ -269,10 +261,8 @@ impl Engine {
 
     /// The linked code is not what this path does: run the same path again
     /// without memoization up to the operation that differed.
-    fn reject_link(&mut self) -> Ctl {
-        let Mode::CheckLink(c) = std::mem::replace(&mut self.run.mode, Mode::Record) else {
-            return Ctl::EndRun;
-        };
+    fn reject_link(&mut self, c: &LinkCheck) -> Ctl {
+        self.run.mode = Mode::Record;
         self.stats.link_audit_failures += 1;
         self.worklist.push(Job {
             decisions: c.decisions,
@@ -319,51 +309,26 @@ impl Engine {
         });
     }
 
-    /// The side a check run takes at branch `n` past its decisions (`None`:
-    /// that side was never recorded, so there is nothing to compare).
-    pub(super) fn check_choice(&mut self, n: NodeId) -> Option<bool> {
-        let Mode::Check(c) = &mut self.run.mode else {
-            return None;
-        };
-        let visits = self.run.visits.bump(n);
-        let first_visit = visits == 1;
-        let (t, e) = match self.nodes[n].succ {
-            Succ::Branch(t, e) => (t, e),
-            _ => return None,
-        };
-        let want = match &c.check {
-            Check::Loop(_, taken) => match taken.iter().position(|&(m, _)| m == n) {
-                // The loop's own decision: stay until the run has made
-                // `LOOP_CHECK_TURNS` turns in all, then leave.
-                Some(0) => taken[0].1 == (visits < LOOP_CHECK_TURNS),
-                // The turn's other decisions: the side the turn did not take.
-                Some(i) => !taken[i].1,
-                // Outside the turn: the first recorded side, then the other.
-                None => first_visit == t.is_some(),
-            },
-            Check::Batch(b) => Self::batch_choice(b, n, visits, t.is_some()),
-            // The linking run took first sides: take the others.
-            Check::Link(..) | Check::LinkBatch(_) => e.is_none(),
-        };
-        let side = if want { t } else { e };
-        side.map(|_| want)
-    }
-
     /// One operation of a check run: compare with recorded code.
-    pub(super) fn check_step(&mut self, op: &Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+    pub(super) fn check_step(
+        &mut self,
+        c: &mut CheckRun,
+        op: &Op,
+        loc: SrcLoc,
+    ) -> Result<NodeId, Ctl> {
         let Some(n) = self.recorded_successor()? else {
             // Nothing recorded here to compare with (a path still open).
             return Err(Ctl::EndRun);
         };
         if self.nodes[n].op != *op || self.nodes[n].loc != loc {
-            return Err(self.check_failed(loc));
+            return Err(self.check_failed(&c.check, loc));
         }
         // A check run never records, so it keeps no path (see `pass`).
-        self.note_link_edge();
+        self.note_link_edge(&c.check);
         self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
         let bound = 2 * self.nodes.len() as u64 + 64;
-        if let (true, Mode::Check(c)) = (past_decisions, &mut self.run.mode) {
+        if past_decisions {
             c.ops += 1;
             if c.ops > bound {
                 // The path keeps going around recorded code: nothing more
@@ -376,11 +341,8 @@ impl Engine {
 
     /// A check run saw the first stage do something else than the shared
     /// code: never share it that way again, and start over.
-    pub(super) fn check_failed(&mut self, at: SrcLoc) -> Ctl {
-        let Mode::Check(c) = &self.run.mode else {
-            return super::engine::internal("a check failed outside a check run");
-        };
-        match c.check {
+    pub(super) fn check_failed(&mut self, check: &Check, at: SrcLoc) -> Ctl {
+        match *check {
             Check::Loop(base, ref taken) => {
                 let loc = self.nodes[taken[0].0].loc;
                 self.mark_plain_loop(base, loc)
@@ -390,23 +352,13 @@ impl Engine {
                 self.stats.link_audit_failures += 1;
                 Ctl::Restart
             }
-            Check::Batch(_) => {
-                self.batch_failed(at);
-                Ctl::EndRun
-            }
-            Check::LinkBatch(_) => {
-                self.link_batch_failed(at);
+            Check::Batch(ref b) => {
+                self.batch_failed(b, at);
                 Ctl::EndRun
             }
         }
     }
 }
-
-/// Turns a loop's check run makes before it leaves the loop: the first
-/// (replayed) and two with the other sides. The recorded exit is the one
-/// after no turn; leaving after an odd number of turns also shows plain
-/// state that a turn flips (a parity flag) as well as state that grows.
-pub(super) const LOOP_CHECK_TURNS: u32 = 3;
 
 /// The node after `n` along recorded code, and the decision taken there.
 /// A branch takes its first recorded side on its first visit and the other

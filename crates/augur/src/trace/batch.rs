@@ -1,5 +1,8 @@
-//! Batched loop checks: one check run for the loops an attempt closed.
+//! Batched check runs: one check run for the loops an attempt closed, one
+//! for the memo links it made, each covering what the members' own check
+//! runs would do, with one mechanism for both ([`Batch`], `BatchKind`).
 //!
+//! **Loops.**
 //! Every closed loop is owed a check run (see `schedule_loop_check` in
 //! `audit.rs`): its turns are made again with the other sides of their
 //! decisions, and everything to the end of the closure is compared with
@@ -22,73 +25,92 @@
 //! batched path (state one loop's turns change, read only where another
 //! loop's turns lead): generated code would be wrong there, so the
 //! extraction stops with [`Error::CheckFailed`].
+//!
+//! **Links.**
+//! Every memo link is owed a check run (see `schedule_link_check` in
+//! `audit.rs`): it replays the path that made the link, then takes the
+//! other side at every decision past it and compares everything to the end
+//! of the closure with the recorded code. Each such run replays its whole
+//! path, so `n` sequential ifs cost `n` runs of `n` ifs each: half of the
+//! first stage's work in BuildIt's sample18 shape.
+//!
+//! Past its link a link's check takes, at each branch, the side the linking
+//! run did not take (the recorded second side), whatever came before. One
+//! run from the top of the closure that takes that side at *every* branch
+//! therefore does, past each link it passes, exactly what that link's own
+//! check does: the same choices, the same comparisons to the end. Only the
+//! way in differs (the batched run reaches the link along second sides, the
+//! link's own check along the linking run's path). A link is covered when
+//! the batched run passes along its edge (the side or statement the linking
+//! run attached to the shared code); the links it does not pass get their
+//! own check runs afterwards, as before.
+//!
+//! A difference the batched run sees cannot be laid on one link: every link
+//! of the batch then gets its own check run, and the first that fails is
+//! blamed as usual (the link is forbidden and the attempt starts over). If
+//! none fails, the difference shows only on the batched path, where the
+//! shared code would be wrong: the links the run passed before the
+//! difference are forbidden and the attempt starts over, so that path gets
+//! its own code. A difference before any link is wrong code no link
+//! explains (a loop's state that the loop checks did not reach): the
+//! extraction stops with [`Error::CheckFailed`].
 
-use super::audit::LOOP_CHECK_TURNS;
 use super::decisions::PathId;
 use super::engine::Engine;
-use super::graph::NodeId;
-use super::run::{Check, Job, Mode};
-use super::tag::FastMap;
+use super::jobs::{edge, Batch, BatchKind, Check, Job, Mismatch, LOOP_CHECK_TURNS};
+use super::run::Mode;
 use crate::ir::SrcLoc;
 use crate::Error;
 use std::rc::Rc;
 
-/// The loops one batched check run covers.
-#[derive(Debug)]
-pub(super) struct Batch {
-    /// Each loop's own check, to run if the batch does not cover it.
-    loops: Vec<Job>,
-    /// The head decision of each loop: its index and the side that stays.
-    heads: FastMap<NodeId, (usize, bool)>,
-    /// The other decisions of the loops' turns, with the side taken.
-    turns: FastMap<NodeId, bool>,
-}
-
-/// A difference the batched run saw: where, and the batch's loops.
-#[derive(Debug, Clone)]
-pub(super) struct Mismatch {
-    at: SrcLoc,
-    loops: Vec<SrcLoc>,
-}
-
 impl Engine {
     /// The next check run: a batch of the attempt's loop checks the first
-    /// time there are two or more, then a batch of its link checks likewise
-    /// (`link_batch.rs`), else the next check as scheduled.
+    /// time there are two or more, then a batch of its link checks likewise,
+    /// else the next check as scheduled.
     pub(super) fn next_check(&mut self) -> Option<Job> {
-        let loops = self.checks.iter().filter(|j| is_loop(j)).count();
-        if self.batch_tried || loops < 2 {
-            return self.link_batch().or_else(|| self.checks.pop());
-        }
-        self.batch_tried = true;
-        let mut batch = Batch {
-            loops: Vec::new(),
-            heads: FastMap::default(),
-            turns: FastMap::default(),
+        self.batch(true)
+            .or_else(|| self.batch(false))
+            .or_else(|| self.checks.pop())
+    }
+
+    /// A batched run of the attempt's loop (`loops`) or link checks, the
+    /// first time there are two or more of them (`None`: no batch now).
+    fn batch(&mut self, loops: bool) -> Option<Job> {
+        let of_kind = self
+            .checks
+            .iter()
+            .filter(|j| match j.check {
+                Some(Check::Loop(..)) => loops,
+                Some(Check::Link(..)) => !loops,
+                _ => false,
+            })
+            .count();
+        let b = &mut self.batching;
+        let tried = if loops {
+            &mut b.loops_tried
+        } else {
+            &mut b.links_tried
         };
-        // Loops closed at one head (a plain Rust loop closes one per side
-        // of its branch) need their own runs: one run stays on one side.
-        let mut alone = Vec::new();
-        for job in std::mem::take(&mut self.checks) {
-            let Some(Check::Loop(_, taken)) = &job.check else {
-                alone.push(job);
-                continue;
-            };
-            let (head, stay) = taken[0];
-            if batch.heads.contains_key(&head) {
-                alone.push(job);
-                continue;
-            }
-            batch.heads.insert(head, (batch.loops.len(), stay));
-            for &(n, side) in &taken[1..] {
-                batch.turns.entry(n).or_insert(side);
-            }
-            batch.loops.push(job);
+        if *tried || of_kind < 2 {
+            return None;
         }
-        self.checks = alone;
-        if batch.loops.len() < 2 {
-            self.checks.append(&mut batch.loops);
-            return self.link_batch().or_else(|| self.checks.pop());
+        *tried = true;
+        let mut batch = Batch::new(loops);
+        // Members the batch cannot take (two loops closed at one head: a
+        // plain Rust loop closes one per side of its branch, and one run
+        // stays on one side; two links at one edge) keep their own runs.
+        let mut others = Vec::new();
+        for job in std::mem::take(&mut self.checks) {
+            if batch.admit(&job) {
+                batch.members.push(job);
+            } else {
+                others.push(job);
+            }
+        }
+        self.checks = others;
+        if batch.members.len() < 2 {
+            self.checks.append(&mut batch.members);
+            return None;
         }
         Some(Job {
             decisions: PathId::ROOT,
@@ -97,71 +119,135 @@ impl Engine {
         })
     }
 
-    /// The side a batched run wants at branch `n` on its `visits`-th visit
-    /// (`recorded_first`: the branch's first side was recorded).
-    pub(super) fn batch_choice(
-        batch: &Batch,
-        n: NodeId,
-        visits: u32,
-        recorded_first: bool,
-    ) -> bool {
-        if let Some(&(_, stay)) = batch.heads.get(&n) {
-            return stay == (visits <= LOOP_CHECK_TURNS);
-        }
-        if let Some(&side) = batch.turns.get(&n) {
-            return if visits == 1 { side } else { !side };
-        }
-        (visits == 1) == recorded_first
+    /// A batched run starts.
+    pub(super) fn start_batch(&mut self) {
+        self.batching.active = true;
+        self.batching.passed.clear();
     }
 
-    /// After a batched run that saw no difference: loops it did not take
-    /// through their turns and out get their own check runs.
+    /// A check run moves from its cursor to the next node: for a batched
+    /// link run, note the link it passes, if any.
+    pub(super) fn note_link_edge(&mut self, check: &Check) {
+        let Check::Batch(b) = check else { return };
+        let (BatchKind::Links { edges }, Some(e)) = (&b.kind, edge(self.run.cursor)) else {
+            return;
+        };
+        if let Some(&i) = edges.get(&e) {
+            self.batching.passed.push(i);
+        }
+    }
+
+    /// After a batched run that saw no difference: members it did not
+    /// cover get their own check runs, in the order they were scheduled.
+    /// A loop is covered when the run took it through its turns and out,
+    /// a link when the run passed along its edge.
     pub(super) fn settle_batch(&mut self) {
-        let Some(batch) = self.batch_run.take() else {
-            return;
-        };
-        if !matches!(self.run.mode, Mode::Check(_)) {
+        if !std::mem::take(&mut self.batching.active) {
             return;
         }
-        let visits = &self.run.visits;
-        let left = |head: &NodeId| visits.get(*head) > LOOP_CHECK_TURNS;
-        let mut unchecked: Vec<usize> = batch
-            .heads
-            .iter()
-            .filter(|(head, _)| !left(head))
-            .map(|(_, &(i, _))| i)
-            .collect();
-        // In the order they were scheduled, whatever the map's order.
-        unchecked.sort_unstable();
-        for i in unchecked {
-            self.checks.push(batch.loops[i].clone());
+        let Mode::Check(c) = &self.run.mode else {
+            return;
+        };
+        let Check::Batch(b) = &c.check else {
+            return;
+        };
+        let b = b.clone();
+        let mut covered = vec![false; b.members.len()];
+        match &b.kind {
+            BatchKind::Loops { heads, .. } => {
+                for (head, &(i, _)) in heads {
+                    covered[i] = self.run.visits.get(*head) > LOOP_CHECK_TURNS;
+                }
+            }
+            BatchKind::Links { .. } => {
+                for &i in &self.batching.passed {
+                    covered[i] = true;
+                }
+            }
+        }
+        for (job, covered) in b.members.iter().zip(covered) {
+            if !covered {
+                self.checks.push(job.clone());
+            }
         }
     }
 
-    /// The batched run saw the first stage differ at `at`: check each loop
-    /// on its own; remember the difference in case none of them fails.
-    pub(super) fn batch_failed(&mut self, at: SrcLoc) {
-        let Some(batch) = self.batch_run.take() else {
+    /// The batched run `b` saw the first stage differ at `at`: check each
+    /// member on its own, and remember the difference in case none of
+    /// them fails.
+    ///
+    /// Links passed before the difference are the suspects, and the first
+    /// passed is checked first: up to it, the batched run followed the
+    /// path its linking run took (the only recorded way there, with no
+    /// link before it), and past it both take the same sides, so its own
+    /// check is the same run and fails the same way.
+    pub(super) fn batch_failed(&mut self, b: &Batch, at: SrcLoc) {
+        if !std::mem::take(&mut self.batching.active) {
             return;
-        };
-        let loops = batch
-            .loops
-            .iter()
-            .filter_map(|j| match &j.check {
-                Some(Check::Loop(_, taken)) => Some(self.nodes[taken[0].0].loc),
-                _ => None,
-            })
-            .collect();
-        self.batch_mismatch.get_or_insert(Mismatch { at, loops });
-        for job in &batch.loops {
-            self.checks.push(job.clone());
+        }
+        match &b.kind {
+            BatchKind::Loops { .. } => {
+                let loops = b
+                    .members
+                    .iter()
+                    .filter_map(|j| match &j.check {
+                        Some(Check::Loop(_, taken)) => Some(self.nodes[taken[0].0].loc),
+                        _ => None,
+                    })
+                    .collect();
+                self.batching
+                    .loop_mismatch
+                    .get_or_insert(Mismatch { at, loops });
+                for job in &b.members {
+                    self.checks.push(job.clone());
+                }
+            }
+            BatchKind::Links { .. } => {
+                let passed = std::mem::take(&mut self.batching.passed);
+                let key = |i: usize| match &b.members[i].check {
+                    Some(Check::Link(key, occ, _)) => Some((*key, *occ)),
+                    _ => None,
+                };
+                let keys = passed.iter().filter_map(|&i| key(i)).collect();
+                self.batching.link_suspects.get_or_insert((at, keys));
+                // `checks` is a stack: the links not passed go first, then
+                // the passed ones from the last to the first.
+                let mut first_pass = vec![None; b.members.len()];
+                for (at, &i) in passed.iter().enumerate() {
+                    first_pass[i].get_or_insert(at);
+                }
+                let mut order: Vec<usize> = (0..b.members.len()).collect();
+                // Not passed (`None`) first, then by first pass, latest first.
+                order.sort_by_key(|&i| first_pass[i].map(std::cmp::Reverse));
+                for i in order {
+                    self.checks.push(b.members[i].clone());
+                }
+            }
         }
     }
 
-    /// All checks passed one by one: a difference only the batched run saw
-    /// is still wrong code on its path.
-    pub(super) fn batch_verdict(&mut self) -> Result<(), Error> {
-        match self.batch_mismatch.take() {
+    /// Every check passed one by one, but a batched link run saw a
+    /// difference: forbid the links it passed before it (`Ok(true)`: start
+    /// the attempt over), or, if it passed none, stop with an error.
+    pub(super) fn link_batch_verdict(&mut self) -> Result<bool, Error> {
+        let Some((at, keys)) = self.batching.link_suspects.take() else {
+            return Ok(false);
+        };
+        if keys.is_empty() {
+            return Err(Error::CheckFailed {
+                location: at,
+                loops: Vec::new(),
+            });
+        }
+        self.no_link.extend(keys);
+        self.stats.link_audit_failures += 1;
+        Ok(true)
+    }
+
+    /// All checks passed one by one: a difference only a batched loop run
+    /// saw is still wrong code on its path.
+    pub(super) fn loop_batch_verdict(&mut self) -> Result<(), Error> {
+        match self.batching.loop_mismatch.take() {
             Some(m) => Err(Error::CheckFailed {
                 location: m.at,
                 loops: m.loops,
@@ -169,8 +255,4 @@ impl Engine {
             None => Ok(()),
         }
     }
-}
-
-fn is_loop(j: &Job) -> bool {
-    matches!(j.check, Some(Check::Loop(..)))
 }

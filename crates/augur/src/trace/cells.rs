@@ -2,21 +2,11 @@
 //! (its identity), and what a violated requirement does to the run.
 
 use super::engine::{Ctl, Engine};
+use super::jobs::Adaptive;
 use crate::error::Error;
 use crate::ir::SrcLoc;
 use crate::prophecy::store::{CellId, Verdict};
 use crate::prophecy::{CellKind, Lattice, ProphecyMode};
-
-/// Adaptive mode's view of the current attempt's violations.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Adaptive {
-    /// Deferred joins seen so far.
-    seen: u64,
-    /// Runs of the attempt when the latest new one was seen.
-    last_new: u64,
-    /// Runs the attempt took before the run that found the first one.
-    patience: u64,
-}
 
 /// Joins shown per cell in the error of a prophecy that never settles.
 const HISTORY_SHOWN: usize = 8;

@@ -8,8 +8,8 @@
 //!   runs: the registry of the module's functions, which staged calls
 //!   reach (`stage/func.rs`);
 //! * an **extraction** scope, while one function is extracted (inside a
-//!   module scope or alone): the engine, the frame tags stop at
-//!   (`tag.rs`), and what layers above the engine keep for the extraction
+//!   module scope or alone): the engine (with the frame its tags
+//!   stop at), and what layers above the engine keep for the extraction
 //!   (`stage/gpu.rs`'s shared memory handed out, a DSL's own state through
 //!   [`dsl::local`](crate::dsl::local)).
 //!
@@ -38,9 +38,6 @@ pub(crate) struct Context {
     pub(super) last_panic: RefCell<Option<(String, Option<SrcLoc>)>>,
     /// Generation of the next run's handles (never reset).
     pub(super) next_gen: Cell<u32>,
-    /// Frame address of the driver's frame while a run is in progress:
-    /// where tags stop walking.
-    pub(super) stop_fp: Cell<usize>,
     /// The next DSL instance id (never reset).
     next_id: Cell<u64>,
     /// Values kept for the extraction in progress, one per type.
@@ -60,7 +57,6 @@ thread_local! {
             module: Cell::new(false),
             last_panic: RefCell::new(None),
             next_gen: Cell::new(1),
-            stop_fp: Cell::new(0),
             next_id: Cell::new(1),
             extraction_locals: RefCell::new(Vec::new()),
             module_locals: RefCell::new(Vec::new()),
@@ -130,7 +126,6 @@ impl Drop for Scope {
         with(|c| match self.level {
             Level::Extraction => {
                 c.extracting.set(false);
-                c.stop_fp.set(0);
                 if let Ok(mut e) = c.engine.try_borrow_mut() {
                     e.take();
                 }

@@ -235,7 +235,9 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
 
 fn run_once(body: &Body<'_>, params: &[VarId]) -> Outcome {
     let mut out = None;
-    tag::driver_frame(&mut || {
+    tag::driver_frame(&mut |fp| {
+        // Tags of this run walk the stack up to this frame.
+        engine_mut(|e| e.stop_fp = fp);
         out = Some(panic::catch_unwind(AssertUnwindSafe(|| body(params))));
     });
     match out.expect("the driver frame ran the closure") {

@@ -12,20 +12,25 @@
 //!   made (a plain Rust loop leaves the cycle without a decision and is
 //!   caught: its head is marked `never_close` and the attempt restarts); or
 //! * another run recorded the same tag (same occurrence) with the same
-//!   operation: the run links to that node and ends (memoization).
+//!   operation: a memoization candidate, checked in *link-check* mode by
+//!   following the linked code to the end of the closure, comparing each
+//!   operation, before the link is made and the run ends (`audit.rs`).
 //!
 //! At a new decision the run takes the `true` side and schedules a job for
 //! the `false` side, so `n` sequential ifs take `n + 1` runs.
 //!
 //! A *check* run (`Mode::Check`, scheduled after exploration) replays its
 //! decisions like catch-up, then compares with recorded code to the end of
-//! the closure and never records (see `audit.rs`). Each mode's state is its
-//! own type in `run.rs`.
+//! the closure and never records (see `audit.rs`; batched check runs:
+//! `batch.rs`). Each mode's state is its own type in `run.rs`; the
+//! dispatch (`step_op`, `decide`, `finish`) takes it out of the run for the
+//! mode's own step, which leaves the run in the mode that follows.
 
 use super::config::Config;
 use super::decisions::{DecisionTree, PathId};
-use super::graph::{Node, NodeId, Op, Operand, Place, Succ};
-use super::run::{Cursor, Job, Mode, Run, Seen};
+use super::graph::{Cursor, Node, NodeId, Op, Operand, Place, Succ};
+use super::jobs::{check_choice, Adaptive, Batching, Job};
+use super::run::{Mode, Run, Seen};
 use super::stats::Stats;
 use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts};
 use crate::error::Error;
@@ -80,14 +85,8 @@ pub struct Engine {
     pub(super) no_link: FastSet<(Tag, u32)>,
     /// Check runs, run when exploration is done.
     pub(super) checks: Vec<Job>,
-    /// This attempt's loop checks were batched once (see `batch.rs`).
-    pub(super) batch_tried: bool,
-    /// The batched check run in progress.
-    pub(super) batch_run: Option<std::rc::Rc<super::batch::Batch>>,
-    /// A difference the batched run saw, until a loop's own check explains it.
-    pub(super) batch_mismatch: Option<super::batch::Mismatch>,
-    /// This attempt's batched link checks (see `link_batch.rs`).
-    pub(super) link_batches: super::link_batch::LinkBatches,
+    /// This attempt's batched check runs (see `batch.rs`).
+    pub(super) batching: Batching,
     pub(super) never_close: FastSet<Tag>,
     /// Where the plain Rust loops behind `never_close` are, in the order
     /// they were found (for errors).
@@ -112,6 +111,9 @@ pub struct Engine {
     pub(super) gen: u32,
     pub(super) attempts: u32,
     pub(super) tags: TagCounts,
+    /// Frame address of the driver's frame during the run in progress:
+    /// where tags stop walking (see `tag::driver_frame`).
+    pub(super) stop_fp: usize,
     pub(super) param_types: Vec<Type>,
     pub(super) name: String,
     /// Set once the run has ended (a `Ctl` was thrown, or a panic is
@@ -125,7 +127,7 @@ pub struct Engine {
     /// Identifies this extraction to the handles it made.
     pub(super) extraction: u64,
     /// Adaptive mode's count of the attempt's violations.
-    pub(super) adaptive: super::cells::Adaptive,
+    pub(super) adaptive: Adaptive,
 }
 
 impl Engine {
@@ -147,10 +149,7 @@ impl Engine {
             memo_next: FastMap::default(),
             no_link: FastSet::default(),
             checks: Vec::new(),
-            batch_tried: false,
-            batch_run: None,
-            batch_mismatch: None,
-            link_batches: Default::default(),
+            batching: Batching::default(),
             never_close: FastSet::default(),
             plain_loops: Vec::new(),
             carried: Vec::new(),
@@ -165,6 +164,7 @@ impl Engine {
             gen,
             attempts: 0,
             tags: TagCounts::default(),
+            stop_fp: 0,
             param_types: params,
             name: name.to_string(),
             detached: None,
@@ -287,21 +287,21 @@ impl Engine {
         }
         self.run.oracle_calls += 1;
         let n = self.step(Op::Branch(cond), loc)?;
-        let d = match &mut self.run.mode {
-            Mode::CatchUp | Mode::Check(_) => match self.run.prefix.get(self.run.pos) {
-                Some(&d) => {
-                    self.run.at = self.run.prefix_ids[self.run.pos];
-                    self.run.pos += 1;
-                    d
-                }
-                None if !matches!(self.run.mode, Mode::Check(_)) => {
-                    return Err(internal("replay reached a branch past its decisions"))
-                }
+        let d = match self.run.mode {
+            Mode::CatchUp | Mode::Check(_) => match self.run.replay_decision() {
+                Some(d) => d,
                 // A check run past its decisions covers the other sides.
-                None => match self.check_choice(n) {
-                    Some(d) => d,
-                    None => return Err(Ctl::EndRun),
-                },
+                None => {
+                    let run = &mut self.run;
+                    let choice = match &run.mode {
+                        Mode::Check(c) => check_choice(&c.check, &mut run.visits, &self.nodes, n),
+                        _ => return Err(internal("replay reached a branch past its decisions")),
+                    };
+                    match choice {
+                        Some(d) => d,
+                        None => return Err(Ctl::EndRun),
+                    }
+                }
             },
             Mode::Record => {
                 let alt = self.tree.push(self.run.at, false);
@@ -310,8 +310,8 @@ impl Engine {
                 true
             }
             // Verify mode follows the cycle's own decisions; no state changes.
-            Mode::Verify(v) => return Ok(v.last_decision.unwrap_or(true)),
-            Mode::CheckLink(c) => return Ok(c.last_decision.unwrap_or(true)),
+            Mode::Verify(ref v) => return Ok(v.last_decision.unwrap_or(true)),
+            Mode::CheckLink(ref c) => return Ok(c.last_decision.unwrap_or(true)),
         };
         self.run.count += 1;
         if let Some(last) = self.run.path.last_mut() {
@@ -325,14 +325,20 @@ impl Engine {
     pub(super) fn finish(&mut self, value: Option<Operand>, loc: SrcLoc) -> Result<(), Ctl> {
         let op = Op::Return(value);
         self.run.ops += 1;
-        match self.run.mode {
-            Mode::Verify(_) => self.reject_loop(),
-            Mode::CheckLink(_) => self.check_link_return(&op),
-            Mode::Check(_) => match self.recorded_successor()? {
-                Some(n) if self.nodes[n].op == op => Ok(()),
-                Some(_) => Err(self.check_failed(loc)),
-                None => Ok(()),
-            },
+        // The mode's state is taken out for its own step; each arm leaves
+        // the run in the mode that follows.
+        match std::mem::replace(&mut self.run.mode, Mode::CatchUp) {
+            Mode::Verify(v) => Err(self.reject_loop(&v)),
+            Mode::CheckLink(c) => self.check_link_return(c, &op),
+            Mode::Check(c) => {
+                let r = self.recorded_successor().and_then(|s| match s {
+                    Some(n) if self.nodes[n].op == op => Ok(()),
+                    Some(_) => Err(self.check_failed(&c.check, loc)),
+                    None => Ok(()),
+                });
+                self.run.mode = Mode::Check(c);
+                r
+            }
             Mode::CatchUp => {
                 if let Some(n) = self.recorded_successor()? {
                     self.check_replay(n, &op, loc)?;
@@ -343,7 +349,10 @@ impl Engine {
                 }
                 self.record_return(op, loc)
             }
-            Mode::Record => self.record_return(op, loc),
+            Mode::Record => {
+                self.run.mode = Mode::Record;
+                self.record_return(op, loc)
+            }
         }
     }
 
@@ -380,8 +389,14 @@ impl Engine {
         let mut tags = None;
         self.run.ops += 1;
         loop {
-            let compared = match self.run.mode {
-                Mode::Check(_) => self.check_step(&op, loc),
+            // The mode's state is taken out for its own step; each arm
+            // leaves the run in the mode that follows.
+            let compared = match std::mem::replace(&mut self.run.mode, Mode::CatchUp) {
+                Mode::Check(mut c) => {
+                    let r = self.check_step(&mut c, &op, loc);
+                    self.run.mode = Mode::Check(c);
+                    r
+                }
                 Mode::CatchUp => match self.recorded_successor()? {
                     Some(n) => self.check_replay(n, &op, loc).map(|()| {
                         self.pass(n);
@@ -397,13 +412,18 @@ impl Engine {
                 },
                 // Comparing with linked code needs no call path (see
                 // `check_link_step`), which keeps long comparisons cheap.
-                Mode::CheckLink(_) => self.check_link_step(&op, loc),
-                Mode::Verify(_) => self.verify_step(&op, loc),
-                Mode::Record if tags.is_none() => {
-                    tags = Some(self.tag_now());
-                    continue;
+                Mode::CheckLink(c) => self.check_link_step(c, &op, loc),
+                Mode::Verify(v) => self.verify_step(v, &op, loc),
+                Mode::Record => {
+                    self.run.mode = Mode::Record;
+                    match tags {
+                        None => {
+                            tags = Some(self.tag_now());
+                            continue;
+                        }
+                        Some(tags) => return self.record(op, loc, tags),
+                    }
                 }
-                Mode::Record => return self.record(op, loc, tags.expect("tagged")),
             };
             // A node returned is one `op` was found equal to.
             if let Ok(n) = compared {
@@ -521,7 +541,7 @@ impl Engine {
     /// Tags the current program point: (base, key).
     pub(super) fn tag_now(&mut self) -> (Tag, Tag) {
         let base = Tag {
-            path: tag::call_path(self.config.tagger, &mut self.tags),
+            path: tag::call_path(self.config.tagger, self.stop_fp, &mut self.tags),
             state: self.statics_hash(),
         };
         if self.never_close.contains(&base) {
@@ -562,7 +582,7 @@ impl Engine {
     /// but without counting towards plain-loop salt.
     pub(super) fn point_key(&mut self) -> Tag {
         let base = Tag {
-            path: tag::call_path(self.config.tagger, &mut self.tags),
+            path: tag::call_path(self.config.tagger, self.stop_fp, &mut self.tags),
             state: self.statics_hash(),
         };
         self.salted(base)

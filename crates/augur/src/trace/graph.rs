@@ -486,3 +486,11 @@ mod tests {
         assert_eq!(std::mem::size_of::<Operand>(), 16);
     }
 }
+
+/// Where the next node attaches.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Cursor {
+    Root,
+    After(NodeId),
+    Side(NodeId, bool),
+}

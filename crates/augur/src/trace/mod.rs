@@ -16,7 +16,7 @@ mod decisions;
 pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;
-mod link_batch;
+mod jobs;
 mod record;
 pub(crate) mod recorder;
 mod run;
@@ -40,22 +40,23 @@ pub use tag::Tagger;
 /// ```
 pub fn tag_cost(tagger: Tagger, depth: u32, reps: u32) -> std::time::Duration {
     #[inline(never)]
-    fn at_depth(depth: u32, tagger: Tagger, reps: u32) -> std::time::Duration {
+    fn at_depth(depth: u32, tagger: Tagger, reps: u32, stop: usize) -> std::time::Duration {
         if depth > 0 {
             // Work after the call keeps the recursion from becoming a loop.
-            let d = std::hint::black_box(at_depth(std::hint::black_box(depth - 1), tagger, reps));
+            let d = at_depth(std::hint::black_box(depth - 1), tagger, reps, stop);
+            let d = std::hint::black_box(d);
             return d + std::time::Duration::ZERO;
         }
         let mut counts = tag::TagCounts::default();
         let start = std::time::Instant::now();
         let mut h = 0u64;
         for _ in 0..reps {
-            h ^= tag::call_path(tagger, &mut counts);
+            h ^= tag::call_path(tagger, stop, &mut counts);
         }
         std::hint::black_box(h);
         start.elapsed() / reps.max(1)
     }
     let mut per_tag = std::time::Duration::ZERO;
-    tag::driver_frame(&mut || per_tag = at_depth(depth, tagger, reps));
+    tag::driver_frame(&mut |stop| per_tag = at_depth(depth, tagger, reps, stop));
     per_tag
 }

@@ -3,8 +3,7 @@
 //! node and variable arenas it fills.
 
 use super::engine::{internal, Ctl, Engine};
-use super::graph::{Node, NodeId, Op, Succ};
-use super::run::Cursor;
+use super::graph::{Cursor, Node, NodeId, Op, Succ};
 use super::tag::Tag;
 use crate::error::Error;
 use crate::ir::{SrcLoc, Type, VarData, VarId, VarKind};

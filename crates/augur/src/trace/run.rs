@@ -2,58 +2,10 @@
 //! seen (for loop detection), its `Static` values and salt.
 
 use super::decisions::{DecisionTree, PathId};
-use super::graph::NodeId;
+use super::graph::{Cursor, NodeId};
+use super::jobs::{Check, Job, Visits};
 use super::tag::{FastMap, Tag};
 use crate::ir::SrcLoc;
-
-/// A scheduled run: the decisions that lead to its unexplored side.
-#[derive(Clone, Debug)]
-pub(super) struct Job {
-    pub(super) decisions: PathId,
-    /// Memoization stays off until the run has performed this many
-    /// operations (set when a link audit failed there).
-    pub(super) no_link_until: u64,
-    /// For a check run: what a mismatch would disprove.
-    pub(super) check: Option<Check>,
-}
-
-impl Job {
-    /// A job exploring the unexplored side its decisions lead to.
-    pub(super) fn explore(decisions: PathId) -> Job {
-        Job {
-            decisions,
-            no_link_until: 0,
-            check: None,
-        }
-    }
-}
-
-/// A check run replays a path that the shared code it follows was never
-/// recorded on, comparing every operation with the recorded code to the
-/// end of the closure. Past its decisions it takes, at each recorded
-/// branch, the side the path that made the shared code did *not* take
-/// (see `Engine::check_choice`), so one check run covers the other sides.
-#[derive(Clone, Debug)]
-pub(super) enum Check {
-    /// A loop was closed at the head with this base tag; the cycle took
-    /// these decisions (the first is the loop's own).
-    Loop(Tag, std::rc::Rc<[(NodeId, bool)]>),
-    /// A run linked to recorded code under this memo key, attaching it
-    /// where this cursor stood.
-    Link(Tag, u32, Cursor),
-    /// Several loops' checks in one run from the top (see `batch.rs`).
-    Batch(std::rc::Rc<super::batch::Batch>),
-    /// Several links' checks in one run from the top (see `link_batch.rs`).
-    LinkBatch(std::rc::Rc<super::link_batch::LinkBatch>),
-}
-
-/// Where the next node attaches.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Cursor {
-    Root,
-    After(NodeId),
-    Side(NodeId, bool),
-}
 
 /// The latest occurrence of a key in the current run.
 #[derive(Clone, Copy)]
@@ -218,51 +170,15 @@ impl Run {
         self.visits.clear();
     }
 
+    /// The next of the job's decisions, replayed (`None`: past them).
+    pub(super) fn replay_decision(&mut self) -> Option<bool> {
+        let d = *self.prefix.get(self.pos)?;
+        self.at = self.prefix_ids[self.pos];
+        self.pos += 1;
+        Some(d)
+    }
+
     pub(super) fn decision_count(&self) -> u32 {
         self.count
-    }
-}
-
-/// Visit counts per node, cleared in constant time: each count is stamped
-/// with the epoch it was made in, and clearing starts a new epoch. A check
-/// run counts a visit at every branch it passes, so a hash map here (grown
-/// anew each run) cost more than the comparison it serves.
-#[derive(Default)]
-pub(super) struct Visits {
-    epoch: u32,
-    counts: Vec<(u32, u32)>,
-}
-
-impl Visits {
-    /// Forgets every count.
-    pub(super) fn clear(&mut self) {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            // After 2^32 clears an old stamp could look current.
-            self.counts.clear();
-            self.epoch = 1;
-        }
-    }
-
-    /// Counts a visit of `n`; returns its visits so far, this one included.
-    pub(super) fn bump(&mut self, n: NodeId) -> u32 {
-        let i = n.0 as usize;
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, (0, 0));
-        }
-        let slot = &mut self.counts[i];
-        if slot.0 != self.epoch {
-            *slot = (self.epoch, 0);
-        }
-        slot.1 += 1;
-        slot.1
-    }
-
-    /// The visits of `n` counted since the last clear.
-    pub(super) fn get(&self, n: NodeId) -> u32 {
-        match self.counts.get(n.0 as usize) {
-            Some(&(epoch, count)) if epoch == self.epoch => count,
-            _ => 0,
-        }
     }
 }

@@ -6,7 +6,7 @@
 use super::decisions::PathId;
 use super::engine::Engine;
 use super::graph::Node;
-use super::run::{Check, Job};
+use super::jobs::{Check, Job};
 use crate::error::Error;
 use crate::ir::{Arena, SrcLoc, VarData, VarKind};
 
@@ -44,10 +44,7 @@ impl Engine {
         self.memo.clear();
         self.memo_next.clear();
         self.checks.clear();
-        self.batch_tried = false;
-        self.batch_run = None;
-        self.batch_mismatch = None;
-        self.link_batches.clear();
+        self.batching = Default::default();
         self.worklist.clear();
         self.extern_ids.clear();
         self.var_place.clear();
@@ -79,7 +76,6 @@ impl Engine {
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
         self.settle_batch();
-        self.settle_link_batch();
         let job = loop {
             if self.attempt_done() {
                 self.worklist.clear();
@@ -103,7 +99,7 @@ impl Engine {
                     self.start_attempt();
                     continue;
                 }
-                self.batch_verdict()?;
+                self.loop_batch_verdict()?;
                 return Ok(false);
             }
             self.prophecy_restart()?;
@@ -155,14 +151,14 @@ impl Engine {
             match check {
                 Check::Loop(..) => self.stats.loop_check_runs += 1,
                 Check::Batch(b) => {
-                    self.stats.loop_check_runs += 1;
-                    self.batch_run = Some(b.clone());
+                    if b.is_loops() {
+                        self.stats.loop_check_runs += 1;
+                    } else {
+                        self.stats.link_check_runs += 1;
+                    }
+                    self.start_batch();
                 }
                 Check::Link(..) => self.stats.link_check_runs += 1,
-                Check::LinkBatch(b) => {
-                    self.stats.link_check_runs += 1;
-                    self.start_link_batch(b.clone());
-                }
             }
         } else {
             self.stats.runs += 1;

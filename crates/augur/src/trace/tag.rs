@@ -8,8 +8,6 @@
 //! unwinder for that tag, which is slower but always works. Both are
 //! deterministic for a given program point, which is all tags need.
 
-use super::context;
-
 /// A program point: a hash of the call path and one of the first-stage state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Tag {
@@ -74,20 +72,17 @@ fn frame_pointer() -> usize {
 /// Runs `f` as the driver frame: tags are the call path from inside `f` up
 /// to (not including) this frame.
 #[inline(never)]
-pub fn driver_frame(f: &mut dyn FnMut()) {
-    let fp = frame_pointer();
-    let old = context::with(|c| c.stop_fp.replace(fp));
-    f();
-    context::with(|c| c.stop_fp.set(old));
+pub fn driver_frame(f: &mut dyn FnMut(usize)) {
+    f(frame_pointer());
     // Keeps this frame from being merged into its caller by tail-call.
     std::hint::black_box(());
 }
 
 /// Hashes the call path from the caller of this function up to the driver.
 #[inline(never)]
-pub fn call_path(tagger: Tagger, counts: &mut TagCounts) -> u64 {
+pub fn call_path(tagger: Tagger, stop: usize, counts: &mut TagCounts) -> u64 {
     if tagger == Tagger::FramePointer {
-        if let Some(h) = walk_frame_pointers() {
+        if let Some(h) = walk_frame_pointers(stop) {
             counts.frame_pointer += 1;
             return h;
         }
@@ -100,8 +95,7 @@ pub fn call_path(tagger: Tagger, counts: &mut TagCounts) -> u64 {
 /// tag cut: real stacks inside a staged closure are far shallower).
 const MAX_FRAMES: usize = 100_000;
 
-fn walk_frame_pointers() -> Option<u64> {
-    let stop = context::with(|c| c.stop_fp.get());
+fn walk_frame_pointers(stop: usize) -> Option<u64> {
     let mut fp = frame_pointer();
     if stop == 0 || fp == 0 || fp >= stop {
         return None;
