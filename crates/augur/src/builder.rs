@@ -480,7 +480,7 @@ impl<S: Copy> Extracted<S> {
 
     /// [`safe`](Extracted::safe) with compile options.
     pub fn safe_with(&self, opts: &CompileOptions) -> Result<crate::safe::SafeFn> {
-        program::safe(&[&self.part.func], &self.part, opts)
+        crate::safe::of_part(&[&self.part.func], &self.part, opts)
     }
 
     /// Runs the function in the IR interpreter.

@@ -4,7 +4,6 @@
 //! are typed views over these functions.
 
 use crate::codegen::CodegenOptions;
-use crate::error::Error;
 use crate::exec::compile::{self, Backend, CompileOptions, Library};
 use crate::exec::interp::{Interpreter, Value};
 use crate::ir::Function;
@@ -39,7 +38,7 @@ pub(crate) fn interpret_in(
     args: &[Value],
 ) -> Result<Value> {
     for g in callees {
-        crate::stage::gpu::runs_as_loop_nest(g)?;
+        crate::ir::device::runs_as_loop_nest(g)?;
         interp.add_function(g);
     }
     interp.call(f, args)
@@ -47,37 +46,16 @@ pub(crate) fn interpret_in(
 
 /// Compiles the functions into one library or JIT module: a launch runs as
 /// its loop nest over blocks and threads, so a kernel that meets at a
-/// barrier or uses shared memory is an [`Error::Kernel`] naming what can
+/// barrier or uses shared memory is an [`Error::Kernel`](crate::Error::Kernel) naming what can
 /// run it.
 pub(crate) fn compile(fs: &[&Function], opts: &CompileOptions) -> Result<Code> {
     for f in fs {
-        crate::stage::gpu::runs_as_loop_nest(f)?;
+        crate::ir::device::runs_as_loop_nest(f)?;
     }
     match opts.resolved_backend() {
         Backend::Jit => jit(fs, opts),
         _ => Ok(Code::C(compile::compile(&c_code(fs, &opts.codegen), opts)?)),
     }
-}
-
-/// A safe call of `part`'s function, compiled with the functions it may
-/// call (`callees`, `part`'s own function among them for a module).
-pub(crate) fn safe(
-    callees: &[&Function],
-    part: &Part,
-    opts: &CompileOptions,
-) -> Result<crate::safe::SafeFn> {
-    let Some(slices) = &part.slices else {
-        return Err(Error::Misuse {
-            message: format!(
-                "`{}` is not checked: extract it with Builder::slice or Builder::checked \
-                 for a safe call",
-                part.func.name
-            ),
-            location: Some(part.loc),
-        });
-    };
-    crate::stage::gpu::runs_as_loop_nest(&part.func)?;
-    crate::safe::SafeFn::compile(callees, &part.func, slices, opts)
 }
 
 #[cfg(feature = "jit")]
@@ -88,7 +66,7 @@ fn jit(fs: &[&Function], opts: &CompileOptions) -> Result<Code> {
 
 #[cfg(not(feature = "jit"))]
 fn jit(_: &[&Function], _: &CompileOptions) -> Result<Code> {
-    Err(Error::Jit {
+    Err(crate::error::Error::Jit {
         message: "augur was built without its `jit` feature".into(),
     })
 }

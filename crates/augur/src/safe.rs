@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::exec::compile::CompileOptions;
 use crate::exec::interp::{Pod, Value};
 use crate::ir::{Function, Scalar, Type};
+use crate::pipeline::Part;
 use crate::program::Code;
 use crate::Result;
 use std::marker::PhantomData;
@@ -267,4 +268,21 @@ fn entry(f: &Function, params: &[Type]) -> Result<Function> {
     crate::ir::parse(&text).map_err(|e| Error::Internal {
         message: format!("the safe entry of `{name}` does not read back: {e}\n{text}"),
     })
+}
+
+/// A safe call of `part`'s function, compiled with the functions it may
+/// call (`callees`, `part`'s own function among them for a module).
+pub(crate) fn of_part(callees: &[&Function], part: &Part, opts: &CompileOptions) -> Result<SafeFn> {
+    let Some(slices) = &part.slices else {
+        return Err(Error::Misuse {
+            message: format!(
+                "`{}` is not checked: extract it with Builder::slice or Builder::checked \
+                 for a safe call",
+                part.func.name
+            ),
+            location: Some(part.loc),
+        });
+    };
+    crate::ir::device::runs_as_loop_nest(&part.func)?;
+    SafeFn::compile(callees, &part.func, slices, opts)
 }

@@ -6,7 +6,8 @@
 //! (under `-g`) name the Rust file and line; with [`LineMarkers::Comments`]
 //! they only note the location for a human reader.
 
-use crate::ir::display::{comment_text, write_c_string, LineMarks};
+use crate::codegen::c::print::{comment_text, LineMarks};
+use crate::ir::write_c_string;
 use crate::ir::SrcLoc;
 use std::cell::RefCell;
 use std::fmt::Write;

@@ -2,7 +2,7 @@
 
 use super::entity::entity;
 use super::{FuncId, Type, VarId};
-use std::fmt;
+use std::fmt::{self, Write};
 
 entity!(
     /// Handle of an expression in [`Function::exprs`](super::Function::exprs).
@@ -212,4 +212,42 @@ pub struct ExprData {
     pub kind: Expr,
     /// Its type (for `Cast`, the target type).
     pub ty: Type,
+}
+
+/// C operator precedence levels (higher binds tighter).
+pub(crate) fn binop_prec(op: BinOp) -> u8 {
+    match op {
+        BinOp::Mul | BinOp::Div | BinOp::Rem => 13,
+        BinOp::Add | BinOp::Sub => 12,
+        BinOp::Shl | BinOp::Shr => 11,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
+        BinOp::Eq | BinOp::Ne => 9,
+        BinOp::BitAnd => 8,
+        BinOp::BitXor => 7,
+        BinOp::BitOr => 6,
+        BinOp::And => 5,
+        BinOp::Or => 4,
+    }
+}
+
+/// Prints `s` as a C string literal (escapes, octal for other bytes, no
+/// trigraphs): the IR's text form and the C writer alike.
+pub(crate) fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
+    out.write_char('"')?;
+    let mut prev = 0u8;
+    for b in s.bytes() {
+        match b {
+            // `??` starts a trigraph in C99 (`"??!"` would read as `"|"`).
+            b'?' if prev == b'?' => out.write_str("\\?")?,
+            b'"' => out.write_str("\\\"")?,
+            b'\\' => out.write_str("\\\\")?,
+            b'\n' => out.write_str("\\n")?,
+            b'\t' => out.write_str("\\t")?,
+            b'\r' => out.write_str("\\r")?,
+            0x20..=0x7e => out.write_char(b as char)?,
+            _ => write!(out, "\\{b:03o}")?,
+        }
+        prev = b;
+    }
+    out.write_char('"')
 }

@@ -46,7 +46,7 @@
 //! what file tests and error messages show, and [`parse`] reads it back; the
 //! C backend lives in [`codegen`](crate::codegen).
 
-pub(crate) mod display;
+pub(crate) mod device;
 mod entity;
 mod expr;
 mod stmt;
@@ -55,7 +55,9 @@ mod types;
 pub mod verify;
 
 pub use entity::{Arena, EntityId, SecondaryMap};
+pub(crate) use expr::{binop_prec, write_c_string};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
+pub(crate) use stmt::{each_expr, each_own_expr};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};
 pub use types::{FnSig, OpaqueType, Scalar, StructType, Type};

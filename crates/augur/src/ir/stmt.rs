@@ -230,3 +230,36 @@ impl StmtKind {
         matches!(self, StmtKind::While { .. } | StmtKind::For { .. })
     }
 }
+
+/// Calls `each` on every expression root of `s` and the statements inside it.
+pub(crate) fn each_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
+    each_own_expr(s, each);
+    for b in s.kind.blocks() {
+        for s in b {
+            each_expr(s, each);
+        }
+    }
+}
+
+/// Calls `each` on the expression roots of `s` itself (its condition, a
+/// `for`'s header), not of the statements nested in its blocks.
+pub(crate) fn each_own_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
+    match &s.kind {
+        StmtKind::Decl { init, .. } => init.iter().for_each(|&e| each(e)),
+        StmtKind::Assign { place, value } => {
+            each(*place);
+            each(*value);
+        }
+        StmtKind::Eval(e) => each(*e),
+        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => each(*cond),
+        StmtKind::For {
+            init, cond, step, ..
+        } => {
+            each_own_expr(init, each);
+            each(*cond);
+            each_own_expr(step, each);
+        }
+        StmtKind::Return(e) => e.iter().for_each(|&e| each(e)),
+        _ => {}
+    }
+}

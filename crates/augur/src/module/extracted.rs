@@ -178,7 +178,7 @@ impl ExtractedModule {
         h: impl Handle<S>,
         opts: &CompileOptions,
     ) -> Result<crate::safe::SafeFn> {
-        program::safe(&self.funcs(), &self.part(&h)?.part, opts)
+        crate::safe::of_part(&self.funcs(), &self.part(&h)?.part, opts)
     }
 
     /// Compiles the module into one library ([`Backend::Auto`]: the system

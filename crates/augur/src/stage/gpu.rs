@@ -4,7 +4,7 @@
 //!
 //! A kernel is written as ordinary staged code that runs once per GPU thread;
 //! [`launch`] stages it once, as the body of a launch statement
-//! ([`StmtKind::Launch`]) with its grid, block
+//! ([`StmtKind::Launch`](crate::ir::StmtKind::Launch)) with its grid, block
 //! and indices. The C backend and the interpreter run a launch as the loop
 //! nest over blocks and threads; the CUDA backend
 //! ([`codegen::cuda`](crate::codegen::cuda)) turns it into a `__global__`
@@ -14,35 +14,17 @@
 use super::ctype::CScalar;
 use super::dyn_val::{caller, Dyn, IntoArg};
 use super::extern_fn::ExternFn;
-use crate::ir::{Block, Function, SrcLoc, StmtKind};
+pub use crate::ir::device::{
+    ATOMIC_ADD_PREFIX, DEVICE_HEADER, GRID_SYNC, MAX_SHARED_BYTES, SHARED, SYNC_THREADS,
+};
 use crate::trace::context::{self, Level};
 use crate::trace::driver::with;
 
-/// The C name of the grid-wide barrier. The CUDA backend defines it as
-/// `cooperative_groups::this_grid().sync()` and launches kernels that call
-/// it cooperatively; the CPU simulation splits kernels at it.
-pub const GRID_SYNC: &str = "augur_grid_sync";
-
-/// The pseudo-header of the device helpers (never included: each backend
-/// defines them itself).
-pub const DEVICE_HEADER: &str = "augur/device.h";
-
 const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
-
-/// The C name of the block-wide barrier: CUDA's `__syncthreads()`.
-pub const SYNC_THREADS: &str = "augur_sync_threads";
 
 const SYNC_BLOCK: ExternFn<fn()> = ExternFn::new(SYNC_THREADS).header(DEVICE_HEADER);
 
-/// The C name of a block's shared memory: `augur_shared(offset, bytes)` is
-/// the address `offset` bytes into the block's shared memory, of which the
-/// kernel uses `offset + bytes` at most (both constants).
-pub const SHARED: &str = "augur_shared";
-
 const SHARED_AT: ExternFn<fn(u32, u32) -> *mut u8> = ExternFn::new(SHARED).header(DEVICE_HEADER);
-
-/// Shared memory a block may use: CUDA's limit without opting in per kernel.
-pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
 
 /// Bytes of shared memory the launch being staged has handed out: a value
 /// of the thread's extraction context, so a run or extraction that ends
@@ -187,9 +169,6 @@ atomic!(i32 => "augur_atomic_add_i32", u32 => "augur_atomic_add_u32",
         i64 => "augur_atomic_add_i64", u64 => "augur_atomic_add_u64",
         f32 => "augur_atomic_add_f32", f64 => "augur_atomic_add_f64");
 
-/// The prefix of the atomic helpers' C names.
-pub const ATOMIC_ADD_PREFIX: &str = "augur_atomic_add_";
-
 /// Adds `v` to `*p` as one indivisible step (CUDA's `atomicAdd`) and gives
 /// the value `*p` held before. Threads of a kernel may add to the same
 /// element at once (a histogram, a sum over blocks); the interpreter's race
@@ -218,50 +197,4 @@ pub fn atomic_add<T: Atomic>(p: Dyn<*mut T>, v: impl IntoArg<T>) -> Dyn<T> {
     ExternFn::<fn(*mut T, T) -> T>::new(T::ADD)
         .header(DEVICE_HEADER)
         .call(p, v)
-}
-
-/// Fails when `f` has a kernel that meets at a barrier or uses shared
-/// memory: a loop nest on the CPU (what
-/// [`compile`](crate::Extracted::compile) and the interpreter make of a
-/// launch) runs each thread to the end before the next starts, so no
-/// barrier could hold, and has no memory per block. The error names the
-/// ways to run such a program.
-pub(crate) fn runs_as_loop_nest(f: &Function) -> crate::Result<()> {
-    let Some((name, loc)) = block_level_launch(f, &f.body) else {
-        return Ok(());
-    };
-    Err(crate::Error::Kernel {
-        message: format!(
-            "a kernel of `{}` calls {}, which a loop nest on the CPU cannot run (it runs \
-             each thread to the end, one after another): build its CPU simulation \
-             (`ex.simulated()?.compile()`; augur-einsum's `compile_simulated`) or its CUDA \
-             (`ex.cuda_code(prelude)`)",
-            f.name,
-            crate::codegen::cuda::user_name(&name)
-        ),
-        location: loc,
-    })
-}
-
-/// The first launch in `b` whose body calls a barrier or asks for shared
-/// memory: the helper's name and the launch's location.
-fn block_level_launch(f: &Function, b: &Block) -> Option<(String, Option<SrcLoc>)> {
-    let block_level = |n: &str| n == GRID_SYNC || n == SYNC_THREADS || n == SHARED;
-    for s in b {
-        match &s.kind {
-            StmtKind::Launch(l) => {
-                if let Some((name, _)) =
-                    crate::codegen::cuda::find_device_call(f, &l.body, block_level)
-                {
-                    return Some((name, s.loc));
-                }
-            }
-            k => {
-                if let Some(found) = k.blocks().find_map(|b| block_level_launch(f, b)) {
-                    return Some(found);
-                }
-            }
-        }
-    }
-    None
 }

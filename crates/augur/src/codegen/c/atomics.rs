@@ -7,8 +7,8 @@
 //!
 //! [`gpu::atomic_add`]: crate::stage::gpu::atomic_add
 
+use crate::ir::device::ATOMIC_ADD_PREFIX;
 use crate::ir::Function;
-use crate::stage::gpu::ATOMIC_ADD_PREFIX;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -29,7 +29,7 @@ fn types(suffix: &str) -> Option<(&'static str, Option<&'static str>)> {
 pub(crate) fn used<'a>(fs: &[&'a Function]) -> BTreeSet<&'a str> {
     fs.iter()
         .flat_map(|f| f.externs.iter())
-        .filter(|(_, d)| d.header.as_deref() == Some(crate::stage::gpu::DEVICE_HEADER))
+        .filter(|(_, d)| d.header.as_deref() == Some(crate::ir::device::DEVICE_HEADER))
         .filter_map(|(_, d)| d.name.strip_prefix(ATOMIC_ADD_PREFIX))
         .filter(|s| types(s).is_some())
         .collect()

@@ -17,6 +17,7 @@ macro_rules! sym {
 
 pub(crate) mod atomics;
 pub mod keywords;
+pub(crate) mod print;
 pub(crate) mod writer;
 
 pub use keywords::RESERVED;

@@ -1,27 +1,13 @@
-//! C-like printing of expressions (precedence, constants) and statements,
-//! for the C backend; the IR's own text form is in [`text`](super::text).
+//! C printing of expressions (precedence, constants, declarators) and
+//! statements, for the C writer (and the CUDA writer, which prints C++);
+//! the IR's own text form is in [`ir::text`](crate::ir::text).
 
-use super::{
-    Annotation, BinOp, Block, Const, Expr, ExprId, Function, Launch, Scalar, SrcLoc, Stmt,
-    StmtKind, Type, UnOp,
+use crate::ir::{
+    binop_prec, write_c_string, Annotation, BinOp, Block, Const, Expr, ExprId, Function, Launch,
+    Scalar, SrcLoc, Stmt, StmtKind, Type, UnOp,
 };
 use std::fmt::{self, Write};
 
-/// C operator precedence levels (higher binds tighter).
-pub(crate) fn binop_prec(op: BinOp) -> u8 {
-    match op {
-        BinOp::Mul | BinOp::Div | BinOp::Rem => 13,
-        BinOp::Add | BinOp::Sub => 12,
-        BinOp::Shl | BinOp::Shr => 11,
-        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 10,
-        BinOp::Eq | BinOp::Ne => 9,
-        BinOp::BitAnd => 8,
-        BinOp::BitXor => 7,
-        BinOp::BitOr => 6,
-        BinOp::And => 5,
-        BinOp::Or => 4,
-    }
-}
 const PREC_SELECT: u8 = 3;
 const PREC_UNARY: u8 = 14;
 const PREC_POSTFIX: u8 = 15;
@@ -64,26 +50,6 @@ fn write_float(out: &mut dyn Write, v: f64, suffix: &str) -> fmt::Result {
         format!("{text}.0")
     };
     write!(out, "{text}{suffix}")
-}
-
-pub(crate) fn write_c_string(out: &mut dyn Write, s: &str) -> fmt::Result {
-    out.write_char('"')?;
-    let mut prev = 0u8;
-    for b in s.bytes() {
-        match b {
-            // `??` starts a trigraph in C99 (`"??!"` would read as `"|"`).
-            b'?' if prev == b'?' => out.write_str("\\?")?,
-            b'"' => out.write_str("\\\"")?,
-            b'\\' => out.write_str("\\\\")?,
-            b'\n' => out.write_str("\\n")?,
-            b'\t' => out.write_str("\\t")?,
-            b'\r' => out.write_str("\\r")?,
-            0x20..=0x7e => out.write_char(b as char)?,
-            _ => write!(out, "\\{b:03o}")?,
-        }
-        prev = b;
-    }
-    out.write_char('"')
 }
 
 /// Prints C type declarators: `int32_t x`, `float *p`, `int32_t a[4]`.
@@ -136,7 +102,7 @@ pub(crate) fn c_declarator(ty: &Type, name: &str) -> String {
 /// Prints expressions with C precedence; `name` gives variable names.
 pub(crate) struct ExprPrinter<'a> {
     pub func: &'a Function,
-    pub name: &'a dyn Fn(super::VarId) -> String,
+    pub name: &'a dyn Fn(crate::ir::VarId) -> String,
     /// C promotes 8- and 16-bit operands to `int`; the second stage wraps
     /// at the type's width (like Rust and the interpreter), so C output
     /// casts narrow arithmetic results back: `(int8_t)(a + b)`.
@@ -378,7 +344,7 @@ pub(crate) trait LineMarks {
 pub(crate) struct BlockPrinter<'a> {
     pub exprs: ExprPrinter<'a>,
     /// Text of a declaration of `var` (without `;`).
-    pub decl: &'a dyn Fn(super::VarId) -> String,
+    pub decl: &'a dyn Fn(crate::ir::VarId) -> String,
     /// Told where each line comes from before it is printed.
     pub marks: &'a dyn LineMarks,
 }
@@ -520,7 +486,7 @@ impl BlockPrinter<'_> {
     }
 
     /// `for (int32_t v = 0; v < n; v = v + 1) {` (a launch's loops).
-    fn counted_for(&self, out: &mut String, v: super::VarId, n: u32) {
+    fn counted_for(&self, out: &mut String, v: crate::ir::VarId, n: u32) {
         let name = (self.exprs.name)(v);
         let _ = write!(
             out,

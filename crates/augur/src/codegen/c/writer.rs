@@ -5,8 +5,8 @@
 //! prototypes and function headers. Output depends only on the input (no hash
 //! map order), so equal IR gives byte-identical C and equal cache keys.
 
+use super::print::{c_declarator, BlockPrinter, ExprPrinter};
 use crate::codegen::source_map::{write_file_macro, CodegenOptions, Marker};
-use crate::ir::display::{c_declarator, BlockPrinter, ExprPrinter};
 use crate::ir::{Const, Expr, ExternDecl, Function, OpaqueType, Type, VarId};
 use crate::passes::bounds::{CHECKED, CHECKED_HEADER};
 use std::collections::BTreeSet;
@@ -89,7 +89,7 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
         )
         // The device helpers' pseudo-header is never included: the CUDA
         // backend defines them and the CPU simulation removes their calls.
-        .filter(|h| *h != crate::stage::gpu::DEVICE_HEADER)
+        .filter(|h| *h != crate::ir::device::DEVICE_HEADER)
         // The bounds check's is replaced by its definition, which needs these.
         .flat_map(|h| match h == CHECKED_HEADER {
             true => vec!["stdio.h", "stdlib.h"],
@@ -310,7 +310,7 @@ mod tests {
     use crate::codegen::CodegenOptions;
     use crate::ir::{BinOp, Const, Function, Scalar, Type};
 
-    // Constants print through `ir::display::write_const`; these tests compile
+    // Constants print through `codegen::c::print::write_const`; these tests compile
     // and run them to check the text means the value.
 
     /// `int32_t clamp(int32_t x, int32_t hi)` with an annotated `if`.

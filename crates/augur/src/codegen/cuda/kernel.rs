@@ -7,11 +7,13 @@
 //! the launch in the host function with a call of the kernel's launch stub.
 
 use crate::error::Error;
+pub(crate) use crate::ir::device::{find_device_call, is_barrier, user_name};
+use crate::ir::device::{is_device_fn, DEVICE_HEADER, GRID_SYNC, SHARED};
+pub(crate) use crate::ir::{each_expr, each_own_expr};
 use crate::ir::{
     verify, Block, Expr, ExprId, ExternDecl, FuncId, Function, Launch, SrcLoc, Stmt, StmtKind,
     Type, VarId, VarKind,
 };
-use crate::stage::gpu::{DEVICE_HEADER, GRID_SYNC, SHARED, SYNC_THREADS};
 use std::collections::BTreeSet;
 
 /// One kernel lifted out of a host function.
@@ -366,50 +368,15 @@ fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
     }
 }
 
-/// True for the C names of the barriers: the grid's and the block's.
-pub(crate) fn is_barrier(name: &str) -> bool {
-    name == GRID_SYNC || name == SYNC_THREADS
-}
-
 /// The location of the first barrier call in `b`, if any (`Some(None)`
 /// when it has no location).
 pub(crate) fn find_sync(f: &Function, b: &[Stmt]) -> Option<Option<SrcLoc>> {
     find_device_call(f, b, is_barrier).map(|(_, loc)| loc)
 }
 
-/// The first call in `b` of a device helper whose name `wanted` accepts:
-/// its name and location.
-pub(crate) fn find_device_call(
-    f: &Function,
-    b: &[Stmt],
-    wanted: impl Fn(&str) -> bool + Copy,
-) -> Option<(String, Option<SrcLoc>)> {
-    for s in b {
-        let mut found = None;
-        each_expr(s, &mut |e| {
-            if found.is_none() {
-                found = calls(f, e, wanted);
-            }
-        });
-        if let Some(name) = found {
-            return Some((name, s.loc));
-        }
-    }
-    None
-}
-
 /// A device helper called outside any launch.
 pub(crate) fn outside_launch(name: String, loc: Option<SrcLoc>) -> Error {
     kernel_error(loc, format!("{} outside a GPU launch", user_name(&name)))
-}
-
-/// The staging function behind device helper `c_name`, for messages
-/// (`augur_sync_threads` is `gpu::sync_threads`).
-pub(crate) fn user_name(c_name: &str) -> String {
-    match c_name.strip_prefix(crate::stage::gpu::ATOMIC_ADD_PREFIX) {
-        Some(_) => "gpu::atomic_add".to_string(),
-        None => format!("gpu::{}", c_name.strip_prefix("augur_").unwrap_or(c_name)),
-    }
 }
 
 /// The shared memory a kernel body uses per block: the end of the furthest
@@ -467,60 +434,6 @@ pub(crate) fn is_sync(f: &Function, s: &Stmt) -> bool {
             _ => false,
         },
         _ => false,
-    }
-}
-
-fn is_device_fn(d: &ExternDecl, name: &str) -> bool {
-    d.name == name && d.header.as_deref() == Some(DEVICE_HEADER)
-}
-
-/// The name of the first device helper under `e` that `wanted` accepts.
-fn calls(f: &Function, e: ExprId, wanted: impl Fn(&str) -> bool + Copy) -> Option<String> {
-    if let Expr::Call(fid, _) = &f.exprs[e].kind {
-        let d = &f.externs[*fid];
-        if d.header.as_deref() == Some(DEVICE_HEADER) && wanted(&d.name) {
-            return Some(d.name.clone());
-        }
-    }
-    let mut found = None;
-    f.for_each_child(e, |c| {
-        if found.is_none() {
-            found = calls(f, c, wanted);
-        }
-    });
-    found
-}
-
-/// Calls `each` on every expression root of `s` and the statements inside it.
-pub(crate) fn each_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
-    each_own_expr(s, each);
-    for b in s.kind.blocks() {
-        for s in b {
-            each_expr(s, each);
-        }
-    }
-}
-
-/// Calls `each` on the expression roots of `s` itself (its condition, a
-/// `for`'s header), not of the statements nested in its blocks.
-pub(crate) fn each_own_expr(s: &Stmt, each: &mut impl FnMut(ExprId)) {
-    match &s.kind {
-        StmtKind::Decl { init, .. } => init.iter().for_each(|&e| each(e)),
-        StmtKind::Assign { place, value } => {
-            each(*place);
-            each(*value);
-        }
-        StmtKind::Eval(e) => each(*e),
-        StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => each(*cond),
-        StmtKind::For {
-            init, cond, step, ..
-        } => {
-            each_own_expr(init, each);
-            each(*cond);
-            each_own_expr(step, each);
-        }
-        StmtKind::Return(e) => e.iter().for_each(|&e| each(e)),
-        _ => {}
     }
 }
 

@@ -23,7 +23,6 @@ mod sim;
 mod uniform;
 mod writer;
 
-pub(crate) use kernel::{find_device_call, user_name};
 pub use kernel::{split, Kernel, Split};
 pub use sim::simulate;
 pub use writer::{write_cuda, write_cuda_module, write_cuda_module_with, write_cuda_with};

@@ -163,14 +163,14 @@ pub(crate) fn check_barriers(
     tid: VarId,
     loc: Option<crate::ir::SrcLoc>,
 ) -> Result<(), crate::Error> {
-    use super::kernel::{find_device_call, is_barrier};
+    use crate::ir::device::{find_device_call, is_barrier};
     if find_device_call(f, body, is_barrier).is_none() {
         return Ok(());
     }
     let grid = Variance::of(f, body, &[bid, tid]);
     let block = Variance::of(f, body, &[tid]);
     let pick = |s: &Stmt| {
-        let grid_sync = |n: &str| n == crate::stage::gpu::GRID_SYNC;
+        let grid_sync = |n: &str| n == crate::ir::device::GRID_SYNC;
         if find_device_call(f, std::slice::from_ref(s), grid_sync).is_some() {
             &grid
         } else {
@@ -190,7 +190,7 @@ pub(crate) fn divergent_control<'a, 'v>(
     b: &'a Block,
     pick: &dyn Fn(&Stmt) -> &'v Variance,
 ) -> Option<&'a Stmt> {
-    use super::kernel::{find_device_call, is_barrier};
+    use crate::ir::device::{find_device_call, is_barrier};
     for s in b {
         let one = std::slice::from_ref(s);
         if find_device_call(f, one, is_barrier).is_none() || s.kind.blocks().next().is_none() {

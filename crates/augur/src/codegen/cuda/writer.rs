@@ -1,15 +1,15 @@
 //! Writes a CUDA translation unit: kernels, their launchers, the host function.
 
 use super::kernel::{called, split, Kernel, Split};
+use crate::codegen::c::print::c_declarator;
 use crate::codegen::c::writer::{
     has_special_float, include_line, opaque_types, write_body, write_definition,
     write_prototype_list, write_struct_tags, write_structs,
 };
 use crate::codegen::source_map::{write_file_macro, CodegenOptions};
 use crate::error::Error;
-use crate::ir::display::c_declarator;
+use crate::ir::device::DEVICE_HEADER;
 use crate::ir::Function;
-use crate::stage::gpu::DEVICE_HEADER;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -25,7 +25,7 @@ const DEVICE_HELPERS: &str = "static __device__ __forceinline__ void augur_grid_
 /// 64-bit integers, and by compare-and-swap for doubles (native `double`
 /// `atomicAdd` needs sm_60).
 fn atomic_helper(suffix: &str) -> Option<String> {
-    let name = format!("{}{suffix}", crate::stage::gpu::ATOMIC_ADD_PREFIX);
+    let name = format!("{}{suffix}", crate::ir::device::ATOMIC_ADD_PREFIX);
     let head =
         |t: &str| format!("static __device__ __forceinline__ {t} {name}({t} *p, {t} v) {{\n");
     Some(match suffix {

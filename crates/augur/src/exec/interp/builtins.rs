@@ -16,7 +16,7 @@ pub(super) type Builtin = fn(&mut Memory, &mut Output, &[Value]) -> Result<Value
 
 /// Finds the built-in called `name`.
 pub(super) fn lookup(name: &str) -> Option<Builtin> {
-    if name.starts_with(crate::stage::gpu::ATOMIC_ADD_PREFIX) {
+    if name.starts_with(crate::ir::device::ATOMIC_ADD_PREFIX) {
         return Some(atomic_add);
     }
     Some(match name {

@@ -222,7 +222,7 @@ impl Interpreter {
     /// [`Value::Void`] for a `void` function.
     pub fn call(&mut self, f: &Function, args: &[Value]) -> Result<Value> {
         check_args(f, args)?;
-        crate::stage::gpu::runs_as_loop_nest(f)?;
+        crate::ir::device::runs_as_loop_nest(f)?;
         self.steps = 0;
         self.depth = 0;
         eval::run(self, f, args)

@@ -31,7 +31,7 @@ pub(super) fn resolve(name: &str, opts: &CompileOptions) -> Option<usize> {
     if name == crate::passes::bounds::CHECKED {
         return Some(checked as *const () as usize);
     }
-    if let Some(suffix) = name.strip_prefix(crate::stage::gpu::ATOMIC_ADD_PREFIX) {
+    if let Some(suffix) = name.strip_prefix(crate::ir::device::ATOMIC_ADD_PREFIX) {
         return atomics::address(suffix);
     }
     crate::exec::process::c_symbol(name)

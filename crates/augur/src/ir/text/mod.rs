@@ -52,7 +52,7 @@ mod parse;
 
 pub use parse::{parse, ParseError};
 
-use super::display::write_c_string;
+use super::write_c_string;
 use super::{
     Annotation, BinOp, Block, Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, UnOp,
     VarId, VarKind,
@@ -123,7 +123,7 @@ struct Printer<'a> {
 }
 
 // Precedence of a binary operator (higher binds tighter), as in C.
-use super::display::binop_prec as prec;
+use super::binop_prec as prec;
 const SELECT: u8 = 3;
 const UNARY: u8 = 14;
 const ATOM: u8 = 16;

@@ -14,8 +14,8 @@
 use super::{counted, declared_and_assigned, header_vars, kernel_error, Phases};
 use crate::codegen::cuda::kernel::find_device_call;
 use crate::error::Error;
+use crate::ir::device::GRID_SYNC;
 use crate::ir::{Annotation, Block, Function, Stmt, StmtKind, VarId};
-use crate::stage::gpu::GRID_SYNC;
 use std::collections::BTreeSet;
 
 /// True if `s` calls the grid barrier at any depth.

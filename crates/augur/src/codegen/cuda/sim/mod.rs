@@ -31,11 +31,11 @@ use super::kernel::{
 use super::uniform::divergent_control;
 use super::uniform::Variance;
 use crate::error::Error;
+use crate::ir::device::SHARED;
 use crate::ir::{
     verify, Annotation, BinOp, Block, Const, Expr, Function, Scalar, SrcLoc, Stmt, StmtKind, Type,
     VarId,
 };
-use crate::stage::gpu::SHARED;
 use memory::{shared_buffer, Around};
 
 mod grid;
@@ -81,7 +81,7 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
     // With grid syncs, each phase runs over all blocks; but where control
     // flow around a block barrier depends on the block, each stretch
     // between grid syncs runs block by block (`grid.rs`).
-    let grid_sync = find_device_call(f, &body, |n| n == crate::stage::gpu::GRID_SYNC).is_some();
+    let grid_sync = find_device_call(f, &body, |n| n == crate::ir::device::GRID_SYNC).is_some();
     let on_grid = Variance::of(f, &body, &[bid, tid]);
     let nested = grid_sync && divergent_control(f, &body, &|_| &on_grid).is_some();
     let grid_wide = grid_sync && !nested;
