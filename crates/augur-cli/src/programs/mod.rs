@@ -104,7 +104,7 @@ pub fn state_machine(n: u32) -> Result<Extracted<Fn1>> {
 /// position. Each member is extracted on its own, from its key, so the
 /// first stage's work grows with the number of states (a dyn loop over a
 /// `Static` replays every earlier turn to reach each state's exit: see
-/// ARCHITECTURE.md, "Cost"). The entry is `state_0`; C compilers turn the
+/// docs/extraction.md, "Cost and limits"). The entry is `state_0`; C compilers turn the
 /// tail calls into jumps.
 pub fn state_machine_keyed(n: u32) -> Result<(augur::ExtractedModule, StateFn)> {
     let mut m = Builder::new().module().max_functions(n as usize + 1);
