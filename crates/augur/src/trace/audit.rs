@@ -386,6 +386,7 @@ fn follow(
 
 /// True if the operation just performed is the recorded `node` again: same
 /// `Static` state, operation, line and annotations.
+#[inline]
 fn repeats(
     node: &super::graph::Node,
     op: &Op,

@@ -389,14 +389,7 @@ impl Engine {
         let mut tags = None;
         self.run.ops += 1;
         loop {
-            // The mode's state is taken out for its own step; each arm
-            // leaves the run in the mode that follows.
-            let compared = match std::mem::replace(&mut self.run.mode, Mode::CatchUp) {
-                Mode::Check(mut c) => {
-                    let r = self.check_step(&mut c, &op, loc);
-                    self.run.mode = Mode::Check(c);
-                    r
-                }
+            let compared = match self.run.mode {
                 Mode::CatchUp => match self.recorded_successor()? {
                     Some(n) => self.check_replay(n, &op, loc).map(|()| {
                         self.pass(n);
@@ -410,18 +403,30 @@ impl Engine {
                         continue;
                     }
                 },
-                // Comparing with linked code needs no call path (see
-                // `check_link_step`), which keeps long comparisons cheap.
-                Mode::CheckLink(c) => self.check_link_step(c, &op, loc),
-                Mode::Verify(v) => self.verify_step(v, &op, loc),
-                Mode::Record => {
-                    self.run.mode = Mode::Record;
-                    match tags {
-                        None => {
-                            tags = Some(self.tag_now());
+                Mode::Record if tags.is_none() => {
+                    tags = Some(self.tag_now());
+                    continue;
+                }
+                Mode::Record => return self.record(op, loc, tags.expect("tagged")),
+                // A comparing mode's state is taken out for its own step,
+                // which leaves the run in the mode that follows.
+                Mode::Check(_) | Mode::CheckLink(_) | Mode::Verify(_) => {
+                    match std::mem::replace(&mut self.run.mode, Mode::Record) {
+                        Mode::Check(mut c) => {
+                            let r = self.check_step(&mut c, &op, loc);
+                            self.run.mode = Mode::Check(c);
+                            r
+                        }
+                        // Comparing with linked code needs no call path
+                        // (see `check_link_step`), which keeps long
+                        // comparisons cheap.
+                        Mode::CheckLink(c) => self.check_link_step(c, &op, loc),
+                        Mode::Verify(v) => self.verify_step(v, &op, loc),
+                        // Not a comparing mode after all: dispatch again.
+                        other @ (Mode::CatchUp | Mode::Record) => {
+                            self.run.mode = other;
                             continue;
                         }
-                        Some(tags) => return self.record(op, loc, tags),
                     }
                 }
             };
