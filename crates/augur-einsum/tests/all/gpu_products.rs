@@ -5,7 +5,7 @@
 //! syncs), with every movement; the interpreter checks the simulation for
 //! races; the CUDA compiles to PTX.
 
-mod common;
+use crate::common;
 
 use augur::Dyn;
 use augur_einsum::{cuda_source, Config, Einsum, Movement, Schedule, Tensor};

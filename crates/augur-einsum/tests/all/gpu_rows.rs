@@ -6,7 +6,7 @@
 //! movement; the interpreter checks the simulation for races; the CUDA
 //! compiles to PTX.
 
-mod common;
+use crate::common;
 
 use augur::exec::Backend;
 use augur::Dyn;

@@ -4,7 +4,7 @@
 //! for the CPU and the CPU-simulated GPU under every movement and
 //! compared (byte counts included); extraction gives the same CUDA twice.
 
-mod common;
+use crate::common;
 
 use augur::Dyn;
 use augur_einsum::{compile_cpu, cuda_source, Movement};

@@ -3,7 +3,7 @@
 //! on the CPU, and `augur::range` inside a kernel; each extracts, and the
 //! simulation runs it.
 
-mod common;
+use crate::common;
 
 use augur::{Builder, Dyn};
 use augur_einsum::{compile_simulated, Config, Einsum, Movement};

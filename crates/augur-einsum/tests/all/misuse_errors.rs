@@ -3,7 +3,7 @@
 //! blocks * threads overflows `i32`, and tensors made inside a dyn loop or
 //! inside `run_on_gpu`. (Shape errors and nested kernels: `errors.rs`.)
 
-mod common;
+use crate::common;
 
 use augur::{Builder, Dyn};
 use augur_einsum::{cuda_source, Config, Einsum, Movement};

@@ -3,7 +3,7 @@
 //! runs on the simulated GPU resident and not, and on the CPU; all leave
 //! the same buffers, and the resident build moves exactly the fewest bytes.
 
-mod common;
+use crate::common;
 
 use augur::exec::Backend;
 use augur::Dyn;

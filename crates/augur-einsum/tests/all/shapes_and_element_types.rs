@@ -2,7 +2,7 @@
 //! under every movement: a repeated index on the right (a trace),
 //! zero-sized dimensions, rank-0 tensors, and i32, i64 and f64 elements.
 
-mod common;
+use crate::common;
 
 use common::{all_equal, run_all, seq};
 

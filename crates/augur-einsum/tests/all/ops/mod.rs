@@ -445,7 +445,12 @@ fn tensor_written_on_some_paths_keeps_its_elements_on_the_others() {
 #[test]
 fn dropping_an_openmp_program_keeps_the_process_alive() {
     if std::env::var_os("AUGUR_EINSUM_OMP_CHILD").is_none() {
-        let test = "dropping_an_openmp_program_keeps_the_process_alive";
+        // This test's name in this binary: its module path less the crate.
+        let test = concat!(
+            module_path!(),
+            "::dropping_an_openmp_program_keeps_the_process_alive"
+        );
+        let test = test.split_once("::").unwrap().1;
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child.args([test, "--exact", "--nocapture"]);
         let status = child.env("AUGUR_EINSUM_OMP_CHILD", "1").status().unwrap();
