@@ -5,7 +5,7 @@
 use augur_imp::parse::parse;
 use augur_imp::{BExpr, Cmd, Pos};
 
-mod common;
+use crate::common;
 use common::*;
 
 // ---------------------------------------------------------------- errors

@@ -5,7 +5,7 @@
 use augur_imp::check::{check, is_well_formed};
 use augur_imp::{BExpr, Cmd, DiagnosticKind as Kind, Pos};
 
-mod common;
+use crate::common;
 use common::*;
 
 // ---------------------------------------------------------------- commands

@@ -7,7 +7,7 @@ use augur_imp::parse::{parse, parse_bexpr, parse_expr};
 use augur_imp::random::{self, Rng, Shape};
 use augur_imp::{BExpr, Cmd, DiagnosticKind as Kind, Expr, Pos, Program};
 
-mod common;
+use crate::common;
 use common::*;
 
 // ---------------------------------------------------------------- printing

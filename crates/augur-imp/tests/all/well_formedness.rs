@@ -6,7 +6,7 @@
 use augur_imp::check::{check, is_well_formed};
 use augur_imp::{Cmd, DiagnosticKind as Kind, Pos, Program, Severity};
 
-mod common;
+use crate::common;
 use common::*;
 
 // ---------------------------------------------------------------- check
