@@ -4,7 +4,7 @@
 //! from turn to turn in a state buffer; each built fused and unfused and
 //! compared with plain Rust.
 
-mod common;
+use crate::common;
 
 use augur::Dyn;
 use augur_nn::{Net, Tensor};

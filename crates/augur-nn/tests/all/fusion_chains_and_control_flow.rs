@@ -8,7 +8,7 @@
 // `Dyn` would assign a variable).
 #![allow(clippy::if_same_then_else, clippy::assign_op_pattern)]
 
-mod common;
+use crate::common;
 
 use augur::{Builder, Dyn};
 use augur_nn::{Net, Tensor};

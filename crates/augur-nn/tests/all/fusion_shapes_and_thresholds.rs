@@ -5,7 +5,7 @@
 //! Rust. (The conv1d shapes are in `fusion_chains_and_control_flow.rs`,
 //! whose audit test runs them again.)
 
-mod common;
+use crate::common;
 
 use common::{add, check, conv1d, relu};
 
