@@ -1,0 +1,211 @@
+//! Randomized differential test: random programs of a tiny structured
+//! language are run three ways and must agree.
+//!
+//! * a plain Rust evaluator of the AST (wrapping `i32` arithmetic) is the
+//!   reference;
+//! * a *staged interpreter* walks the same AST over `Dyn<i32>` variables, so
+//!   extraction turns each program into a C function (extracted twice: the
+//!   C must be the same, without gotos); its IR is run in the IR
+//!   interpreter and compiled by the JIT (every program), and its C is
+//!   compiled and called (one program in eight, since a C compile costs far
+//!   more than an extraction).
+//!
+//! The staged walk is written the way a DSL author would write it: a plain
+//! Rust recursion that carries a plain first-stage value (`SetPlain`,
+//! `UsePlain`: set on one side of a dyn `if`, read any distance later).
+//! `Repeat` is a plain Rust `for`, `PlainLoop` a plain `for` of up to 100
+//! turns with its own dyn `break`/`continue`, `StaticRepeat` uses
+//! `augur::range`. Every program is extracted under the *plain* walk (a
+//! plain `for` over a block's statements, in functions under
+//! `#[augur::staged]`: exact for every program), and programs without plain
+//! values or long plain loops also under the *indexed* walk (`augur::range`
+//! over the statement index, no attribute: the engine finds `Repeat`'s plain
+//! loops by itself).
+//!
+//! Environment: `AUGUR_FUZZ_CASES=N` runs N programs instead of the
+//! default, `AUGUR_FUZZ_SEED=S` starts at seed S. Case `i` uses seed `S + i`
+//! alone, so a failing case is reproduced by `AUGUR_FUZZ_SEED=<its seed>
+//! AUGUR_FUZZ_CASES=1`. A failure prints the seed, the program (as pseudo-C
+//! and as Rust `Debug`), the generated C and the inputs, then the smallest
+//! failing program the shrinker found. Every failure fails: the one outcome
+//! other than exact code that is accepted is the specified error of
+//! [`documented_limit`].
+//! `AUGUR_FUZZ_VERBOSE=1` prints one line per program (with `--nocapture`).
+
+mod check;
+mod generator;
+mod language;
+mod reference;
+mod reproducers;
+mod shrink;
+mod staged;
+
+use check::{check_program, documented_limit};
+use generator::generate;
+use language::{Stmt, MAX_DEPTH, MAX_STMTS};
+use shrink::{shrink, size, valid};
+use staged::{needs_attribute, Walk};
+
+// ---------------------------------------------------------------------------
+// The fuzz tests.
+
+fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    Some(
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v} is not a number")),
+    )
+}
+
+/// Programs per run by default: every one interpreted under both walks,
+/// one in `COMPILE_EVERY` also compiled.
+const DEFAULT_CASES: u64 = 400;
+const COMPILE_EVERY: u64 = 8;
+/// Failures shrunk per shard.
+const MAX_SHRUNK: usize = 3;
+/// Independent tests share the cases, so the test harness runs them in
+/// parallel (the engine is thread-local).
+const SHARDS: u64 = 4;
+
+fn fuzz_shard(shard: u64) {
+    let cases = env_u64("AUGUR_FUZZ_CASES").unwrap_or(DEFAULT_CASES);
+    let base = env_u64("AUGUR_FUZZ_SEED").unwrap_or(0x00a0_9e5e_ed00);
+    let verbose = std::env::var_os("AUGUR_FUZZ_VERBOSE").is_some();
+    let mut failures = Vec::new();
+    let (mut limits, mut walked, mut executions, mut max_executions) = (0u64, 0u64, 0u64, 0u64);
+    for i in (shard..cases).step_by(SHARDS as usize) {
+        let seed = base.wrapping_add(i);
+        let p = generate(seed);
+        let compile = i % COMPILE_EVERY == 0;
+        for walk in [Walk::Indexed, Walk::Plain] {
+            if walk == Walk::Indexed && needs_attribute(&p.body) {
+                continue;
+            }
+            walked += 1;
+            let started = std::time::Instant::now();
+            let result = check_program(&p, walk, compile);
+            if verbose {
+                let r = match &result {
+                    Ok(st) => format!(
+                        "ok: runs {} (check runs {}, total {}, restarts {}), nodes {}",
+                        st.runs, st.check_runs, st.total_runs, st.loop_restarts, st.nodes
+                    ),
+                    Err(f) => format!("FAILED ({})", f.kind),
+                };
+                eprintln!("seed {seed} {walk:?}: {:?} {r}", started.elapsed());
+            }
+            let f = match result {
+                Ok(st) => {
+                    executions += st.total_runs;
+                    max_executions = max_executions.max(st.total_runs);
+                    continue;
+                }
+                Err(f) if documented_limit(&p, walk, &f) => {
+                    limits += 1;
+                    continue;
+                }
+                Err(f) => f,
+            };
+            eprintln!(
+                "FAILED seed {seed}, {walk:?} walk (AUGUR_FUZZ_SEED={seed} AUGUR_FUZZ_CASES=1)\n\
+                 program:\n{p}{p:?}\n{f}"
+            );
+            // Shrinking takes up to a minute: only the first few.
+            if failures.len() < MAX_SHRUNK {
+                let (small, sf) = shrink(&p, walk, compile, f);
+                eprintln!(
+                    "seed {seed}, {walk:?} walk, shrunk (size {} from {}):\n{small}{small:?}\n{sf}",
+                    size(&small.body),
+                    size(&p.body)
+                );
+            }
+            failures.push((seed, walk));
+        }
+    }
+    // Shown with --nocapture (or when the shard fails).
+    let ok = walked - limits - failures.len() as u64;
+    eprintln!(
+        "shard {shard}: {walked} extractions, {ok} exact (executions of the closure: mean {:.1}, \
+         max {max_executions}), {limits} stopped with the documented error for a plain loop \
+         inside a dyn loop without #[augur::staged], {} failed",
+        executions as f64 / ok.max(1) as f64,
+        failures.len()
+    );
+    assert!(failures.is_empty(), "failing seeds: {failures:?}");
+}
+
+#[test]
+fn fuzz_shard_0() {
+    fuzz_shard(0);
+}
+
+#[test]
+fn fuzz_shard_1() {
+    fuzz_shard(1);
+}
+
+#[test]
+fn fuzz_shard_2() {
+    fuzz_shard(2);
+}
+
+#[test]
+fn fuzz_shard_3() {
+    fuzz_shard(3);
+}
+
+/// The generator stays inside its bounds and makes the constructs the test
+/// is about (a generator that silently stopped making loops would pass).
+#[test]
+fn generator_covers_the_language() {
+    fn walk(s: &Stmt, depth: u32, seen: &mut [bool; 12], max_depth: &mut u32) {
+        *max_depth = (*max_depth).max(depth);
+        let i = match s {
+            Stmt::Assign(..) => 0,
+            Stmt::If(..) => 1,
+            Stmt::While { .. } => 2,
+            Stmt::Break => 3,
+            Stmt::Continue => 4,
+            Stmt::Return(_) => 5,
+            Stmt::Block(_) => 6,
+            Stmt::Repeat(..) => 7,
+            Stmt::StaticRepeat(..) => 8,
+            Stmt::PlainLoop(..) => 9,
+            Stmt::SetPlain(_) => 10,
+            Stmt::UsePlain(_) => 11,
+        };
+        seen[i] = true;
+        match s {
+            Stmt::If(_, t, e) => {
+                walk(t, depth + 1, seen, max_depth);
+                walk(e, depth + 1, seen, max_depth);
+            }
+            Stmt::While { body, .. }
+            | Stmt::Repeat(_, body)
+            | Stmt::StaticRepeat(_, body)
+            | Stmt::PlainLoop(_, body) => walk(body, depth + 1, seen, max_depth),
+            Stmt::Block(ss) => ss.iter().for_each(|s| walk(s, depth, seen, max_depth)),
+            _ => {}
+        }
+    }
+    let mut seen = [false; 12];
+    for seed in 0..200 {
+        let p = generate(seed);
+        let mut depth = 0;
+        walk(&p.body, 0, &mut seen, &mut depth);
+        assert!(depth <= MAX_DEPTH, "seed {seed}: depth {depth}");
+        assert!(size(&p.body) <= MAX_STMTS, "seed {seed}: {p:#?}");
+        assert!(valid(&p.body, false), "seed {seed}: {p:#?}");
+    }
+    assert!(seen.iter().all(|s| *s), "constructs seen: {seen:?}");
+}
+
+/// Prints the program of `AUGUR_FUZZ_SEED` (`cargo test -p augur --test fuzz
+/// fuzz_programs::print_program -- --ignored --nocapture`).
+#[test]
+#[ignore = "a tool: prints the program of AUGUR_FUZZ_SEED"]
+fn print_program() {
+    let seed = env_u64("AUGUR_FUZZ_SEED").expect("set AUGUR_FUZZ_SEED");
+    let p = generate(seed);
+    println!("{p}{p:?}");
+}

@@ -1,0 +1,207 @@
+//! Shrinking: greedy, one simplification at a time, kept while the program
+//! still fails in the same way (and not with the documented limit); plus
+//! the size and validity measures of a program body.
+
+use crate::fuzz_programs::check::{check_program, documented_limit, Failure};
+use crate::fuzz_programs::language::{Bound, Cond, Expr, Init, Program, Stmt, VARS};
+use crate::fuzz_programs::staged::Walk;
+
+fn exprs_smaller(e: &Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    if let Expr::Bin(op, a, b) = e {
+        out.push((**a).clone());
+        out.push((**b).clone());
+        for x in exprs_smaller(a) {
+            out.push(Expr::Bin(*op, Box::new(x), b.clone()));
+        }
+        for y in exprs_smaller(b) {
+            out.push(Expr::Bin(*op, a.clone(), Box::new(y)));
+        }
+    }
+    if !matches!(e, Expr::Const(0)) {
+        out.push(Expr::Const(0));
+    }
+    out
+}
+
+fn conds_smaller(c: &Cond) -> Vec<Cond> {
+    let mut out = Vec::new();
+    match c {
+        Cond::Cmp(op, a, b) => {
+            for x in exprs_smaller(a) {
+                out.push(Cond::Cmp(*op, x, b.clone()));
+            }
+            for y in exprs_smaller(b) {
+                out.push(Cond::Cmp(*op, a.clone(), y));
+            }
+        }
+        Cond::Not(x) => {
+            out.push((**x).clone());
+            out.extend(conds_smaller(x).into_iter().map(|x| Cond::Not(Box::new(x))));
+        }
+        Cond::And(x, y) | Cond::Or(x, y) => {
+            out.push((**x).clone());
+            out.push((**y).clone());
+        }
+    }
+    out
+}
+
+/// Simpler variants of a statement: removed children, unwrapped bodies,
+/// smaller counts and expressions.
+fn stmts_smaller(s: &Stmt) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    let boxed = |s: Stmt| Box::new(s);
+    match s {
+        Stmt::Assign(v, e) => out.extend(exprs_smaller(e).into_iter().map(|e| Stmt::Assign(*v, e))),
+        Stmt::Return(e) => out.extend(exprs_smaller(e).into_iter().map(Stmt::Return)),
+        Stmt::Break | Stmt::Continue => {}
+        Stmt::If(c, t, e) => {
+            out.push((**t).clone());
+            out.push((**e).clone());
+            for c2 in conds_smaller(c) {
+                out.push(Stmt::If(c2, t.clone(), e.clone()));
+            }
+            for t2 in stmts_smaller(t) {
+                out.push(Stmt::If(c.clone(), boxed(t2), e.clone()));
+            }
+            for e2 in stmts_smaller(e) {
+                out.push(Stmt::If(c.clone(), t.clone(), boxed(e2)));
+            }
+        }
+        Stmt::While {
+            counter,
+            bound,
+            body,
+        } => {
+            out.push((**body).clone());
+            if *bound != Bound::Const(1) {
+                out.push(Stmt::While {
+                    counter: *counter,
+                    bound: Bound::Const(1),
+                    body: body.clone(),
+                });
+            }
+            for b2 in stmts_smaller(body) {
+                out.push(Stmt::While {
+                    counter: *counter,
+                    bound: *bound,
+                    body: boxed(b2),
+                });
+            }
+        }
+        Stmt::Block(ss) => {
+            if ss.len() == 1 {
+                out.push(ss[0].clone());
+            }
+            for i in 0..ss.len() {
+                let mut v = ss.clone();
+                v.remove(i);
+                out.push(Stmt::Block(v));
+            }
+            for i in 0..ss.len() {
+                for s2 in stmts_smaller(&ss[i]) {
+                    let mut v = ss.clone();
+                    v[i] = s2;
+                    out.push(Stmt::Block(v));
+                }
+            }
+        }
+        Stmt::SetPlain(_) | Stmt::UsePlain(_) => {}
+        Stmt::Repeat(k, body) | Stmt::StaticRepeat(k, body) | Stmt::PlainLoop(k, body) => {
+            let make = |k: u32, b: Box<Stmt>| match s {
+                Stmt::Repeat(..) => Stmt::Repeat(k, b),
+                Stmt::PlainLoop(..) => Stmt::PlainLoop(k, b),
+                _ => Stmt::StaticRepeat(k, b),
+            };
+            if *k > 2 {
+                out.push(make(k / 2, body.clone()));
+            }
+            if !matches!(s, Stmt::PlainLoop(..)) {
+                out.push((**body).clone());
+            }
+            if *k > 1 {
+                out.push(make(k - 1, body.clone()));
+            }
+            if matches!(s, Stmt::Repeat(..)) {
+                out.push(Stmt::StaticRepeat(*k, body.clone()));
+            }
+            for b2 in stmts_smaller(body) {
+                out.push(make(*k, boxed(b2)));
+            }
+        }
+    }
+    out
+}
+
+/// `break`/`continue` only inside a `while` (the shrinker may unwrap one).
+pub(crate) fn valid(s: &Stmt, in_loop: bool) -> bool {
+    match s {
+        Stmt::Break | Stmt::Continue => in_loop,
+        Stmt::Assign(..) | Stmt::Return(_) | Stmt::SetPlain(_) | Stmt::UsePlain(_) => true,
+        Stmt::If(_, t, e) => valid(t, in_loop) && valid(e, in_loop),
+        Stmt::While { body, .. } | Stmt::PlainLoop(_, body) => valid(body, true),
+        Stmt::Block(ss) => ss.iter().all(|s| valid(s, in_loop)),
+        Stmt::Repeat(_, b) | Stmt::StaticRepeat(_, b) => valid(b, in_loop),
+    }
+}
+
+pub(crate) fn size(s: &Stmt) -> usize {
+    match s {
+        Stmt::If(_, t, e) => 1 + size(t) + size(e),
+        Stmt::While { body, .. }
+        | Stmt::Repeat(_, body)
+        | Stmt::StaticRepeat(_, body)
+        | Stmt::PlainLoop(_, body) => 1 + size(body),
+        Stmt::Block(ss) => ss.iter().map(size).sum(),
+        _ => 1,
+    }
+}
+
+/// How long one failure may be shrunk.
+const SHRINK_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The smallest variant of `p` found greedily that still fails in the same
+/// way as `first`.
+pub(crate) fn shrink(p: &Program, walk: Walk, compile: bool, first: Failure) -> (Program, Failure) {
+    let kind = first.kind.clone();
+    let same = |q: &Program, f: &Failure| f.kind == kind && !documented_limit(q, walk, f);
+    let mut best = p.clone();
+    let mut failure = first;
+    // Bounded, since a check can take seconds (a run-limit failure).
+    let started = std::time::Instant::now();
+    'outer: while started.elapsed() < SHRINK_TIME {
+        // Fewer variables first: initial values to zero.
+        let mut candidates: Vec<Program> = Vec::new();
+        for i in 0..VARS {
+            if best.inits[i] != Init::Zero {
+                let mut q = best.clone();
+                q.inits[i] = Init::Zero;
+                candidates.push(q);
+            }
+        }
+        for body in stmts_smaller(&best.body) {
+            if valid(&body, false) {
+                candidates.push(Program {
+                    body,
+                    ..best.clone()
+                });
+            }
+        }
+        for q in candidates {
+            if started.elapsed() > SHRINK_TIME {
+                break 'outer;
+            }
+            match check_program(&q, walk, compile) {
+                Err(f) if same(&q, &f) => {
+                    best = q;
+                    failure = f;
+                    continue 'outer;
+                }
+                _ => {}
+            }
+        }
+        break;
+    }
+    (best, failure)
+}
