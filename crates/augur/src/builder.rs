@@ -203,7 +203,11 @@ impl Builder {
     /// them is reached through no other parameter while it runs (C99
     /// 6.7.3.1; breaking the promise is undefined behaviour, which the
     /// interpreter does not detect). A position that is not a pointer
-    /// parameter is an [`Error::Misuse`](crate::Error::Misuse).
+    /// parameter is an [`Error::Misuse`](crate::Error::Misuse). On a
+    /// [`module`](Builder::module) it applies to every function of the
+    /// module, and the promise covers the calls between them too: a module
+    /// function that passes one buffer as two restricted parameters is
+    /// undefined behaviour, as it would be from outside.
     ///
     /// ```
     /// use augur::{Builder, Dyn};

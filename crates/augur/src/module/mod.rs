@@ -283,6 +283,7 @@ impl<'a> Module<'a> {
         let registry = take_active();
         drop(scope);
         check_calls(&parts)?;
+        check_restrict(&parts)?;
         let keep = reachable(&registry, &self.exported, &parts);
         Ok(ExtractedModule::new(registry, parts, keep))
     }
@@ -382,4 +383,75 @@ fn reachable(registry: &Registry, exported: &[usize], parts: &[Part]) -> Vec<boo
         }
     }
     keep
+}
+
+/// A module function that passes one pointer variable as two of another
+/// module function's `restrict` parameters breaks the promise
+/// [`Builder::restrict`] makes for calls between them: refused, naming the
+/// call, rather than compiled into undefined behaviour. (Two different
+/// pointers into one buffer cannot be told apart here; the promise covers
+/// them too.)
+fn check_restrict(parts: &[Part]) -> Result<()> {
+    use crate::ir::{Expr, ExprId, Stmt};
+    let by_name: HashMap<&str, &Function> = parts
+        .iter()
+        .filter(|p| !p.part.func.restrict.is_empty())
+        .map(|p| (p.part.func.name.as_str(), &p.part.func))
+        .collect();
+    if by_name.is_empty() {
+        return Ok(());
+    }
+    type Call = (ExprId, Vec<ExprId>, Option<SrcLoc>);
+    fn walk(f: &Function, e: ExprId, loc: Option<SrcLoc>, found: &mut Vec<Call>) {
+        if let Expr::Call(_, args) = &f.exprs[e].kind {
+            found.push((e, args.clone(), loc));
+        }
+        f.for_each_child(e, |c| walk(f, c, loc, found));
+    }
+    for p in parts {
+        let f = &p.part.func;
+        let mut calls = Vec::new();
+        let mut stmts: Vec<&Stmt> = f.body.iter().collect();
+        while let Some(s) = stmts.pop() {
+            crate::ir::each_own_expr(s, &mut |e| walk(f, e, s.loc, &mut calls));
+            for b in s.kind.blocks() {
+                stmts.extend(b.iter());
+            }
+        }
+        for (call, args, loc) in calls {
+            let Expr::Call(fid, _) = &f.exprs[call].kind else {
+                continue;
+            };
+            let Some(g) = by_name.get(f.externs[*fid].name.as_str()) else {
+                continue;
+            };
+            let var = |i: usize| match args.get(i).map(|&a| &f.exprs[a].kind) {
+                Some(Expr::Var(v)) => Some(*v),
+                _ => None,
+            };
+            let restricted: Vec<usize> = (g.params.iter().enumerate())
+                .filter(|(_, p)| g.restrict.contains(p))
+                .map(|(i, _)| i)
+                .collect();
+            for (k, &i) in restricted.iter().enumerate() {
+                for &j in &restricted[k + 1..] {
+                    if let (Some(a), Some(b)) = (var(i), var(j)) {
+                        if a == b {
+                            return Err(Error::Misuse {
+                                message: format!(
+                                    "`{}` passes `{}` as parameters {i} and {j} of `{}`, which \
+                                     are restrict (Builder::restrict): they would alias",
+                                    f.name,
+                                    f.var_name(a),
+                                    g.name
+                                ),
+                                location: loc,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }

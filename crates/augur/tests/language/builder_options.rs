@@ -257,3 +257,48 @@ fn unchecked_module_function_is_not_safe() {
     let err = m.extract().unwrap().safe(total).unwrap_err();
     assert!(err.to_string().contains("is not checked"), "{err}");
 }
+
+/// `restrict` on a module covers the calls between its functions: one
+/// that passes one buffer as two restricted parameters is refused at the
+/// call, and distinct buffers pass.
+#[test]
+fn a_module_call_that_aliases_restricted_parameters_is_refused() {
+    type Pair = fn(*mut i64, *mut i64) -> i64;
+    let build = |alias: bool| {
+        let mut m = Builder::new().restrict([0, 1]).module();
+        let add: Func<Pair> = m.declare("add_into");
+        let caller: Func<Pair> = m.declare("caller");
+        m.define(add, |x: Dyn<*mut i64>, y: Dyn<*mut i64>| {
+            x.at(0).set(x.at(0) + y.at(0));
+            x.at(0)
+        });
+        m.define(caller, move |x: Dyn<*mut i64>, y: Dyn<*mut i64>| {
+            if alias {
+                add.call(x, x) // @aliased_call
+            } else {
+                add.call(x, y)
+            }
+        });
+        m.extract()
+    };
+    let err = build(true).unwrap_err();
+    assert!(matches!(err, Error::Misuse { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("they would alias"), "{text}");
+    let line = include_str!("builder_options.rs")
+        .lines()
+        .position(|l| l.trim_end().ends_with("// @aliased_call"))
+        .unwrap()
+        + 1;
+    assert!(
+        text.contains(&format!("builder_options.rs:{line}:")),
+        "{text}"
+    );
+    let ok = build(false).unwrap();
+    assert!(
+        ok.c_code()
+            .contains("int64_t *restrict arg0, int64_t *restrict arg1"),
+        "{}",
+        ok.c_code()
+    );
+}
