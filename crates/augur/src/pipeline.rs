@@ -46,7 +46,8 @@ pub(crate) struct Part {
 }
 
 /// Turns a trace into a verified, optimised, named function: structure →
-/// passes (each verified) → `restrict` → bounds checks (verified).
+/// passes (verified after each in debug builds, after the last always) →
+/// `restrict` → bounds checks (verified).
 pub(crate) fn finish(
     mut trace: Trace,
     config: &Config,
