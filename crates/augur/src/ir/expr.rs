@@ -1,7 +1,7 @@
 //! Expressions: pure trees in an arena, each node typed.
 
 use super::entity::entity;
-use super::{FuncId, Type, VarId};
+use super::{FuncId, Intrinsic, Type, VarId};
 use std::fmt::{self, Write};
 
 entity!(
@@ -168,10 +168,10 @@ impl fmt::Display for BinOp {
 
 /// An expression node.
 ///
-/// Expressions have no side effects except [`Expr::Call`], which only appears
-/// as the whole value of a statement (`Decl` init, `Assign` value, `Eval`) or
-/// where the copy-elimination pass proved that moving it keeps the order of
-/// effects. Reads of memory ([`Expr::Index`], [`Expr::Deref`]) are pure but
+/// Expressions have no side effects except [`Expr::Call`] and
+/// [`Expr::Intrinsic`], which only appear as the whole value of a statement (`Decl` init, `Assign` value,
+/// `Eval`), where the copy-elimination pass proved that moving them keeps
+/// the order of effects, or (a bounds check) as the index they check. Reads of memory ([`Expr::Index`], [`Expr::Deref`]) are pure but
 /// depend on every earlier write to memory.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -198,6 +198,9 @@ pub enum Expr {
     /// The address of extern function `f` (a [`Type::FnPtr`](super::Type::FnPtr)
     /// value; in C the function's name).
     FuncAddr(FuncId),
+    /// An operation of the IR's own, applied to its operands (see
+    /// [`Intrinsic`]: barriers, shared memory, atomics, bounds checks).
+    Intrinsic(Intrinsic, Vec<ExprId>),
     /// `c ? a : b`.
     Select(ExprId, ExprId, ExprId),
     /// Field `i` of the struct `base` (a place when `base` is one; C

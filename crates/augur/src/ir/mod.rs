@@ -40,7 +40,11 @@
 //!    `break`, `continue`, `return` or `goto` leaves (a loop around a launch
 //!    is not one its body can leave);
 //! 7. every [`restrict`](Function::restrict) variable is a parameter of
-//!    pointer type.
+//!    pointer type;
+//! 8. every [intrinsic](Intrinsic) fits its signature (operands' types and
+//!    its node's type; `@shared`'s operands are constants within
+//!    [`MAX_SHARED_BYTES`]), and a barrier is the whole value of an `Eval`
+//!    statement.
 //!
 //! The text form ([`Display`](std::fmt::Display), specified in [`text`]) is
 //! what file tests and error messages show, and [`parse`] reads it back; the
@@ -49,6 +53,7 @@
 pub(crate) mod device;
 mod entity;
 mod expr;
+mod intrinsic;
 mod stmt;
 pub mod text;
 mod types;
@@ -57,6 +62,7 @@ pub mod verify;
 pub use entity::{Arena, EntityId, SecondaryMap};
 pub(crate) use expr::{binop_prec, write_c_string};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
+pub use intrinsic::{atomic_suffix, Intrinsic, ATOMIC_SCALARS, MAX_SHARED_BYTES};
 pub(crate) use stmt::{each_expr, each_own_expr};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};
@@ -265,6 +271,9 @@ impl Function {
             Expr::AddrOf(a) => Expr::AddrOf(self.deep_copy(a)),
             Expr::Field(a, i) => Expr::Field(self.deep_copy(a), i),
             Expr::Call(f, args) => Expr::Call(f, args.iter().map(|&a| self.deep_copy(a)).collect()),
+            Expr::Intrinsic(i, args) => {
+                Expr::Intrinsic(i, args.iter().map(|&a| self.deep_copy(a)).collect())
+            }
             Expr::Select(c, a, b) => {
                 let c = self.deep_copy(c);
                 let a = self.deep_copy(a);
@@ -288,7 +297,7 @@ impl Function {
                 f(*a);
                 f(*b)
             }
-            Expr::Call(_, args) => args.iter().for_each(|&a| f(a)),
+            Expr::Call(_, args) | Expr::Intrinsic(_, args) => args.iter().for_each(|&a| f(a)),
             Expr::Select(c, a, b) => {
                 f(*c);
                 f(*a);
@@ -305,9 +314,10 @@ impl Function {
         self.for_each_child(e, |c| self.for_each_var(c, f));
     }
 
-    /// True if the tree under `e` contains a call.
+    /// True if the tree under `e` contains a call or an intrinsic (passes
+    /// treat both alike: they stay where they are, in order).
     pub fn has_call(&self, e: ExprId) -> bool {
-        if matches!(self.exprs[e].kind, Expr::Call(..)) {
+        if matches!(self.exprs[e].kind, Expr::Call(..) | Expr::Intrinsic(..)) {
             return true;
         }
         let mut any = false;

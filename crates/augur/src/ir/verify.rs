@@ -80,16 +80,36 @@ impl Verifier<'_> {
     }
 
     fn expr(&self, e: ExprId) -> Result<(), String> {
-        let mut err = Ok(());
-        self.f.for_each_var(e, &mut |v| {
-            if err.is_ok() && !self.in_scope(v) {
-                err = Err(format!(
+        match &self.f.exprs[e].kind {
+            Expr::Var(v) if !self.in_scope(*v) => {
+                return Err(format!(
                     "variable {} is used outside the scope of its declaration",
-                    self.f.var_name(v)
-                ));
+                    self.f.var_name(*v)
+                ))
+            }
+            Expr::Intrinsic(i, args) => {
+                if i.is_barrier() {
+                    return Err(format!("@{} is not a whole statement", i.name()));
+                }
+                i.check(self.f, e, args)?
+            }
+            _ => {}
+        }
+        let mut err = Ok(());
+        self.f.for_each_child(e, |c| {
+            if err.is_ok() {
+                err = self.expr(c);
             }
         });
         err
+    }
+
+    /// An expression statement: a barrier may be its whole value.
+    fn eval(&self, e: ExprId) -> Result<(), String> {
+        match &self.f.exprs[e].kind {
+            Expr::Intrinsic(i, args) if i.is_barrier() => i.check(self.f, e, args),
+            _ => self.expr(e),
+        }
     }
 
     fn block(&mut self, b: &Block) -> Result<(), String> {
@@ -144,7 +164,7 @@ impl Verifier<'_> {
                 self.expr(*place)?;
                 self.expr(*value)?;
             }
-            StmtKind::Eval(e) => self.expr(*e)?,
+            StmtKind::Eval(e) => self.eval(*e)?,
             StmtKind::If { cond, then_, else_ } => {
                 self.expr(*cond)?;
                 self.block(then_)?;

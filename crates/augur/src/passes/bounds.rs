@@ -6,7 +6,8 @@
 //! ways a check can cover: through its slice parameters (a pointer
 //! parameter whose length is another, integer parameter) and through local
 //! arrays of fixed length, always by indexing. Every index into one is
-//! wrapped in a call of [`CHECKED`], which gives the index back when it lies
+//! wrapped in a bounds check ([`Intrinsic::Checked`], `@checked(i, len,
+//! slice)`), which gives the index back when it lies
 //! in `0..len` and otherwise stops the program (C: a message and `abort`;
 //! the interpreter: an error naming the slice). The check runs exactly when
 //! the index is evaluated, so `i < n && x[i] > 0` checks nothing it would
@@ -20,17 +21,9 @@
 
 use crate::error::Error;
 use crate::ir::{
-    Const, Expr, ExprId, ExternDecl, FuncId, Function, Scalar, SrcLoc, Stmt, StmtKind, Type, VarId,
+    Const, Expr, ExprId, Function, Intrinsic, Scalar, SrcLoc, Stmt, StmtKind, Type, VarId,
 };
 use std::collections::HashMap;
-
-/// The checking helper's C name: `int64_t augur_checked(int64_t i, int64_t
-/// len, int32_t slice)` gives `i` back if `0 <= i < len`.
-pub const CHECKED: &str = "augur_checked";
-
-/// The pseudo-header of [`CHECKED`]: the C writer defines the helper
-/// instead of including anything.
-pub const CHECKED_HEADER: &str = "augur/checked.h";
 
 /// The message of a failed check of slice `slice` (its position among the
 /// declared slices; -1 for a local array): C, the JIT's helper and the
@@ -276,10 +269,9 @@ fn is_pointer(t: &Type) -> bool {
     matches!(t, Type::Ptr { .. } | Type::Array { .. } | Type::FnPtr(_))
 }
 
-/// Wraps the index of each of `indexes` in a call of [`CHECKED`].
+/// Wraps the index of each of `indexes` in a bounds check.
 fn wrap(f: &mut Function, bounds: &HashMap<VarId, Bound>, indexes: &[ExprId]) {
     let mut done = std::collections::HashSet::new();
-    let mut helper: Option<FuncId> = None;
     let i64_ = Type::Scalar(Scalar::I64);
     for &e in indexes {
         if !done.insert(e) {
@@ -304,10 +296,12 @@ fn wrap(f: &mut Function, bounds: &HashMap<VarId, Bound>, indexes: &[ExprId]) {
                 (as_i64(f, n), k as i64)
             }
         };
-        let g = *helper.get_or_insert_with(|| f.externs.push(decl()));
         let index = as_i64(f, i);
         let k = f.expr(Expr::Const(Const::Int(k)), Type::Scalar(Scalar::I32));
-        let checked = f.expr(Expr::Call(g, vec![index, len, k]), i64_);
+        let checked = f.expr(
+            Expr::Intrinsic(Intrinsic::Checked, vec![index, len, k]),
+            i64_,
+        );
         f.exprs[e].kind = Expr::Index(base, checked);
     }
 }
@@ -318,21 +312,5 @@ fn as_i64(f: &mut Function, e: ExprId) -> ExprId {
     match *f.ty(e) == i64_ {
         true => e,
         false => f.expr(Expr::Cast(e), i64_),
-    }
-}
-
-/// The declaration of [`CHECKED`].
-fn decl() -> ExternDecl {
-    ExternDecl {
-        name: CHECKED.into(),
-        params: vec![
-            Type::Scalar(Scalar::I64),
-            Type::Scalar(Scalar::I64),
-            Type::Scalar(Scalar::I32),
-        ],
-        ret: Type::Scalar(Scalar::I64),
-        variadic: false,
-        header: Some(CHECKED_HEADER.into()),
-        indirect: false,
     }
 }

@@ -70,9 +70,10 @@ fn block(
     changed
 }
 
-/// Calls in `x`, innermost first (C evaluates arguments before the call).
+/// Calls and intrinsics in `x`, innermost first (C evaluates arguments
+/// before the call).
 fn collect_calls(f: &Function, x: ExprId, out: &mut Vec<ExprId>) {
-    if matches!(f.exprs[x].kind, Expr::Call(..)) {
+    if matches!(f.exprs[x].kind, Expr::Call(..) | Expr::Intrinsic(..)) {
         out.push(x);
         return;
     }

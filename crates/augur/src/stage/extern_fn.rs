@@ -135,20 +135,42 @@ pub(crate) fn emit_call<R: CallRet>(
     let loc = caller();
     with(|e| {
         let id = declare(e, &sig, loc)?;
-        let ops = args
-            .into_iter()
-            .map(|a| e.operand(a, loc))
-            .collect::<Result<Vec<_>, _>>()?;
-        let call = OpExpr::Call(id, ops);
-        let ty = R::ty();
-        let var = if ty == Type::Void {
-            e.eval(call, loc)?;
-            None
-        } else {
-            Some(e.compute(ty, call, loc)?)
-        };
-        Ok(R::wrap(var, e.generation()))
+        emit::<R>(e, args, loc, |ops| OpExpr::Call(id, ops))
     })
+}
+
+/// Emits intrinsic `op` applied to `args` at the caller's line, with type
+/// `R` (which its signature gives for the arguments' types).
+#[track_caller]
+pub(crate) fn emit_intrinsic<R: CallRet>(
+    op: crate::ir::Intrinsic,
+    args: impl IntoIterator<Item = Arg>,
+) -> R::Out {
+    let loc = caller();
+    with(|e| emit::<R>(e, args, loc, |ops| OpExpr::Intrinsic(op, ops)))
+}
+
+/// Records `make(operands)` of type `R`: evaluated for its effect when `R`
+/// is `()`, into a new temporary otherwise.
+fn emit<R: CallRet>(
+    e: &mut crate::trace::recorder::Recorder<'_>,
+    args: impl IntoIterator<Item = Arg>,
+    loc: crate::ir::SrcLoc,
+    make: impl FnOnce(Vec<crate::trace::graph::Operand>) -> OpExpr,
+) -> Result<R::Out, crate::trace::recorder::Ctl> {
+    let ops = args
+        .into_iter()
+        .map(|a| e.operand(a, loc))
+        .collect::<Result<Vec<_>, _>>()?;
+    let expr = make(ops);
+    let ty = R::ty();
+    let var = if ty == Type::Void {
+        e.eval(expr, loc)?;
+        None
+    } else {
+        Some(e.compute(ty, expr, loc)?)
+    };
+    Ok(R::wrap(var, e.generation()))
 }
 
 macro_rules! arity {

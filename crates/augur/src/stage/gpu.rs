@@ -13,18 +13,11 @@
 
 use super::ctype::CScalar;
 use super::dyn_val::{caller, Dyn, IntoArg};
-use super::extern_fn::ExternFn;
-pub use crate::ir::device::{
-    ATOMIC_ADD_PREFIX, DEVICE_HEADER, GRID_SYNC, MAX_SHARED_BYTES, SHARED, SYNC_THREADS,
-};
+use super::extern_fn::emit_intrinsic;
+use crate::ir::Intrinsic;
+pub use crate::ir::MAX_SHARED_BYTES;
 use crate::trace::context::{self, Level};
 use crate::trace::driver::with;
-
-const SYNC: ExternFn<fn()> = ExternFn::new(GRID_SYNC).header(DEVICE_HEADER);
-
-const SYNC_BLOCK: ExternFn<fn()> = ExternFn::new(SYNC_THREADS).header(DEVICE_HEADER);
-
-const SHARED_AT: ExternFn<fn(u32, u32) -> *mut u8> = ExternFn::new(SHARED).header(DEVICE_HEADER);
 
 /// Bytes of shared memory the launch being staged has handed out: a value
 /// of the thread's extraction context, so a run or extraction that ends
@@ -83,7 +76,7 @@ pub fn launch(grid: u32, block: u32, mut body: impl FnMut(Dyn<i32>, Dyn<i32>)) {
 /// on. Only inside [`launch`]; the kernel is then launched cooperatively.
 #[track_caller]
 pub fn grid_sync() {
-    SYNC.call();
+    emit_intrinsic::<()>(Intrinsic::GridSync, []);
 }
 
 /// A block-wide barrier (CUDA's `__syncthreads()`): every thread of the
@@ -93,7 +86,7 @@ pub fn grid_sync() {
 /// depends on the thread: `Error::Kernel` at the barrier).
 #[track_caller]
 pub fn sync_threads() {
-    SYNC_BLOCK.call();
+    emit_intrinsic::<()>(Intrinsic::SyncThreads, []);
 }
 
 /// `n` elements of memory shared by the threads of a block (CUDA's
@@ -149,25 +142,22 @@ pub fn shared<T: CScalar>(n: u32) -> Dyn<*mut T> {
         }));
     };
     shared_used(|u| *u = end);
-    SHARED_AT.call(offset, n * size).cast_ptr::<*mut T>()
+    let area = [
+        IntoArg::<u32>::into_arg(offset),
+        IntoArg::<u32>::into_arg(n * size),
+    ];
+    emit_intrinsic::<*mut u8>(Intrinsic::Shared, area).cast_ptr::<*mut T>()
 }
 
 /// Element types of [`atomic_add`]: what CUDA's `atomicAdd` takes.
-pub trait Atomic: CScalar {
-    /// The C name of the device helper that adds atomically.
-    const ADD: &'static str;
-}
+pub trait Atomic: CScalar {}
 
-macro_rules! atomic {
-    ($($t:ty => $name:literal),*) => {$(
-        impl Atomic for $t {
-            const ADD: &'static str = $name;
-        }
-    )*};
-}
-atomic!(i32 => "augur_atomic_add_i32", u32 => "augur_atomic_add_u32",
-        i64 => "augur_atomic_add_i64", u64 => "augur_atomic_add_u64",
-        f32 => "augur_atomic_add_f32", f64 => "augur_atomic_add_f64");
+impl Atomic for i32 {}
+impl Atomic for u32 {}
+impl Atomic for i64 {}
+impl Atomic for u64 {}
+impl Atomic for f32 {}
+impl Atomic for f64 {}
 
 /// Adds `v` to `*p` as one indivisible step (CUDA's `atomicAdd`) and gives
 /// the value `*p` held before. Threads of a kernel may add to the same
@@ -194,7 +184,5 @@ atomic!(i32 => "augur_atomic_add_i32", u32 => "augur_atomic_add_u32",
 /// ```
 #[track_caller]
 pub fn atomic_add<T: Atomic>(p: Dyn<*mut T>, v: impl IntoArg<T>) -> Dyn<T> {
-    ExternFn::<fn(*mut T, T) -> T>::new(T::ADD)
-        .header(DEVICE_HEADER)
-        .call(p, v)
+    emit_intrinsic::<T>(Intrinsic::AtomicAdd, [p.into_arg(), v.into_arg()])
 }

@@ -510,7 +510,8 @@ fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &SecondaryMap<Va
     let local = local_uses(b, nodes);
     b.nodes.iter().all(|&n| {
         let node = &nodes[n];
-        let pure = matches!(&node.op, Op::Let { expr, .. } if !matches!(expr, OpExpr::Call(..)));
+        let pure = matches!(&node.op, Op::Let { expr, .. }
+            if !matches!(expr, OpExpr::Call(..) | OpExpr::Intrinsic(..)));
         let Some(def) = node.def.filter(|_| pure && node.annotations.is_empty()) else {
             return false;
         };

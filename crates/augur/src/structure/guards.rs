@@ -368,7 +368,7 @@ fn mentions(f: &Function, e: ExprId, v: VarId) -> bool {
         | Expr::Field(a, _) => mentions(f, *a, v),
         Expr::Binary(_, a, b) | Expr::Index(a, b) => mentions(f, *a, v) || mentions(f, *b, v),
         Expr::Select(a, b, c) => [a, b, c].iter().any(|x| mentions(f, **x, v)),
-        Expr::Call(_, args) => args.iter().any(|x| mentions(f, *x, v)),
+        Expr::Call(_, args) | Expr::Intrinsic(_, args) => args.iter().any(|x| mentions(f, *x, v)),
     }
 }
 

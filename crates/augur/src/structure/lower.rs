@@ -64,6 +64,9 @@ pub fn op_expr(f: &mut Function, e: &OpExpr, ty: &Type) -> ExprId {
         OpExpr::AddrOf(p) => Expr::AddrOf(place(f, p)),
         OpExpr::Call(id, args) => Expr::Call(*id, args.iter().map(|a| operand(f, a)).collect()),
         OpExpr::FuncAddr(id) => Expr::FuncAddr(*id),
+        OpExpr::Intrinsic(i, args) => {
+            Expr::Intrinsic(*i, args.iter().map(|a| operand(f, a)).collect())
+        }
         OpExpr::Select(c, a, b) => {
             let c = operand(f, c);
             let a = operand(f, a);

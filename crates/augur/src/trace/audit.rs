@@ -126,7 +126,10 @@ impl Engine {
             let reads_variant = || node.op.vars().iter().any(|v| variant.contains(v));
             let changes = match &node.op {
                 Op::Let { expr, .. } | Op::Eval(expr) => {
-                    matches!(expr, OpExpr::Load(_) | OpExpr::Call(..)) || reads_variant()
+                    matches!(
+                        expr,
+                        OpExpr::Load(_) | OpExpr::Call(..) | OpExpr::Intrinsic(..)
+                    ) || reads_variant()
                 }
                 Op::Decl { .. } => reads_variant(),
                 _ => false,

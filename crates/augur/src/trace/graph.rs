@@ -6,7 +6,7 @@
 //! already recorded (memoization). The graph is the input of structuring.
 
 use super::tag::Tag;
-use crate::ir::{BinOp, Const, FuncId, Scalar, SrcLoc, Type, UnOp, VarId};
+use crate::ir::{BinOp, Const, FuncId, Intrinsic, Scalar, SrcLoc, Type, UnOp, VarId};
 
 crate::ir::entity!(
     /// Handle of a node in the trace graph.
@@ -91,6 +91,8 @@ pub enum OpExpr {
     Call(FuncId, Vec<Operand>),
     /// The address of an extern function.
     FuncAddr(FuncId),
+    /// An operation of the IR's own (a barrier, shared memory, an atomic).
+    Intrinsic(Intrinsic, Vec<Operand>),
     Select(Operand, Operand, Operand),
 }
 
@@ -144,7 +146,7 @@ impl Op {
                 OpExpr::Use(a) | OpExpr::Unary(_, a) | OpExpr::Cast(a) => operand(a),
                 OpExpr::Binary(_, a, b) => operand(a) || operand(b),
                 OpExpr::Load(p) | OpExpr::AddrOf(p) => place(p),
-                OpExpr::Call(..) => true,
+                OpExpr::Call(..) | OpExpr::Intrinsic(..) => true,
                 OpExpr::FuncAddr(_) => false,
                 OpExpr::Select(a, b, c) => operand(a) || operand(b) || operand(c),
             }
@@ -218,6 +220,7 @@ impl PartialEq for OpExpr {
             (Binary(o, a, b), Binary(p, c, d)) => o == p && a == c && b == d,
             (Load(a), Load(b)) | (AddrOf(a), AddrOf(b)) => a == b,
             (Call(f, a), Call(g, b)) => f == g && a == b,
+            (Intrinsic(i, a), Intrinsic(j, b)) => i == j && a == b,
             (FuncAddr(f), FuncAddr(g)) => f == g,
             (Select(a, b, c), Select(d, e, f)) => a == d && b == e && c == f,
             _ => false,
@@ -316,7 +319,7 @@ macro_rules! walk_vars {
                     }
                     OpExpr::Load(p) => place(p, Access::Read, f),
                     OpExpr::AddrOf(p) => place(p, Access::Address, f),
-                    OpExpr::Call(_, args) => {
+                    OpExpr::Call(_, args) | OpExpr::Intrinsic(_, args) => {
                         for a in args {
                             operand(a, f)
                         }

@@ -7,8 +7,8 @@
 //!
 //! [`gpu::atomic_add`]: crate::stage::gpu::atomic_add
 
-use crate::ir::device::ATOMIC_ADD_PREFIX;
-use crate::ir::Function;
+use crate::ir::device::intrinsics;
+use crate::ir::{atomic_suffix, Function, Intrinsic};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -26,11 +26,11 @@ fn types(suffix: &str) -> Option<(&'static str, Option<&'static str>)> {
 }
 
 /// The suffixes (`f32`, ...) of the atomic helpers `fs` call, sorted.
-pub(crate) fn used<'a>(fs: &[&'a Function]) -> BTreeSet<&'a str> {
+pub(crate) fn used(fs: &[&Function]) -> BTreeSet<&'static str> {
     fs.iter()
-        .flat_map(|f| f.externs.iter())
-        .filter(|(_, d)| d.header.as_deref() == Some(crate::ir::device::DEVICE_HEADER))
-        .filter_map(|(_, d)| d.name.strip_prefix(ATOMIC_ADD_PREFIX))
+        .flat_map(|f| intrinsics(f))
+        .filter(|(i, _)| *i == Intrinsic::AtomicAdd)
+        .map(|(_, ty)| atomic_suffix(ty))
         .filter(|s| types(s).is_some())
         .collect()
 }
@@ -39,7 +39,7 @@ pub(crate) fn used<'a>(fs: &[&'a Function]) -> BTreeSet<&'a str> {
 pub(crate) fn write_helpers(out: &mut String, fs: &[&Function]) {
     for suffix in used(fs) {
         let (t, bits) = types(suffix).expect("filtered by `used`");
-        let name = format!("{ATOMIC_ADD_PREFIX}{suffix}");
+        let name = format!("augur_atomic_add_{suffix}");
         let _ = match bits {
             None => write!(
                 out,

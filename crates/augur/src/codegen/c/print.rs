@@ -252,19 +252,9 @@ impl ExprPrinter<'_> {
                 s.push_str(name);
                 (PREC_POSTFIX, s)
             }
-            Expr::Call(func, args) => {
-                let mut s = f.externs[*func].name.clone();
-                s.push('(');
-                for (i, a) in args.iter().enumerate() {
-                    if i > 0 {
-                        s.push_str(", ");
-                    }
-                    // Variadic arguments get no conversion at all.
-                    self.write_exact(&mut s, *a, PREC_SELECT, true)?;
-                }
-                s.push(')');
-                (PREC_POSTFIX, s)
-            }
+            Expr::Call(func, args) => (PREC_POSTFIX, self.call(&f.externs[*func].name, args)?),
+            // An intrinsic is a call of the helper each backend defines.
+            Expr::Intrinsic(i, args) => (PREC_POSTFIX, self.call(&i.c_name(&data.ty), args)?),
             Expr::Select(c, a, b) => {
                 let mut s = String::new();
                 self.write(&mut s, *c, PREC_SELECT + 1)?;
@@ -317,6 +307,20 @@ impl ExprPrinter<'_> {
             };
         }
         self.write(out, e, min)
+    }
+
+    /// `name(args)`.
+    fn call(&self, name: &str, args: &[ExprId]) -> Result<String, fmt::Error> {
+        let mut s = format!("{name}(");
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            // Variadic arguments get no conversion at all.
+            self.write_exact(&mut s, *a, PREC_SELECT, true)?;
+        }
+        s.push(')');
+        Ok(s)
     }
 
     /// Prints `e` as a whole expression.

@@ -7,8 +7,9 @@
 
 use super::print::{c_declarator, BlockPrinter, ExprPrinter};
 use crate::codegen::source_map::{write_file_macro, CodegenOptions, Marker};
+use crate::ir::device::intrinsics;
+use crate::ir::Intrinsic;
 use crate::ir::{Const, Expr, ExternDecl, Function, OpaqueType, Type, VarId};
-use crate::passes::bounds::{CHECKED, CHECKED_HEADER};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -87,13 +88,10 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
                 .flat_map(|f| opaque_types(f))
                 .filter_map(|o| o.header.as_deref()),
         )
-        // The device helpers' pseudo-header is never included: the CUDA
-        // backend defines them and the CPU simulation removes their calls.
-        .filter(|h| *h != crate::ir::device::DEVICE_HEADER)
-        // The bounds check's is replaced by its definition, which needs these.
-        .flat_map(|h| match h == CHECKED_HEADER {
+        // The bounds check's definition needs these.
+        .chain(match uses_checked(fs) {
             true => vec!["stdio.h", "stdlib.h"],
-            false => vec![h],
+            false => vec![],
         })
         .map(include_line)
         .collect();
@@ -108,12 +106,11 @@ fn write_includes(out: &mut String, fs: &[&Function]) {
     }
 }
 
-/// True if some function of `fs` calls the bounds check of checked
-/// functions.
+/// True if some function of `fs` has a bounds check of checked functions.
 fn uses_checked(fs: &[&Function]) -> bool {
     fs.iter()
-        .flat_map(|f| f.externs.iter())
-        .any(|(_, d)| d.header.as_deref() == Some(CHECKED_HEADER))
+        .flat_map(|f| intrinsics(f))
+        .any(|(i, _)| i == Intrinsic::Checked)
 }
 
 /// The bounds check of checked functions (`passes::bounds`), when a
@@ -124,7 +121,7 @@ fn write_checked_helper(out: &mut String, fs: &[&Function]) {
     }
     let _ = write!(
         out,
-        "\nstatic int64_t {CHECKED}(int64_t i, int64_t len, int32_t slice) {{\n  \
+        "\nstatic int64_t augur_checked(int64_t i, int64_t len, int32_t slice) {{\n  \
          if (i < 0 || i >= len) {{\n    \
          if (slice < 0) fprintf(stderr, \"augur: index %lld is out of bounds of a local array (length %lld)\\n\", (long long)i, (long long)len);\n    \
          else fprintf(stderr, \"augur: index %lld is out of bounds of slice %d (length %lld)\\n\", (long long)i, (int)slice, (long long)len);\n    \

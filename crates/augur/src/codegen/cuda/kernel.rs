@@ -7,12 +7,11 @@
 //! the launch in the host function with a call of the kernel's launch stub.
 
 use crate::error::Error;
-pub(crate) use crate::ir::device::{find_device_call, is_barrier, user_name};
-use crate::ir::device::{is_device_fn, DEVICE_HEADER, GRID_SYNC, SHARED};
+pub(crate) use crate::ir::device::find_intrinsic;
 pub(crate) use crate::ir::{each_expr, each_own_expr};
 use crate::ir::{
-    verify, Block, Expr, ExprId, ExternDecl, FuncId, Function, Launch, SrcLoc, Stmt, StmtKind,
-    Type, VarId, VarKind,
+    verify, Block, Expr, ExprId, ExternDecl, FuncId, Function, Intrinsic, Launch, SrcLoc, Stmt,
+    StmtKind, Type, VarId, VarKind,
 };
 use std::collections::BTreeSet;
 
@@ -91,8 +90,8 @@ pub fn split(f: &Function) -> Result<Split, Error> {
     let mut kernels = Vec::new();
     let body = std::mem::take(&mut host.body);
     host.body = lift_block(&mut host, body, &mut kernels)?;
-    if let Some((name, loc)) = find_device_call(&host, &host.body, |_| true) {
-        return Err(outside_launch(name, loc));
+    if let Some((op, loc)) = find_intrinsic(&host, &host.body, Intrinsic::is_device_only) {
+        return Err(outside_launch(op, loc));
     }
     check(&host)?;
     for k in &kernels {
@@ -154,7 +153,7 @@ fn lift(host: &Function, n: &Nest, index: usize) -> Result<Kernel, Error> {
     strip_tail_syncs(host, &mut body);
     func.body = body;
     Ok(Kernel {
-        cooperative: find_device_call(host, &func.body, |n| n == GRID_SYNC).is_some(),
+        cooperative: find_intrinsic(host, &func.body, |i| i == Intrinsic::GridSync).is_some(),
         shared_bytes: shared_bytes(host, &func.body),
         func,
         captured,
@@ -331,11 +330,11 @@ impl Collect<'_> {
     }
 }
 
-/// True for externs a kernel may call: the device helpers, `<math.h>` (CUDA
-/// gives every math function a device version) and `printf` (so does it).
+/// True for externs a kernel may call: `<math.h>` (CUDA gives every math
+/// function a device version) and `printf` (so does it).
 fn runs_on_device(d: &ExternDecl) -> bool {
     match d.header.as_deref() {
-        Some(DEVICE_HEADER | "math.h" | "<math.h>") => true,
+        Some("math.h" | "<math.h>") => true,
         Some("stdio.h" | "<stdio.h>") => d.name == "printf",
         _ => false,
     }
@@ -371,16 +370,16 @@ fn launch_call(host: &mut Function, k: &Kernel, loc: Option<SrcLoc>) -> Stmt {
 /// The location of the first barrier call in `b`, if any (`Some(None)`
 /// when it has no location).
 pub(crate) fn find_sync(f: &Function, b: &[Stmt]) -> Option<Option<SrcLoc>> {
-    find_device_call(f, b, is_barrier).map(|(_, loc)| loc)
+    find_intrinsic(f, b, Intrinsic::is_barrier).map(|(_, loc)| loc)
 }
 
-/// A device helper called outside any launch.
-pub(crate) fn outside_launch(name: String, loc: Option<SrcLoc>) -> Error {
-    kernel_error(loc, format!("{} outside a GPU launch", user_name(&name)))
+/// A device operation outside any launch.
+pub(crate) fn outside_launch(op: Intrinsic, loc: Option<SrcLoc>) -> Error {
+    kernel_error(loc, format!("{} outside a GPU launch", op.user_name()))
 }
 
 /// The shared memory a kernel body uses per block: the end of the furthest
-/// [`SHARED`] area it asks for (each call's offset and size are constants).
+/// [`Intrinsic::Shared`] area it asks for (each call's offset and size are constants).
 pub(crate) fn shared_bytes(f: &Function, b: &[Stmt]) -> u32 {
     let mut end = 0u32;
     fn walk(f: &Function, e: ExprId, end: &mut u32) {
@@ -395,14 +394,11 @@ pub(crate) fn shared_bytes(f: &Function, b: &[Stmt]) -> u32 {
     end
 }
 
-/// The offset and size of a [`SHARED`] call, if `e` is one.
+/// The offset and size of an [`Intrinsic::Shared`] area, if `e` is one.
 pub(crate) fn shared_area(f: &Function, e: ExprId) -> Option<(u32, u32)> {
-    let Expr::Call(fid, args) = &f.exprs[e].kind else {
+    let Expr::Intrinsic(Intrinsic::Shared, args) = &f.exprs[e].kind else {
         return None;
     };
-    if !is_device_fn(&f.externs[*fid], SHARED) {
-        return None;
-    }
     let constant = |a: &ExprId| match f.exprs[*a].kind {
         Expr::Const(crate::ir::Const::Int(k)) => u32::try_from(k).ok(),
         _ => None,
@@ -423,16 +419,10 @@ pub(crate) fn strip_tail_syncs(f: &Function, b: &mut Block) {
     }
 }
 
-/// True if `s` is exactly a call of a barrier (the grid's or the block's).
+/// True if `s` is exactly a barrier (the grid's or the block's).
 pub(crate) fn is_sync(f: &Function, s: &Stmt) -> bool {
     match &s.kind {
-        StmtKind::Eval(e) => match &f.exprs[*e].kind {
-            Expr::Call(fid, _) => {
-                let d = &f.externs[*fid];
-                is_barrier(&d.name) && is_device_fn(d, &d.name)
-            }
-            _ => false,
-        },
+        StmtKind::Eval(e) => matches!(&f.exprs[*e].kind, Expr::Intrinsic(i, _) if i.is_barrier()),
         _ => false,
     }
 }

@@ -9,7 +9,8 @@
 //! *uniform*: every thread computes the same value, so the CPU simulation
 //! may compute it once, outside the threads, and use it across barriers.
 
-use crate::ir::{Block, Expr, ExprId, Function, Stmt, StmtKind, VarId};
+use crate::ir::device::find_intrinsic;
+use crate::ir::{Block, Expr, ExprId, Function, Intrinsic, Stmt, StmtKind, VarId};
 use std::collections::BTreeSet;
 
 /// The thread-variant variables of one kernel body.
@@ -82,7 +83,9 @@ impl Variance {
     pub fn expr_uniform(&self, f: &Function, e: ExprId) -> bool {
         match &f.exprs[e].kind {
             Expr::Var(v) => return !self.variant.contains(v),
-            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) => return false,
+            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) | Expr::Intrinsic(..) => {
+                return false
+            }
             _ => {}
         }
         let mut all = true;
@@ -96,7 +99,7 @@ impl Variance {
     pub fn cond_uniform(&self, f: &Function, e: ExprId) -> bool {
         match &f.exprs[e].kind {
             Expr::Var(v) => return !self.variant.contains(v),
-            Expr::Call(..) => return false,
+            Expr::Call(..) | Expr::Intrinsic(..) => return false,
             _ => {}
         }
         let mut all = true;
@@ -163,15 +166,14 @@ pub(crate) fn check_barriers(
     tid: VarId,
     loc: Option<crate::ir::SrcLoc>,
 ) -> Result<(), crate::Error> {
-    use crate::ir::device::{find_device_call, is_barrier};
-    if find_device_call(f, body, is_barrier).is_none() {
+    if find_intrinsic(f, body, Intrinsic::is_barrier).is_none() {
         return Ok(());
     }
     let grid = Variance::of(f, body, &[bid, tid]);
     let block = Variance::of(f, body, &[tid]);
     let pick = |s: &Stmt| {
-        let grid_sync = |n: &str| n == crate::ir::device::GRID_SYNC;
-        if find_device_call(f, std::slice::from_ref(s), grid_sync).is_some() {
+        let grid_sync = |i| i == Intrinsic::GridSync;
+        if find_intrinsic(f, std::slice::from_ref(s), grid_sync).is_some() {
             &grid
         } else {
             &block
@@ -190,10 +192,11 @@ pub(crate) fn divergent_control<'a, 'v>(
     b: &'a Block,
     pick: &dyn Fn(&Stmt) -> &'v Variance,
 ) -> Option<&'a Stmt> {
-    use crate::ir::device::{find_device_call, is_barrier};
     for s in b {
         let one = std::slice::from_ref(s);
-        if find_device_call(f, one, is_barrier).is_none() || s.kind.blocks().next().is_none() {
+        if find_intrinsic(f, one, Intrinsic::is_barrier).is_none()
+            || s.kind.blocks().next().is_none()
+        {
             continue;
         }
         if !pick(s).control_uniform(f, s) {

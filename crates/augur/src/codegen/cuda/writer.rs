@@ -8,7 +8,6 @@ use crate::codegen::c::writer::{
 };
 use crate::codegen::source_map::{write_file_macro, CodegenOptions};
 use crate::error::Error;
-use crate::ir::device::DEVICE_HEADER;
 use crate::ir::Function;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -25,7 +24,7 @@ const DEVICE_HELPERS: &str = "static __device__ __forceinline__ void augur_grid_
 /// 64-bit integers, and by compare-and-swap for doubles (native `double`
 /// `atomicAdd` needs sm_60).
 fn atomic_helper(suffix: &str) -> Option<String> {
-    let name = format!("{}{suffix}", crate::ir::device::ATOMIC_ADD_PREFIX);
+    let name = format!("augur_atomic_add_{suffix}");
     let head =
         |t: &str| format!("static __device__ __forceinline__ {t} {name}({t} *p, {t} v) {{\n");
     Some(match suffix {
@@ -174,11 +173,8 @@ fn write_includes(out: &mut String, splits: &[Split]) {
             }
         }
         for fid in called(f, &f.body) {
-            match f.externs[fid].header.as_deref() {
-                Some(h) if h != DEVICE_HEADER => {
-                    headers.insert(include_line(h));
-                }
-                _ => {}
+            if let Some(h) = f.externs[fid].header.as_deref() {
+                headers.insert(include_line(h));
             }
         }
     }

@@ -8,31 +8,40 @@
 use super::memory::{Memory, Origin};
 use super::printf;
 use super::value::Value;
+use crate::ir::Intrinsic;
 use crate::{Error, Result};
 use std::io::Write;
 
 /// A built-in: memory, the output sink, the arguments.
 pub(super) type Builtin = fn(&mut Memory, &mut Output, &[Value]) -> Result<Value>;
 
+/// The built-in that runs intrinsic `op`; `None` for those a loop nest
+/// cannot run (barriers, shared memory).
+pub(super) fn intrinsic(op: Intrinsic) -> Option<Builtin> {
+    match op {
+        Intrinsic::Checked => Some(checked),
+        Intrinsic::AtomicAdd => Some(atomic_add),
+        Intrinsic::GridSync | Intrinsic::SyncThreads | Intrinsic::Shared => None,
+    }
+}
+
+/// The bounds check of checked functions (`passes::bounds`).
+fn checked(_: &mut Memory, _: &mut Output, a: &[Value]) -> Result<Value> {
+    let (i, n, k) = (
+        int(a, 0, "@checked")?,
+        int(a, 1, "@checked")?,
+        int(a, 2, "@checked")?,
+    );
+    if (0..n).contains(&i) {
+        Ok(Value::I64(i))
+    } else {
+        Err(fail(crate::passes::bounds::message(i, n, k as i32)))
+    }
+}
+
 /// Finds the built-in called `name`.
 pub(super) fn lookup(name: &str) -> Option<Builtin> {
-    if name.starts_with(crate::ir::device::ATOMIC_ADD_PREFIX) {
-        return Some(atomic_add);
-    }
     Some(match name {
-        // The bounds check of checked functions (`passes::bounds`).
-        crate::passes::bounds::CHECKED => |_, _, a| {
-            let (i, n, k) = (
-                int(a, 0, "augur_checked")?,
-                int(a, 1, "augur_checked")?,
-                int(a, 2, "augur_checked")?,
-            );
-            if (0..n).contains(&i) {
-                Ok(Value::I64(i))
-            } else {
-                Err(fail(crate::passes::bounds::message(i, n, k as i32)))
-            }
-        },
         "printf" => |m, o, a| {
             let fmt = m.read_cstr_at(ptr(a, 0, "printf")?, usize::MAX)?;
             let text = printf::format(m, &fmt, &a[1..])?;

@@ -6,7 +6,7 @@ use super::lower::Lower;
 use super::symbols::{self, Words};
 use super::types::{self, PTR};
 use super::{jit_error, Callee};
-use crate::ir::{EntityId, ExprId, FuncId, Scalar, Type};
+use crate::ir::{EntityId, ExprId, FuncId, Intrinsic, Scalar, Type};
 use crate::Result;
 use cranelift_codegen::ir::{self, types as cl, AbiParam, InstBuilder, MemFlags, Signature};
 
@@ -74,6 +74,32 @@ impl Lower<'_, '_> {
             sig.returns.push(types::abi(ret)?);
         }
         Ok(self.b.import_signature(sig))
+    }
+
+    /// Runs intrinsic `op` on `args` with result type `ty` by a call of
+    /// its Rust function; `None` for a void one.
+    pub(super) fn intrinsic(
+        &mut self,
+        op: Intrinsic,
+        args: &[ExprId],
+        ty: &Type,
+    ) -> Result<Option<ir::Value>> {
+        let Some(addr) = symbols::intrinsic(op, ty) else {
+            return Err(jit_error(&format!(
+                "@{} in compiled code: a kernel that meets at a barrier or uses shared memory \
+                 runs only simulated",
+                op.name()
+            )));
+        };
+        let params: Vec<Type> = args.iter().map(|&a| *self.f.ty(a)).collect();
+        let mut values = Vec::with_capacity(args.len());
+        for &a in args {
+            values.push(self.expr(a)?);
+        }
+        let sig = self.signature(&params, ty)?;
+        let target = self.b.ins().iconst(PTR, addr as i64);
+        let inst = self.b.ins().call_indirect(sig, target, &values);
+        Ok(self.b.inst_results(inst).first().copied())
     }
 
     /// The address of extern `func`: a function of the module or a C

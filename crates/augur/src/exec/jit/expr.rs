@@ -41,6 +41,9 @@ impl Lower<'_, '_> {
                 .call(*func, args)?
                 .ok_or_else(|| jit_error("the value of a call of a void function")),
             Expr::FuncAddr(func) => self.func_addr(*func),
+            Expr::Intrinsic(op, args) => self
+                .intrinsic(*op, args, &data.ty)?
+                .ok_or_else(|| jit_error("the value of a void intrinsic")),
             Expr::Select(c, a, b) => self.select(*c, *a, *b, &data.ty),
         }
     }
@@ -398,7 +401,7 @@ impl Lower<'_, '_> {
     fn speculable(&self, e: ExprId) -> bool {
         let f = self.f;
         let here = match &f.exprs[e].kind {
-            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) => false,
+            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) | Expr::Intrinsic(..) => false,
             Expr::Binary(BinOp::Div | BinOp::Rem, ..) => types::is_float(&f.exprs[e].ty),
             Expr::AddrOf(p) => return self.speculable_addr(*p),
             _ => true,

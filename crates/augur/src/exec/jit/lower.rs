@@ -351,6 +351,7 @@ impl<'a, 'b> Lower<'a, 'b> {
     fn effect(&mut self, e: ExprId) -> Result<()> {
         match &self.f.exprs[e].kind {
             Expr::Call(func, args) => self.call(*func, args).map(|_| ()),
+            Expr::Intrinsic(op, args) => self.intrinsic(*op, args, self.f.ty(e)).map(|_| ()),
             Expr::Cast(a) if *self.f.ty(e) == Type::Void => self.effect(*a),
             _ if *self.f.ty(e) == Type::Void => {
                 Err(jit_error("a void expression that is not a call"))

@@ -21,6 +21,7 @@
 //! are unread stack words (the caller pops them).
 
 use crate::exec::CompileOptions;
+use crate::ir::{Intrinsic, Type};
 
 /// The address of `name` outside the module: a registered symbol, the
 /// process's, or libm's.
@@ -28,13 +29,18 @@ pub(super) fn resolve(name: &str, opts: &CompileOptions) -> Option<usize> {
     if let Some(s) = opts.symbols.iter().rev().find(|s| s.name == name) {
         return Some(s.address);
     }
-    if name == crate::passes::bounds::CHECKED {
-        return Some(checked as *const () as usize);
-    }
-    if let Some(suffix) = name.strip_prefix(crate::ir::device::ATOMIC_ADD_PREFIX) {
-        return atomics::address(suffix);
-    }
     crate::exec::process::c_symbol(name)
+}
+
+/// The address of the Rust function that runs intrinsic `op` with result
+/// type `ty` (the bounds check, the atomic adds); `None` for the
+/// intrinsics a loop nest cannot run (barriers, shared memory).
+pub(super) fn intrinsic(op: Intrinsic, ty: &Type) -> Option<usize> {
+    match op {
+        Intrinsic::Checked => Some(checked as *const () as usize),
+        Intrinsic::AtomicAdd => atomics::address(crate::ir::atomic_suffix(ty)),
+        Intrinsic::GridSync | Intrinsic::SyncThreads | Intrinsic::Shared => None,
+    }
 }
 
 /// The bounds check of checked functions (`passes::bounds`), as the C

@@ -29,6 +29,8 @@
 //! * A function pointer's type is `fn(A, B) -> R` (`fn(A)` returning
 //!   nothing); `&f` of an extern `f` is its address, `(p)(a, b)` a call
 //!   through pointer `p`.
+//! * `@name(a, b)` applies an [intrinsic](super::Intrinsic) (`@sync_threads()`,
+//!   `@atomic_add(p, v)`), typed by its signature.
 //! * Variables are declared by `let` (a temporary: assigned once, at its
 //!   declaration), `var` (a user's variable), the parameters, and a
 //!   launch's two indices (`int32_t` locals). `&name` marks a variable
@@ -39,7 +41,8 @@
 //!   `65char`), a string `*const char`, `null` `*const void`; comparisons,
 //!   `&&`, `||` and `!` give `bool`, other operators their left operand's
 //!   type, `e as T` is a cast, `a[i]` and `*p` the element, `&x` a `*mut`
-//!   to it, a call its extern's return type, `c ? a : b` `a`'s type. Where
+//!   to it, a call its extern's return type, an intrinsic its signature's
+//!   type, `c ? a : b` `a`'s type. Where
 //!   a node's type differs from that, it is written `(e : T)`.
 //! * `#[pragma("..")]`, `#[note("..")]` and `#[threads]` lines are the
 //!   annotations of the statement after them; `Lk:` is a label; `//` starts a comment.
@@ -97,6 +100,10 @@ pub(crate) fn inferred(f: &Function, e: &Expr) -> Type {
             Type::fn_ptr(d.params.clone(), d.ret)
         }
         Expr::Select(_, a, _) => ty(*a),
+        Expr::Intrinsic(i, args) => {
+            let types: Vec<Type> = args.iter().map(|&a| ty(a)).collect();
+            i.result_type(&types).unwrap_or(Type::Void)
+        }
     }
 }
 
@@ -361,6 +368,10 @@ impl Printer<'_> {
                 (ATOM, format!("{}({})", f.externs[*g].name, args.join(", ")))
             }
             Expr::FuncAddr(g) => (ATOM, format!("&{}", f.externs[*g].name)),
+            Expr::Intrinsic(i, args) => {
+                let args: Vec<String> = args.iter().map(|&a| self.expr(a)).collect();
+                (ATOM, format!("@{}({})", i.name(), args.join(", ")))
+            }
             Expr::Field(a, i) => {
                 let name = match f.ty(*a) {
                     Type::Struct(s) => s.fields[*i as usize].0.clone(),

@@ -3,8 +3,8 @@
 use super::inferred;
 use super::lex::{lex, Tok, Token};
 use crate::ir::{
-    Annotation, BinOp, Block, Const, Expr, ExprId, ExternDecl, Function, LabelId, Launch, Scalar,
-    Stmt, StmtKind, Type, UnOp, VarData, VarId, VarKind,
+    Annotation, BinOp, Block, Const, Expr, ExprId, ExternDecl, Function, Intrinsic, LabelId,
+    Launch, Scalar, Stmt, StmtKind, Type, UnOp, VarData, VarId, VarKind,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -707,8 +707,44 @@ impl Parser {
                 Ok(self.node(Expr::Const(Const::Str(s))))
             }
             Some(Tok::Ident(x)) => self.name(x),
+            Some(Tok::Punct("@")) => self.intrinsic(),
             _ => self.err("expected an expression"),
         }
+    }
+
+    /// `@name(a, b)`: an intrinsic, whose operands must fit its signature.
+    fn intrinsic(&mut self) -> R<ExprId> {
+        self.pos += 1;
+        let Some(Tok::Ident(name)) = self.peek().cloned() else {
+            return self.err("expected an intrinsic's name after `@`");
+        };
+        let Some(op) = Intrinsic::from_name(&name) else {
+            return self.err(format!("unknown intrinsic `@{name}`"));
+        };
+        self.pos += 1;
+        self.expect("(")?;
+        let args = self.arguments()?;
+        let types: Vec<Type> = args.iter().map(|&a| *self.f.ty(a)).collect();
+        let Some(ty) = op.result_type(&types) else {
+            let shown: Vec<String> = types.iter().map(Type::to_string).collect();
+            return self.err(format!(
+                "`@{name}` does not take operands of types ({})",
+                shown.join(", ")
+            ));
+        };
+        Ok(self.f.expr(Expr::Intrinsic(op, args), ty))
+    }
+
+    /// Comma-separated expressions up to and including `)`.
+    fn arguments(&mut self) -> R<Vec<ExprId>> {
+        let mut args = Vec::new();
+        while !self.eat(")") {
+            if !args.is_empty() {
+                self.expect(",")?;
+            }
+            args.push(self.expr()?);
+        }
+        Ok(args)
     }
 
     /// A variable, a call, or a word literal (`true`, `null`, `nan`, `inf`).
@@ -731,13 +767,7 @@ impl Parser {
                 return self.err(format!("unknown function `{x}`"));
             };
             self.pos += 2;
-            let mut args = Vec::new();
-            while !self.eat(")") {
-                if !args.is_empty() {
-                    self.expect(",")?;
-                }
-                args.push(self.expr()?);
-            }
+            let args = self.arguments()?;
             return Ok(self.node(Expr::Call(g, args)));
         }
         match self.vars.get(&x) {

@@ -12,15 +12,14 @@
 //! across barriers of either kind live in its slot (`memory.rs`).
 
 use super::{counted, declared_and_assigned, header_vars, kernel_error, Phases};
-use crate::codegen::cuda::kernel::find_device_call;
+use crate::codegen::cuda::kernel::find_intrinsic;
 use crate::error::Error;
-use crate::ir::device::GRID_SYNC;
-use crate::ir::{Annotation, Block, Function, Stmt, StmtKind, VarId};
+use crate::ir::{Annotation, Block, Function, Intrinsic, Stmt, StmtKind, VarId};
 use std::collections::BTreeSet;
 
 /// True if `s` calls the grid barrier at any depth.
 pub(super) fn has_grid_sync(f: &Function, s: &Stmt) -> bool {
-    find_device_call(f, std::slice::from_ref(s), |n| n == GRID_SYNC).is_some()
+    find_intrinsic(f, std::slice::from_ref(s), |i| i == Intrinsic::GridSync).is_some()
 }
 
 impl Phases {

@@ -25,16 +25,15 @@
 //! launch and freed after it (`memory.rs`).
 
 use super::kernel::{
-    captured, find_device_call, find_sync, is_barrier, is_sync, kernel_error, outside_launch,
-    rewrite_launches, shared_area, shared_bytes, strip_tail_syncs, Nest,
+    captured, find_intrinsic, find_sync, is_sync, kernel_error, outside_launch, rewrite_launches,
+    shared_area, shared_bytes, strip_tail_syncs, Nest,
 };
 use super::uniform::divergent_control;
 use super::uniform::Variance;
 use crate::error::Error;
-use crate::ir::device::SHARED;
 use crate::ir::{
-    verify, Annotation, BinOp, Block, Const, Expr, Function, Scalar, SrcLoc, Stmt, StmtKind, Type,
-    VarId,
+    verify, Annotation, BinOp, Block, Const, Expr, Function, Intrinsic, Scalar, SrcLoc, Stmt,
+    StmtKind, Type, VarId,
 };
 use memory::{shared_buffer, Around};
 
@@ -50,9 +49,8 @@ pub fn simulate(f: &Function) -> Result<Function, Error> {
     out.body = sim_block(&mut out, body)?;
     // Each launch's barriers became its phases' bounds, and its shared
     // memory a buffer: any left are outside a launch.
-    let device_only = |n: &str| is_barrier(n) || n == SHARED;
-    if let Some((name, loc)) = find_device_call(&out, &out.body, device_only) {
-        return Err(outside_launch(name, loc));
+    if let Some((op, loc)) = find_intrinsic(&out, &out.body, Intrinsic::is_block_level) {
+        return Err(outside_launch(op, loc));
     }
     verify::verify(&out).map_err(|e| Error::Internal {
         message: format!("the CPU simulation broke `{}`: {e}", f.name),
@@ -81,7 +79,7 @@ fn phases(f: &mut Function, n: &Nest) -> Result<Block, Error> {
     // With grid syncs, each phase runs over all blocks; but where control
     // flow around a block barrier depends on the block, each stretch
     // between grid syncs runs block by block (`grid.rs`).
-    let grid_sync = find_device_call(f, &body, |n| n == crate::ir::device::GRID_SYNC).is_some();
+    let grid_sync = find_intrinsic(f, &body, |i| i == Intrinsic::GridSync).is_some();
     let on_grid = Variance::of(f, &body, &[bid, tid]);
     let nested = grid_sync && divergent_control(f, &body, &|_| &on_grid).is_some();
     let grid_wide = grid_sync && !nested;

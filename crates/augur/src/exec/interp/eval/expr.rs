@@ -2,10 +2,11 @@
 //! the meaning of C compiled with `-fwrapv` (`ops.rs` has the operators).
 
 use super::{elem_size, err, Callee, Frame, Slot};
+use crate::exec::interp::builtins;
 use crate::exec::interp::memory::ptr_add;
 use crate::exec::interp::ops;
 use crate::exec::interp::value::Value;
-use crate::ir::{BinOp, Const, EntityId, Expr, ExprId, FuncId, Type};
+use crate::ir::{BinOp, Const, EntityId, Expr, ExprId, FuncId, Intrinsic, Type};
 use crate::Result;
 
 impl Frame<'_> {
@@ -30,6 +31,7 @@ impl Frame<'_> {
             }
             Expr::AddrOf(p) => Ok(Value::Ptr(self.place(*p)?)),
             Expr::Call(func, args) => self.call(*func, args),
+            Expr::Intrinsic(op, args) => self.intrinsic(*op, args),
             Expr::FuncAddr(func) => {
                 let name = &self.f.externs[*func].name;
                 Ok(self.it.memory.function_ptr(name))
@@ -150,6 +152,23 @@ impl Frame<'_> {
                 r.ty()
             )),
         }
+    }
+
+    /// Runs intrinsic `op` on the values of `args`.
+    fn intrinsic(&mut self, op: Intrinsic, args: &[ExprId]) -> Result<Value> {
+        let Some(run) = builtins::intrinsic(op) else {
+            return err(format!(
+                "@{} in a loop nest: a kernel that meets at a barrier or uses shared memory \
+                 runs only simulated",
+                op.name()
+            ));
+        };
+        let mut vals = Vec::with_capacity(args.len());
+        for &a in args {
+            vals.push(self.eval(a)?);
+        }
+        let it = &mut *self.it;
+        run(&mut it.memory, &mut it.output, &vals)
     }
 
     /// Runs `callee`, which a call of `name` found, on `vals`.

@@ -269,6 +269,7 @@ impl Planner<'_> {
             | Expr::Deref(_)
             | Expr::AddrOf(_)
             | Expr::Call(..)
+            | Expr::Intrinsic(..)
             | Expr::Field(..) => false,
         };
         let mut ok = here;
@@ -280,7 +281,11 @@ impl Planner<'_> {
     fn pure(&self, e: ExprId) -> bool {
         let here = !matches!(
             self.f.exprs[e].kind,
-            Expr::Index(..) | Expr::Deref(_) | Expr::Call(..) | Expr::Field(..)
+            Expr::Index(..)
+                | Expr::Deref(_)
+                | Expr::Call(..)
+                | Expr::Intrinsic(..)
+                | Expr::Field(..)
         );
         let mut ok = here;
         self.f.for_each_child(e, |c| ok = ok && self.pure(c));
