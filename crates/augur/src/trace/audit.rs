@@ -45,7 +45,7 @@ impl Engine {
         let (expected, decision) = v.cycle[v.pos];
         let state = self.state_at(expected);
         let same = repeats(
-            &self.nodes[expected],
+            &self.graph.nodes[expected],
             op,
             loc,
             state,
@@ -70,7 +70,7 @@ impl Engine {
                 // first turn or never. What repeats like that is a plain
                 // Rust loop around a dyn exit (`for _ in 0..30 { if
                 // x.lt(5).is_true() { return } }`): unroll it.
-                let (base, loc) = (self.nodes[head].base, self.nodes[head].loc);
+                let (base, loc) = (self.graph.nodes[head].base, self.graph.nodes[head].loc);
                 return Err(self.mark_plain_loop(base, loc));
             }
             self.run.mode = Mode::Record;
@@ -89,19 +89,21 @@ impl Engine {
     /// loop's decision, so that a loop that never repeats for this reason
     /// stops with `Error::CarriedValue` (see `count_site`).
     fn note_carried(&mut self, v: &Verify, expected: NodeId, op: &Op, loc: SrcLoc) {
-        let old = &self.nodes[expected].op;
+        let old = &self.graph.nodes[expected].op;
         let Some(pairs) = old.renamed_vars(op) else {
             return;
         };
         let in_turn = |n: NodeId| v.cycle.iter().any(|&(m, _)| m == n);
         let computed = pairs
             .into_iter()
-            .find_map(|(_, b)| self.var_def.get(&b).copied().filter(|&d| in_turn(d)));
+            .find_map(|(_, b)| self.graph.var_def.get(&b).copied().filter(|&d| in_turn(d)));
         let decision = v.cycle.iter().find(|(_, d)| d.is_some());
         if let (Some(d), Some(&(n, _))) = (computed, decision) {
-            let at = self.nodes[n].loc;
-            if !self.carried.iter().any(|c| c.0 == at) {
-                self.carried.push((at, loc, self.nodes[d].loc));
+            let at = self.graph.nodes[n].loc;
+            if !self.learned.carried.iter().any(|c| c.0 == at) {
+                self.learned
+                    .carried
+                    .push((at, loc, self.graph.nodes[d].loc));
             }
         }
     }
@@ -114,14 +116,14 @@ impl Engine {
     /// a loop that could have closed: never wrong code.
     fn decides_anew(&self, turn: &[(NodeId, Option<bool>)]) -> bool {
         use super::graph::{OpExpr, Operand};
-        let mut variant: FastSet<crate::ir::VarId> = self.assigned.clone();
+        let mut variant: FastSet<crate::ir::VarId> = self.graph.assigned.clone();
         for &(n, _) in turn {
-            if let Some(v) = self.nodes[n].op.assigned_var() {
+            if let Some(v) = self.graph.nodes[n].op.assigned_var() {
                 variant.insert(v);
             }
         }
         for &(n, _) in turn {
-            let node = &self.nodes[n];
+            let node = &self.graph.nodes[n];
             let Some(def) = node.def else { continue };
             let reads_variant = || node.op.vars().iter().any(|v| variant.contains(v));
             let changes = match &node.op {
@@ -138,7 +140,7 @@ impl Engine {
                 variant.insert(def);
             }
         }
-        turn.iter().any(|&(n, _)| match &self.nodes[n].op {
+        turn.iter().any(|&(n, _)| match &self.graph.nodes[n].op {
             Op::Branch(Operand::Var(c)) => variant.contains(c),
             _ => false,
         })
@@ -147,13 +149,13 @@ impl Engine {
     /// The loop candidate `v` was a plain Rust loop: never close at its
     /// head again, and start over so that every run salts its tags alike.
     pub(super) fn reject_loop(&mut self, v: &Verify) -> Ctl {
-        let (base, loc) = (self.nodes[v.head].base, self.nodes[v.head].loc);
+        let (base, loc) = (self.graph.nodes[v.head].base, self.graph.nodes[v.head].loc);
         self.mark_plain_loop(base, loc)
     }
 
     pub(super) fn mark_plain_loop(&mut self, base: Tag, loc: SrcLoc) -> Ctl {
-        if self.never_close.insert(base) && !self.plain_loops.contains(&loc) {
-            self.plain_loops.push(loc);
+        if self.learned.never_close.insert(base) && !self.learned.plain_loops.contains(&loc) {
+            self.learned.plain_loops.push(loc);
         }
         self.stats.loop_restarts += 1;
         Ctl::Restart
@@ -180,7 +182,7 @@ impl Engine {
             last_decision: None,
         };
         self.run.visits.clear();
-        (c.expected, c.last_decision) = follow(&self.nodes, &mut self.run.visits, target);
+        (c.expected, c.last_decision) = follow(&self.graph.nodes, &mut self.run.visits, target);
         let c = Box::new(c);
         if c.expected.is_none() {
             return self.accept_link(c).map(|()| target);
@@ -205,7 +207,7 @@ impl Engine {
             return Err(super::engine::internal("link check past its end"));
         };
         let state = self.state_at(expected);
-        let node = &self.nodes[expected];
+        let node = &self.graph.nodes[expected];
         let same = node.key.state == state
             && node.op == *op
             && node.loc == loc
@@ -215,8 +217,8 @@ impl Engine {
             return Err(self.reject_link(&c));
         }
         let limit = self.config.link_audit_ops;
-        let bound = 2 * self.nodes.len() as u32 + 64;
-        let (next, decision) = follow(&self.nodes, &mut self.run.visits, expected);
+        let bound = 2 * self.graph.nodes.len() as u32 + 64;
+        let (next, decision) = follow(&self.graph.nodes, &mut self.run.visits, expected);
         c.expected = next;
         c.last_decision = decision;
         c.steps += 1;
@@ -236,8 +238,8 @@ impl Engine {
     /// compared with recorded node `expected`: the state half of its key,
     /// taken without a call path.
     fn state_at(&mut self, expected: NodeId) -> u64 {
-        let base = self.nodes[expected].base;
-        if self.never_close.contains(&base) {
+        let base = self.graph.nodes[expected].base;
+        if self.learned.never_close.contains(&base) {
             self.bump_salt(base);
         }
         let state = self.statics_hash();
@@ -247,7 +249,7 @@ impl Engine {
     /// The closure returned while link `c` was checked.
     pub(super) fn check_link_return(&mut self, c: Box<LinkCheck>, op: &Op) -> Result<(), Ctl> {
         match c.expected {
-            Some(n) if self.nodes[n].op == *op => self.accept_link(c),
+            Some(n) if self.graph.nodes[n].op == *op => self.accept_link(c),
             _ => Err(self.reject_link(&c)),
         }
     }
@@ -267,7 +269,7 @@ impl Engine {
     fn reject_link(&mut self, c: &LinkCheck) -> Ctl {
         self.run.mode = Mode::Record;
         self.stats.link_audit_failures += 1;
-        self.worklist.push(Job {
+        self.schedule.worklist.push(Job {
             decisions: c.decisions,
             no_link_until: self.run.ops,
             check: None,
@@ -285,7 +287,7 @@ impl Engine {
     /// leaves the loop (after three turns: see `LOOP_CHECK_TURNS`), and
     /// compares everything to the end of the closure.
     fn schedule_loop_check(&mut self, head: NodeId, turn: &[(NodeId, Option<bool>)]) {
-        let base = self.nodes[head].base;
+        let base = self.graph.nodes[head].base;
         let taken: std::rc::Rc<[(NodeId, bool)]> = turn
             .iter()
             .filter_map(|&(n, d)| d.map(|d| (n, d)))
@@ -293,7 +295,7 @@ impl Engine {
         if taken.is_empty() {
             return;
         }
-        self.checks.push(Job {
+        self.schedule.checks.push(Job {
             decisions: self.run.at,
             no_link_until: 0,
             check: Some(Check::Loop(base, taken)),
@@ -304,8 +306,11 @@ impl Engine {
     /// replays this path to the link and then takes the other side at each
     /// decision of the linked code.
     fn schedule_link_check(&mut self, c: &LinkCheck) {
-        let key = (self.nodes[c.target].key, self.nodes[c.target].occ);
-        self.checks.push(Job {
+        let key = (
+            self.graph.nodes[c.target].key,
+            self.graph.nodes[c.target].occ,
+        );
+        self.schedule.checks.push(Job {
             decisions: c.decisions,
             no_link_until: 0,
             check: Some(Check::Link(key.0, key.1, c.attach)),
@@ -323,14 +328,14 @@ impl Engine {
             // Nothing recorded here to compare with (a path still open).
             return Err(Ctl::EndRun);
         };
-        if self.nodes[n].op != *op || self.nodes[n].loc != loc {
+        if self.graph.nodes[n].op != *op || self.graph.nodes[n].loc != loc {
             return Err(self.check_failed(&c.check, loc));
         }
         // A check run never records, so it keeps no path (see `pass`).
         self.note_link_edge(&c.check);
         self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
-        let bound = 2 * self.nodes.len() as u64 + 64;
+        let bound = 2 * self.graph.nodes.len() as u64 + 64;
         if past_decisions {
             c.ops += 1;
             if c.ops > bound {
@@ -347,11 +352,11 @@ impl Engine {
     pub(super) fn check_failed(&mut self, check: &Check, at: SrcLoc) -> Ctl {
         match *check {
             Check::Loop(base, ref taken) => {
-                let loc = self.nodes[taken[0].0].loc;
+                let loc = self.graph.nodes[taken[0].0].loc;
                 self.mark_plain_loop(base, loc)
             }
             Check::Link(key, occ, _) => {
-                self.no_link.insert((key, occ));
+                self.learned.no_link.insert((key, occ));
                 self.stats.link_audit_failures += 1;
                 Ctl::Restart
             }

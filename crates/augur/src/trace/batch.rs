@@ -70,13 +70,14 @@ impl Engine {
     pub(super) fn next_check(&mut self) -> Option<Job> {
         self.batch(true)
             .or_else(|| self.batch(false))
-            .or_else(|| self.checks.pop())
+            .or_else(|| self.schedule.checks.pop())
     }
 
     /// A batched run of the attempt's loop (`loops`) or link checks, the
     /// first time there are two or more of them (`None`: no batch now).
     fn batch(&mut self, loops: bool) -> Option<Job> {
         let of_kind = self
+            .schedule
             .checks
             .iter()
             .filter(|j| match j.check {
@@ -85,7 +86,7 @@ impl Engine {
                 _ => false,
             })
             .count();
-        let b = &mut self.batching;
+        let b = &mut self.schedule.batching;
         let tried = if loops {
             &mut b.loops_tried
         } else {
@@ -100,16 +101,16 @@ impl Engine {
         // plain Rust loop closes one per side of its branch, and one run
         // stays on one side; two links at one edge) keep their own runs.
         let mut others = Vec::new();
-        for job in std::mem::take(&mut self.checks) {
+        for job in std::mem::take(&mut self.schedule.checks) {
             if batch.admit(&job) {
                 batch.members.push(job);
             } else {
                 others.push(job);
             }
         }
-        self.checks = others;
+        self.schedule.checks = others;
         if batch.members.len() < 2 {
-            self.checks.append(&mut batch.members);
+            self.schedule.checks.append(&mut batch.members);
             return None;
         }
         Some(Job {
@@ -121,8 +122,8 @@ impl Engine {
 
     /// A batched run starts.
     pub(super) fn start_batch(&mut self) {
-        self.batching.active = true;
-        self.batching.passed.clear();
+        self.schedule.batching.active = true;
+        self.schedule.batching.passed.clear();
     }
 
     /// A check run moves from its cursor to the next node: for a batched
@@ -133,7 +134,7 @@ impl Engine {
             return;
         };
         if let Some(&i) = edges.get(&e) {
-            self.batching.passed.push(i);
+            self.schedule.batching.passed.push(i);
         }
     }
 
@@ -142,7 +143,7 @@ impl Engine {
     /// A loop is covered when the run took it through its turns and out,
     /// a link when the run passed along its edge.
     pub(super) fn settle_batch(&mut self) {
-        if !std::mem::take(&mut self.batching.active) {
+        if !std::mem::take(&mut self.schedule.batching.active) {
             return;
         }
         let Mode::Check(c) = &self.run.mode else {
@@ -160,14 +161,14 @@ impl Engine {
                 }
             }
             BatchKind::Links { .. } => {
-                for &i in &self.batching.passed {
+                for &i in &self.schedule.batching.passed {
                     covered[i] = true;
                 }
             }
         }
         for (job, covered) in b.members.iter().zip(covered) {
             if !covered {
-                self.checks.push(job.clone());
+                self.schedule.checks.push(job.clone());
             }
         }
     }
@@ -182,7 +183,7 @@ impl Engine {
     /// link before it), and past it both take the same sides, so its own
     /// check is the same run and fails the same way.
     pub(super) fn batch_failed(&mut self, b: &Batch, at: SrcLoc) {
-        if !std::mem::take(&mut self.batching.active) {
+        if !std::mem::take(&mut self.schedule.batching.active) {
             return;
         }
         match &b.kind {
@@ -191,25 +192,29 @@ impl Engine {
                     .members
                     .iter()
                     .filter_map(|j| match &j.check {
-                        Some(Check::Loop(_, taken)) => Some(self.nodes[taken[0].0].loc),
+                        Some(Check::Loop(_, taken)) => Some(self.graph.nodes[taken[0].0].loc),
                         _ => None,
                     })
                     .collect();
-                self.batching
+                self.schedule
+                    .batching
                     .loop_mismatch
                     .get_or_insert(Mismatch { at, loops });
                 for job in &b.members {
-                    self.checks.push(job.clone());
+                    self.schedule.checks.push(job.clone());
                 }
             }
             BatchKind::Links { .. } => {
-                let passed = std::mem::take(&mut self.batching.passed);
+                let passed = std::mem::take(&mut self.schedule.batching.passed);
                 let key = |i: usize| match &b.members[i].check {
                     Some(Check::Link(key, occ, _)) => Some((*key, *occ)),
                     _ => None,
                 };
                 let keys = passed.iter().filter_map(|&i| key(i)).collect();
-                self.batching.link_suspects.get_or_insert((at, keys));
+                self.schedule
+                    .batching
+                    .link_suspects
+                    .get_or_insert((at, keys));
                 // `checks` is a stack: the links not passed go first, then
                 // the passed ones from the last to the first.
                 let mut first_pass = vec![None; b.members.len()];
@@ -220,7 +225,7 @@ impl Engine {
                 // Not passed (`None`) first, then by first pass, latest first.
                 order.sort_by_key(|&i| first_pass[i].map(std::cmp::Reverse));
                 for i in order {
-                    self.checks.push(b.members[i].clone());
+                    self.schedule.checks.push(b.members[i].clone());
                 }
             }
         }
@@ -230,7 +235,7 @@ impl Engine {
     /// difference: forbid the links it passed before it (`Ok(true)`: start
     /// the attempt over), or, if it passed none, stop with an error.
     pub(super) fn link_batch_verdict(&mut self) -> Result<bool, Error> {
-        let Some((at, keys)) = self.batching.link_suspects.take() else {
+        let Some((at, keys)) = self.schedule.batching.link_suspects.take() else {
             return Ok(false);
         };
         if keys.is_empty() {
@@ -239,7 +244,7 @@ impl Engine {
                 loops: Vec::new(),
             });
         }
-        self.no_link.extend(keys);
+        self.learned.no_link.extend(keys);
         self.stats.link_audit_failures += 1;
         Ok(true)
     }
@@ -247,7 +252,7 @@ impl Engine {
     /// All checks passed one by one: a difference only a batched loop run
     /// saw is still wrong code on its path.
     pub(super) fn loop_batch_verdict(&mut self) -> Result<(), Error> {
-        match self.batching.loop_mismatch.take() {
+        match self.schedule.batching.loop_mismatch.take() {
             Some(m) => Err(Error::CheckFailed {
                 location: m.at,
                 loops: m.loops,

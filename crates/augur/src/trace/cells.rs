@@ -107,7 +107,7 @@ impl Engine {
         }
         let runs = self.stats.runs + self.stats.check_runs;
         let seen = self.cells.deferred();
-        let a = &mut self.adaptive;
+        let a = &mut self.schedule.adaptive;
         if seen == 0 {
             *a = Adaptive::default();
             return false;

@@ -55,11 +55,6 @@ impl DecisionTree {
     pub(super) fn len(&self) -> usize {
         self.nodes.len()
     }
-
-    /// Forgets every path (a new attempt).
-    pub(super) fn clear(&mut self) {
-        self.nodes.clear();
-    }
 }
 
 #[cfg(test)]

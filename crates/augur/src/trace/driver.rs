@@ -203,7 +203,7 @@ fn drive(body: &Body<'_>, ret_loc: SrcLoc) -> Result<(), Error> {
         if !engine_mut(|e| e.next_run(gen))? {
             return Ok(());
         }
-        let params = engine_mut(|e| e.func.params.clone());
+        let params = engine_mut(|e| e.out.func.params.clone());
         let outcome = run_once(body, &params);
         let ctl = match outcome {
             // A run whose end was caught inside the closure still ended.

@@ -28,11 +28,11 @@
 
 use super::config::Config;
 use super::decisions::{DecisionTree, PathId};
-use super::graph::{Cursor, Node, NodeId, Op, Operand, Place, Succ};
-use super::jobs::{check_choice, Adaptive, Batching, Job};
+use super::graph::{Cursor, Graph, Node, NodeId, Op, Operand, Place, Succ};
+use super::jobs::{check_choice, Job, Learned, Schedule};
 use super::run::{Mode, Run, Seen};
 use super::stats::Stats;
-use super::tag::{self, mix, FastMap, FastSet, Tag, TagCounts};
+use super::tag::{self, mix, FastMap, Tag, TagCounts};
 use crate::error::Error;
 use crate::ir::{Arena, ExternSig, FuncId, SrcLoc, Type, VarId};
 use crate::prophecy::store::Store;
@@ -71,63 +71,80 @@ pub struct Trace {
     pub explanation: Explanation,
 }
 
-/// Everything one extraction keeps.
+/// Everything one extraction keeps, in parts by concept: what it builds
+/// (`out`, `graph`: reset by each attempt), which runs are left
+/// (`schedule`), what audits learned (`learned`: kept across attempts),
+/// the run in progress (`run` and the thread's link to it), the prophecy
+/// cells and the counters.
 pub struct Engine {
     pub(super) config: Config,
-    pub(super) func: crate::ir::Function,
-    pub(super) nodes: Arena<NodeId, Node>,
-    pub(super) entry: Option<NodeId>,
-    /// First node recorded per (key, occurrence); more in `memo_next`.
-    pub(super) memo: FastMap<(Tag, u32), NodeId>,
-    /// Further nodes with the same key (different operations: rare).
-    pub(super) memo_next: FastMap<NodeId, NodeId>,
-    /// Memo keys a check run proved unsafe to link to (kept across attempts).
-    pub(super) no_link: FastSet<(Tag, u32)>,
-    /// Check runs, run when exploration is done.
-    pub(super) checks: Vec<Job>,
-    /// This attempt's batched check runs (see `batch.rs`).
-    pub(super) batching: Batching,
-    pub(super) never_close: FastSet<Tag>,
-    /// Where the plain Rust loops behind `never_close` are, in the order
-    /// they were found (for errors).
-    pub(super) plain_loops: Vec<SrcLoc>,
-    /// Loops whose audit failed because a turn read a `Dyn` value the turn
-    /// before computed, in the order found: the loop's decision, where the
-    /// value is read, where it was computed. See `Error::CarriedValue`.
-    pub(super) carried: Vec<(SrcLoc, SrcLoc, SrcLoc)>,
-    pub(super) worklist: Vec<Job>,
-    /// The decision paths of the attempt's jobs.
-    pub(super) tree: DecisionTree,
-    pub(super) extern_ids: FastMap<String, FuncId>,
-    /// The node that defines each variable.
-    pub(super) var_def: FastMap<VarId, NodeId>,
-    /// Variables some recorded operation assigns (see `decides_anew`).
-    pub(super) assigned: FastSet<VarId>,
-    /// For temporaries loaded from a place: the place, so `set` can store to it.
-    pub(super) var_place: FastMap<VarId, Place>,
-    pub(super) stats: Stats,
+    /// The function the attempt builds: its variables and externs.
+    pub(super) out: Output,
+    /// The trace graph the attempt recorded, with its indexes.
+    pub(super) graph: Graph,
+    /// The runs left to the attempt, and the attempts so far.
+    pub(super) schedule: Schedule,
+    /// What loop and link audits found out (kept across attempts).
+    pub(super) learned: Learned,
+    /// The run in progress.
     pub(super) run: Run,
     /// Generation of handles: changes every run.
     pub(super) gen: u32,
-    pub(super) attempts: u32,
-    pub(super) tags: TagCounts,
     /// Frame address of the driver's frame during the run in progress:
     /// where tags stop walking (see `tag::driver_frame`).
     pub(super) stop_fp: usize,
-    pub(super) param_types: Vec<Type>,
-    pub(super) name: String,
     /// Set once the run has ended (a `Ctl` was thrown, or a panic is
     /// unwinding): later operations, from destructors running during the
     /// unwind, do nothing, so they neither corrupt the graph nor unwind
     /// twice (which would abort the process).
     pub(super) detached: Option<Ctl>,
-    pub(super) ret: Type,
+    /// How tags were taken (for the counters).
+    pub(super) tags: TagCounts,
     /// Prophecies and histories: kept across runs and attempts.
     pub(super) cells: Store,
+    pub(super) stats: Stats,
     /// Identifies this extraction to the handles it made.
     pub(super) extraction: u64,
-    /// Adaptive mode's count of the attempt's violations.
-    pub(super) adaptive: Adaptive,
+}
+
+/// The function an attempt builds: variables (parameters first) and
+/// externs; the body comes from structuring the graph.
+pub(super) struct Output {
+    pub(super) func: crate::ir::Function,
+    /// Each extern's id by name.
+    pub(super) extern_ids: FastMap<String, FuncId>,
+    /// For temporaries loaded from a place: the place, so `set` can store to it.
+    pub(super) var_place: FastMap<VarId, Place>,
+}
+
+impl Output {
+    /// A function `name` with parameters of types `params`, returning `ret`.
+    fn new(name: &str, params: &[Type], ret: Type) -> Output {
+        let mut func = crate::ir::Function::new(name, ret);
+        for (i, ty) in params.iter().enumerate() {
+            let v = func.vars.push(crate::ir::VarData {
+                ty: *ty,
+                kind: crate::ir::VarKind::Param(i as u32),
+                hint: None,
+                name: None,
+                addr_taken: false,
+                loc: None,
+            });
+            func.params.push(v);
+        }
+        Output {
+            func,
+            extern_ids: FastMap::default(),
+            var_place: FastMap::default(),
+        }
+    }
+
+    /// The same signature, nothing recorded: for a new attempt.
+    pub(super) fn fresh(&self) -> Output {
+        let f = &self.func;
+        let params: Vec<Type> = f.params.iter().map(|&p| f.vars[p].ty).collect();
+        Output::new(&f.name, &params, f.ret)
+    }
 }
 
 impl Engine {
@@ -142,36 +159,18 @@ impl Engine {
         let config_mode = config.prophecy_mode;
         let mut e = Engine {
             config,
-            func: crate::ir::Function::new(name, ret),
-            nodes: Arena::new(),
-            entry: None,
-            memo: FastMap::default(),
-            memo_next: FastMap::default(),
-            no_link: FastSet::default(),
-            checks: Vec::new(),
-            batching: Batching::default(),
-            never_close: FastSet::default(),
-            plain_loops: Vec::new(),
-            carried: Vec::new(),
-            worklist: Vec::new(),
-            tree: DecisionTree::default(),
-            extern_ids: FastMap::default(),
-            var_place: FastMap::default(),
-            var_def: FastMap::default(),
-            assigned: FastSet::default(),
-            stats,
+            out: Output::new(name, &params, ret),
+            graph: Graph::default(),
+            schedule: Schedule::default(),
+            learned: Learned::default(),
             run: Run::new(Job::explore(PathId::ROOT), &DecisionTree::default()),
             gen,
-            attempts: 0,
-            tags: TagCounts::default(),
             stop_fp: 0,
-            param_types: params,
-            name: name.to_string(),
             detached: None,
-            ret,
+            tags: TagCounts::default(),
             cells: Store::new(config_mode),
+            stats,
             extraction,
-            adaptive: Default::default(),
         };
         e.start_attempt();
         e
@@ -181,15 +180,15 @@ impl Engine {
     pub fn into_trace(mut self) -> Trace {
         self.stats.operations += self.run.ops;
         self.stats.runs_per_attempt.push(self.stats.runs);
-        self.stats.attempts = self.attempts as u64;
+        self.stats.attempts = self.schedule.attempts as u64;
         self.stats.prophecies = self.cells.used() as u64;
-        self.stats.nodes = self.nodes.len() as u64;
+        self.stats.nodes = self.graph.nodes.len() as u64;
         self.stats.tags_frame_pointer = self.tags.frame_pointer;
         self.stats.tags_unwinder = self.tags.unwinder;
         Trace {
-            func: self.func,
-            nodes: self.nodes,
-            entry: self.entry,
+            func: self.out.func,
+            nodes: self.graph.nodes,
+            entry: self.graph.entry,
             stats: self.stats,
             explanation: self.cells.explanation(false),
         }
@@ -251,8 +250,8 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(FuncId(0));
         }
-        if let Some(&id) = self.extern_ids.get(sig.name) {
-            if !sig.declares(&self.func.externs[id]) {
+        if let Some(&id) = self.out.extern_ids.get(sig.name) {
+            if !sig.declares(&self.out.func.externs[id]) {
                 return Err(Error::Misuse {
                     message: format!(
                         "extern function `{}` is used with two different signatures",
@@ -263,8 +262,8 @@ impl Engine {
             }
             return Ok(id);
         }
-        let id = self.func.externs.push(sig.to_decl());
-        self.extern_ids.insert(sig.name.to_string(), id);
+        let id = self.out.func.externs.push(sig.to_decl());
+        self.out.extern_ids.insert(sig.name.to_string(), id);
         Ok(id)
     }
 
@@ -277,7 +276,7 @@ impl Engine {
             return Ok(defines.then_some(VarId(u32::MAX)));
         }
         let n = self.step(op, loc)?;
-        Ok(self.nodes[n].def)
+        Ok(self.graph.nodes[n].def)
     }
 
     /// Asks the oracle about `cond`.
@@ -294,7 +293,9 @@ impl Engine {
                 None => {
                     let run = &mut self.run;
                     let choice = match &run.mode {
-                        Mode::Check(c) => check_choice(&c.check, &mut run.visits, &self.nodes, n),
+                        Mode::Check(c) => {
+                            check_choice(&c.check, &mut run.visits, &self.graph.nodes, n)
+                        }
                         _ => return Err(internal("replay reached a branch past its decisions")),
                     };
                     match choice {
@@ -304,9 +305,9 @@ impl Engine {
                 }
             },
             Mode::Record => {
-                let alt = self.tree.push(self.run.at, false);
-                self.worklist.push(Job::explore(alt));
-                self.run.at = self.tree.push(self.run.at, true);
+                let alt = self.schedule.tree.push(self.run.at, false);
+                self.schedule.worklist.push(Job::explore(alt));
+                self.run.at = self.schedule.tree.push(self.run.at, true);
                 true
             }
             // Verify mode follows the cycle's own decisions; no state changes.
@@ -332,7 +333,7 @@ impl Engine {
             Mode::CheckLink(c) => self.check_link_return(c, &op),
             Mode::Check(c) => {
                 let r = self.recorded_successor().and_then(|s| match s {
-                    Some(n) if self.nodes[n].op == op => Ok(()),
+                    Some(n) if self.graph.nodes[n].op == op => Ok(()),
                     Some(_) => Err(self.check_failed(&c.check, loc)),
                     None => Ok(()),
                 });
@@ -359,7 +360,7 @@ impl Engine {
     /// Returns have no future, so equal returns are shared whatever the tag.
     fn record_return(&mut self, op: Op, loc: SrcLoc) -> Result<(), Ctl> {
         let key = (RETURN_TAG, 0);
-        if let Some(n) = self.memo_find(key, |e, n| e.nodes[n].op == op) {
+        if let Some(n) = self.memo_find(key, |e, n| e.graph.nodes[n].op == op) {
             return self.link(n);
         }
         let n = self.new_node(op, loc, RETURN_TAG, RETURN_TAG, 0)?;
@@ -432,7 +433,7 @@ impl Engine {
             };
             // A node returned is one `op` was found equal to.
             if let Ok(n) = compared {
-                op.release_as(self.nodes[n].owns_heap);
+                op.release_as(self.graph.nodes[n].owns_heap);
             }
             return compared;
         }
@@ -441,13 +442,13 @@ impl Engine {
     /// The node recorded after the cursor, if any.
     pub(super) fn recorded_successor(&self) -> Result<Option<NodeId>, Ctl> {
         Ok(match self.run.cursor {
-            Cursor::Root => self.entry,
-            Cursor::After(p) => match self.nodes[p].succ {
+            Cursor::Root => self.graph.entry,
+            Cursor::After(p) => match self.graph.nodes[p].succ {
                 Succ::Next(n) => Some(n),
                 Succ::Open => None,
                 Succ::Branch(..) => return Err(internal("cursor after a branch")),
             },
-            Cursor::Side(p, d) => match self.nodes[p].succ {
+            Cursor::Side(p, d) => match self.graph.nodes[p].succ {
                 Succ::Branch(t, e) => {
                     if d {
                         t
@@ -464,7 +465,7 @@ impl Engine {
     }
 
     fn check_replay(&self, n: NodeId, op: &Op, loc: SrcLoc) -> Result<(), Ctl> {
-        let node = &self.nodes[n];
+        let node = &self.graph.nodes[n];
         if node.loc != loc || node.op != *op {
             return Err(self.nondeterministic(Some(node.loc), loc, "a different operation"));
         }
@@ -493,8 +494,8 @@ impl Engine {
     /// Moves past node `n`: its plain-loop salt (which cells created later
     /// are keyed by, in every mode) and the cursor.
     pub(super) fn advance(&mut self, n: NodeId) {
-        let base = self.nodes[n].base;
-        if !self.never_close.is_empty() && self.never_close.contains(&base) {
+        let base = self.graph.nodes[n].base;
+        if !self.learned.never_close.is_empty() && self.learned.never_close.contains(&base) {
             self.bump_salt(base);
         }
         self.run.pending_annotations.clear();
@@ -507,7 +508,7 @@ impl Engine {
         let run = &mut self.run;
         while run.seen_upto < run.path.len() {
             let (n, d) = run.path[run.seen_upto];
-            let e = run.seen.entry(self.nodes[n].key).or_insert(Seen {
+            let e = run.seen.entry(self.graph.nodes[n].key).or_insert(Seen {
                 path_idx: 0,
                 decisions: 0,
                 count: 0,
@@ -549,7 +550,7 @@ impl Engine {
             path: tag::call_path(self.config.tagger, self.stop_fp, &mut self.tags),
             state: self.statics_hash(),
         };
-        if self.never_close.contains(&base) {
+        if self.learned.never_close.contains(&base) {
             self.bump_salt(base);
         }
         (base, self.op_key(base))

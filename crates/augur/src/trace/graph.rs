@@ -5,14 +5,30 @@
 //! branch, back-edges that close loops and links to nodes another run
 //! already recorded (memoization). The graph is the input of structuring.
 
-use super::tag::Tag;
-use crate::ir::{BinOp, Const, FuncId, Intrinsic, Scalar, SrcLoc, Type, UnOp, VarId};
+use super::tag::{FastMap, FastSet, Tag};
+use crate::ir::{Arena, BinOp, Const, FuncId, Intrinsic, Scalar, SrcLoc, Type, UnOp, VarId};
 
 crate::ir::entity!(
     /// Handle of a node in the trace graph.
     NodeId,
     "n"
 );
+
+/// The graph one attempt records, with the indexes recording needs.
+#[derive(Default)]
+pub struct Graph {
+    pub(super) nodes: Arena<NodeId, Node>,
+    /// First node.
+    pub(super) entry: Option<NodeId>,
+    /// First node recorded per (key, occurrence); more in `memo_next`.
+    pub(super) memo: FastMap<(Tag, u32), NodeId>,
+    /// Further nodes with the same key (different operations: rare).
+    pub(super) memo_next: FastMap<NodeId, NodeId>,
+    /// The node that defines each variable.
+    pub(super) var_def: FastMap<VarId, NodeId>,
+    /// Variables some recorded operation assigns (see `decides_anew`).
+    pub(super) assigned: FastSet<VarId>,
+}
 
 /// An operand of an operation: a variable or a constant. Scalar constants
 /// are held inline and others boxed, so that an operation stays small: the

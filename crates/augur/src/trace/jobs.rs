@@ -1,12 +1,13 @@
 //! What the scheduler keeps, as data: scheduled runs ([`Job`]) and what a
 //! check run checks ([`Check`]), the batches of loop and link checks, the
-//! visit counts a check run takes its sides by, and adaptive mode's count
-//! of an attempt's violations. A leaf: the behaviour that reads and writes
+//! visit counts a check run takes its sides by, adaptive mode's count of
+//! an attempt's violations, all of an attempt's runs ([`Schedule`]), and
+//! what audits learned across attempts ([`Learned`]). A leaf: the behaviour that reads and writes
 //! these lives in `schedule.rs`, `audit.rs` and `batch.rs`, on the engine.
 
-use super::decisions::PathId;
+use super::decisions::{DecisionTree, PathId};
 use super::graph::{Cursor, Node, NodeId, Succ};
-use super::tag::{FastMap, Tag};
+use super::tag::{FastMap, FastSet, Tag};
 use crate::ir::{Arena, SrcLoc};
 use std::rc::Rc;
 
@@ -277,4 +278,50 @@ pub(super) fn check_choice(
     };
     let side = if want { t } else { e };
     side.map(|_| want)
+}
+
+/// The runs left to an attempt, and the attempts so far.
+#[derive(Default)]
+pub(super) struct Schedule {
+    /// Exploration jobs, run first (last pushed, first run).
+    pub(super) worklist: Vec<Job>,
+    /// The decision paths of the attempt's jobs.
+    pub(super) tree: DecisionTree,
+    /// Check runs, run when exploration is done.
+    pub(super) checks: Vec<Job>,
+    /// This attempt's batched check runs (see `batch.rs`).
+    pub(super) batching: Batching,
+    /// Adaptive mode's count of the attempt's violations.
+    pub(super) adaptive: Adaptive,
+    /// Attempts begun.
+    pub(super) attempts: u32,
+}
+
+impl Schedule {
+    /// Forgets the attempt's runs (not the count of attempts) and
+    /// schedules exploration from the root.
+    pub(super) fn reset(&mut self) {
+        *self = Schedule {
+            attempts: self.attempts,
+            ..Schedule::default()
+        };
+        self.worklist.push(Job::explore(PathId::ROOT));
+    }
+}
+
+/// What loop and link audits found out: kept across attempts, so that an
+/// attempt started over does not try again what failed.
+#[derive(Default)]
+pub(super) struct Learned {
+    /// Tags of plain Rust loops: never closed into a loop.
+    pub(super) never_close: FastSet<Tag>,
+    /// Where the plain Rust loops behind `never_close` are, in the order
+    /// they were found (for errors).
+    pub(super) plain_loops: Vec<SrcLoc>,
+    /// Memo keys a check run proved unsafe to link to.
+    pub(super) no_link: FastSet<(Tag, u32)>,
+    /// Loops whose audit failed because a turn read a `Dyn` value the turn
+    /// before computed, in the order found: the loop's decision, where the
+    /// value is read, where it was computed. See `Error::CarriedValue`.
+    pub(super) carried: Vec<(SrcLoc, SrcLoc, SrcLoc)>,
 }

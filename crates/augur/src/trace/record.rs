@@ -21,7 +21,7 @@ impl Engine {
         self.sync_seen();
         let seen = self.run.seen.get(&key).copied();
         if let Some(s) = seen {
-            let closable = self.config.close_loops && !self.never_close.contains(&base);
+            let closable = self.config.close_loops && !self.learned.never_close.contains(&base);
             if closable && s.decisions < self.run.decision_count() {
                 let h = self.run.path[s.path_idx].0;
                 if self.same_op(h, &op, loc) {
@@ -36,12 +36,13 @@ impl Engine {
                 // plain Rust loop counter): salt every later tag with this
                 // point's occurrences, so iterations stay apart on every path.
                 if !self.peeled_turn(h, &op) {
-                    return Err(self.mark_plain_loop(base, self.nodes[h].loc));
+                    return Err(self.mark_plain_loop(base, self.graph.nodes[h].loc));
                 }
             }
         }
         let occ = seen.map_or(0, |s| s.count);
-        let linkable = self.run.ops > self.run.no_link_until && !self.no_link.contains(&(key, occ));
+        let linkable =
+            self.run.ops > self.run.no_link_until && !self.learned.no_link.contains(&(key, occ));
         if self.config.memoize && linkable {
             if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
                 if self.config.link_audit_ops == 0 {
@@ -64,19 +65,19 @@ impl Engine {
         key: (Tag, u32),
         ok: impl Fn(&Engine, NodeId) -> bool,
     ) -> Option<NodeId> {
-        let mut cur = self.memo.get(&key).copied();
+        let mut cur = self.graph.memo.get(&key).copied();
         while let Some(n) = cur {
             if ok(self, n) {
                 return Some(n);
             }
-            cur = self.memo_next.get(&n).copied();
+            cur = self.graph.memo_next.get(&n).copied();
         }
         None
     }
 
     pub(super) fn memo_insert(&mut self, key: (Tag, u32), n: NodeId) {
-        if let Some(first) = self.memo.insert(key, n) {
-            self.memo_next.insert(n, first);
+        if let Some(first) = self.graph.memo.insert(key, n) {
+            self.graph.memo_next.insert(n, first);
         }
     }
 
@@ -88,7 +89,7 @@ impl Engine {
     /// identical operations), and a plain walk over different statements
     /// computes them in other code: neither is taken for peeling.
     pub(super) fn peeled_turn(&self, n: NodeId, op: &Op) -> bool {
-        self.peeled_ops(&self.nodes[n].op, op, PEEL_DEPTH)
+        self.peeled_ops(&self.graph.nodes[n].op, op, PEEL_DEPTH)
     }
 
     fn peeled_ops(&self, old: &Op, new: &Op, depth: u32) -> bool {
@@ -102,10 +103,11 @@ impl Engine {
     }
 
     fn peeled_vars(&self, a: VarId, b: VarId, depth: u32) -> bool {
-        let (Some(&da), Some(&db)) = (self.var_def.get(&a), self.var_def.get(&b)) else {
+        let (Some(&da), Some(&db)) = (self.graph.var_def.get(&a), self.graph.var_def.get(&b))
+        else {
             return false;
         };
-        let (na, nb) = (&self.nodes[da], &self.nodes[db]);
+        let (na, nb) = (&self.graph.nodes[da], &self.graph.nodes[db]);
         if na.key.path != nb.key.path {
             // Declared by other code: a plain Rust walk over different
             // statements (an interpreter's loop), not a peeled turn.
@@ -118,7 +120,7 @@ impl Engine {
     }
 
     pub(super) fn same_op(&self, n: NodeId, op: &Op, loc: SrcLoc) -> bool {
-        let node = &self.nodes[n];
+        let node = &self.graph.nodes[n];
         node.op == *op && node.loc == loc && node.annotations == self.run.pending_annotations
     }
 
@@ -126,7 +128,9 @@ impl Engine {
         let c = self.run.site_visits.entry(loc).or_insert(0);
         *c += 1;
         if *c > self.config.max_site_visits {
-            if let Some(&(loop_at, used, computed)) = self.carried.iter().find(|c| c.0 == loc) {
+            if let Some(&(loop_at, used, computed)) =
+                self.learned.carried.iter().find(|c| c.0 == loc)
+            {
                 return Err(Ctl::fail(Error::CarriedValue {
                     loop_at,
                     used,
@@ -137,7 +141,7 @@ impl Engine {
             return Err(Ctl::fail(Error::LoopNeverCloses {
                 location: loc,
                 iterations: *c,
-                plain_loops: self.plain_loops.clone(),
+                plain_loops: self.learned.plain_loops.clone(),
             }));
         }
         Ok(())
@@ -151,12 +155,12 @@ impl Engine {
         key: Tag,
         occ: u32,
     ) -> Result<NodeId, Ctl> {
-        if self.nodes.len() >= self.config.max_nodes {
+        if self.graph.nodes.len() >= self.config.max_nodes {
             return Err(Ctl::fail(Error::Limit {
                 what: format!(
                     "{} recorded operations (a first-stage loop that never ends?){}",
                     self.config.max_nodes,
-                    crate::error::plain_loop_hint(&self.plain_loops)
+                    crate::error::plain_loop_hint(&self.learned.plain_loops)
                 ),
                 location: Some(loc),
             }));
@@ -168,14 +172,14 @@ impl Engine {
             _ => None,
         };
         let annotations = std::mem::take(&mut self.run.pending_annotations);
-        let id = NodeId(self.nodes.len() as u32);
+        let id = NodeId(self.graph.nodes.len() as u32);
         if let Some(v) = def {
-            self.var_def.insert(v, id);
+            self.graph.var_def.insert(v, id);
         }
         if let Some(v) = op.assigned_var() {
-            self.assigned.insert(v);
+            self.graph.assigned.insert(v);
         }
-        Ok(self.nodes.push(Node {
+        Ok(self.graph.nodes.push(Node {
             owns_heap: op.owns_heap(),
             op,
             def,
@@ -195,7 +199,7 @@ impl Engine {
         hint: Option<String>,
         loc: SrcLoc,
     ) -> VarId {
-        self.func.vars.push(VarData {
+        self.out.func.vars.push(VarData {
             ty,
             kind,
             hint,
@@ -209,19 +213,19 @@ impl Engine {
     pub(super) fn link(&mut self, n: NodeId) -> Result<(), Ctl> {
         match self.run.cursor {
             Cursor::Root => {
-                if self.entry.is_some() {
+                if self.graph.entry.is_some() {
                     return Err(internal("entry recorded twice"));
                 }
-                self.entry = Some(n);
+                self.graph.entry = Some(n);
             }
             Cursor::After(p) => {
-                if !matches!(self.nodes[p].succ, Succ::Open) {
+                if !matches!(self.graph.nodes[p].succ, Succ::Open) {
                     return Err(internal("successor recorded twice"));
                 }
-                self.nodes[p].succ = Succ::Next(n);
+                self.graph.nodes[p].succ = Succ::Next(n);
             }
             Cursor::Side(p, d) => {
-                let succ = &mut self.nodes[p].succ;
+                let succ = &mut self.graph.nodes[p].succ;
                 let (mut t, mut e) = match *succ {
                     Succ::Branch(t, e) => (t, e),
                     Succ::Open => (None, None),

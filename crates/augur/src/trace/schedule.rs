@@ -3,12 +3,11 @@
 //! prophecy joins that start the next attempt), and the limits checked
 //! before every run (runs, attempts, memory, a value carried across turns).
 
-use super::decisions::PathId;
 use super::engine::Engine;
-use super::graph::Node;
+use super::graph::{Graph, Node};
 use super::jobs::{Check, Job};
 use crate::error::Error;
-use crate::ir::{Arena, SrcLoc, VarData, VarKind};
+use crate::ir::{SrcLoc, VarData};
 
 /// Runs an extraction may take once a loop audit found a turn reading a
 /// `Dyn` value the turn before computed (`Engine::carried`), before it
@@ -21,35 +20,14 @@ const CARRIED_RUNS: u64 = 1000;
 impl Engine {
     /// Discards all exploration (keeps `never_close`) and schedules the first run.
     pub fn start_attempt(&mut self) {
-        if self.attempts > 0 {
+        if self.schedule.attempts > 0 {
             self.stats.runs_per_attempt.push(self.stats.runs);
         }
-        self.attempts += 1;
-        self.cells.start_attempt(self.attempts);
-        self.adaptive = Default::default();
-        self.func = crate::ir::Function::new(self.name.clone(), self.ret);
-        for (i, ty) in self.param_types.iter().enumerate() {
-            let v = self.func.vars.push(VarData {
-                ty: *ty,
-                kind: VarKind::Param(i as u32),
-                hint: None,
-                name: None,
-                addr_taken: false,
-                loc: None,
-            });
-            self.func.params.push(v);
-        }
-        self.nodes = Arena::new();
-        self.entry = None;
-        self.memo.clear();
-        self.memo_next.clear();
-        self.checks.clear();
-        self.batching = Default::default();
-        self.worklist.clear();
-        self.extern_ids.clear();
-        self.var_place.clear();
-        self.var_def.clear();
-        self.assigned.clear();
+        self.schedule.attempts += 1;
+        self.cells.start_attempt(self.schedule.attempts);
+        self.out = self.out.fresh();
+        self.graph = Graph::default();
+        self.schedule.reset();
         // The counters describe the final attempt; totals are kept apart.
         self.stats.runs = 0;
         self.stats.check_runs = 0;
@@ -58,13 +36,11 @@ impl Engine {
         self.stats.memo_hits = 0;
         self.stats.back_edges = 0;
         self.stats.loop_audits = 0;
-        self.tree.clear();
-        self.worklist.push(Job::explore(PathId::ROOT));
     }
 
     /// True when the attempt limit allows another attempt.
     pub fn may_restart(&self) -> Result<(), Error> {
-        if self.attempts >= self.config.max_attempts {
+        if self.schedule.attempts >= self.config.max_attempts {
             return Err(Error::Limit {
                 what: format!("{} attempts (restarts)", self.config.max_attempts),
                 location: None,
@@ -78,9 +54,9 @@ impl Engine {
         self.settle_batch();
         let job = loop {
             if self.attempt_done() {
-                self.worklist.clear();
+                self.schedule.worklist.clear();
             }
-            if let Some(job) = self.worklist.pop() {
+            if let Some(job) = self.schedule.worklist.pop() {
                 break job;
             }
             // Check runs audit this attempt's code; with joins pending the
@@ -114,7 +90,7 @@ impl Engine {
             );
         }
         if self.stats.total_runs >= CARRIED_RUNS {
-            if let Some(&(loop_at, used, computed)) = self.carried.first() {
+            if let Some(&(loop_at, used, computed)) = self.learned.carried.first() {
                 return Err(Error::CarriedValue {
                     loop_at,
                     used,
@@ -130,7 +106,7 @@ impl Engine {
                      runs){}",
                     self.config.max_work,
                     self.stats.total_runs,
-                    crate::error::plain_loop_hint(&self.plain_loops)
+                    crate::error::plain_loop_hint(&self.learned.plain_loops)
                 ),
                 location: None,
             });
@@ -140,7 +116,7 @@ impl Engine {
                 what: format!(
                     "{} runs of the closure{}",
                     self.config.max_runs,
-                    crate::error::plain_loop_hint(&self.plain_loops)
+                    crate::error::plain_loop_hint(&self.learned.plain_loops)
                 ),
                 location: None,
             });
@@ -167,7 +143,7 @@ impl Engine {
         self.stats.operations += self.run.ops;
         self.gen = gen;
         self.detached = None;
-        self.run.reset(job, &self.tree);
+        self.run.reset(job, &self.schedule.tree);
         Ok(true)
     }
 }
@@ -178,10 +154,10 @@ impl Engine {
     /// jobs, variables, the current run's path.
     pub(super) fn memory_estimate(&self) -> usize {
         use std::mem::size_of;
-        self.nodes.len() * (size_of::<Node>() + 48)
-            + self.tree.len() * 8
-            + (self.worklist.len() + self.checks.len()) * size_of::<Job>()
-            + self.func.vars.len() * size_of::<VarData>()
+        self.graph.nodes.len() * (size_of::<Node>() + 48)
+            + self.schedule.tree.len() * 8
+            + (self.schedule.worklist.len() + self.schedule.checks.len()) * size_of::<Job>()
+            + self.out.func.vars.len() * size_of::<VarData>()
             + self.run.path.len() * 16
     }
 
@@ -197,10 +173,10 @@ impl Engine {
                  operations, {} decisions, {} jobs){}",
                 self.config.max_memory >> 20,
                 used >> 20,
-                self.nodes.len(),
-                self.tree.len(),
-                self.worklist.len() + self.checks.len(),
-                crate::error::plain_loop_hint(&self.plain_loops)
+                self.graph.nodes.len(),
+                self.schedule.tree.len(),
+                self.schedule.worklist.len() + self.schedule.checks.len(),
+                crate::error::plain_loop_hint(&self.learned.plain_loops)
             ),
             location,
         })

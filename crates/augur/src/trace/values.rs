@@ -31,7 +31,7 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(v);
         }
-        if gen == self.gen && v.0 < self.func.vars.len() as u32 {
+        if gen == self.gen && v.0 < self.out.func.vars.len() as u32 {
             Ok(v)
         } else {
             Err(stale(loc))
@@ -75,9 +75,9 @@ impl Engine {
             return Ok(Place::Var(v));
         }
         let v = self.var_of(v, gen, loc)?;
-        match self.func.vars[v].kind {
+        match self.out.func.vars[v].kind {
             VarKind::Local | VarKind::Param(_) => Ok(Place::Var(v)),
-            VarKind::Temp => match self.var_place.get(&v) {
+            VarKind::Temp => match self.out.var_place.get(&v) {
                 Some(p) => Ok(p.clone()),
                 None => Err(Ctl::fail(Error::Misuse {
                     message: "cannot assign to a computed value; declare a variable with \
@@ -106,8 +106,11 @@ impl Engine {
             return self.let_(ty, OpExpr::Use(Operand::Var(v)), loc);
         }
         let v = self.var_of(v, gen, loc)?;
-        let st = self.func.vars[v].ty;
-        let (place, writable) = match (self.var_place.get(&v).cloned(), self.func.vars[v].kind) {
+        let st = self.out.func.vars[v].ty;
+        let (place, writable) = match (
+            self.out.var_place.get(&v).cloned(),
+            self.out.func.vars[v].kind,
+        ) {
             (Some(p), _) => (p, true),
             (None, VarKind::Local | VarKind::Param(_)) => (Place::Var(v), true),
             (None, VarKind::Temp) => (Place::Var(v), false),
@@ -117,7 +120,7 @@ impl Engine {
         let field = Place::Field(Operand::Var(ptr), index);
         let f = self.let_(ty, OpExpr::Load(field.clone()), loc)?;
         if writable {
-            self.var_place.insert(f, field);
+            self.out.var_place.insert(f, field);
         }
         Ok(f)
     }
@@ -125,7 +128,7 @@ impl Engine {
     /// `&place`, marking a variable whose address is taken.
     pub(super) fn address_of(&mut self, place: Place) -> OpExpr {
         if let (Place::Var(v), None) = (&place, &self.detached) {
-            self.func.vars[*v].addr_taken = true;
+            self.out.func.vars[*v].addr_taken = true;
         }
         OpExpr::AddrOf(place)
     }
@@ -139,7 +142,7 @@ impl Engine {
         loc: SrcLoc,
     ) -> Result<(), Ctl> {
         let v = self.var_of(v, gen, loc)?;
-        if let Some(d) = self.func.vars.get_mut(v).filter(|d| d.hint.is_none()) {
+        if let Some(d) = self.out.func.vars.get_mut(v).filter(|d| d.hint.is_none()) {
             d.hint = Some(name.to_string());
         }
         Ok(())
@@ -152,24 +155,24 @@ impl Engine {
     pub(super) fn load(&mut self, ty: Type, place: Place, loc: SrcLoc) -> Result<VarId, Ctl> {
         let p = self.snapshot_place(place, loc)?;
         let v = self.let_(ty, OpExpr::Load(p.clone()), loc)?;
-        self.var_place.insert(v, p);
+        self.out.var_place.insert(v, p);
         Ok(v)
     }
 
     /// For a value loaded from memory, a fresh load of its place (so
     /// `v += 1; v += 1` on `p.at(0)` adds 2); `None` for any other value.
     pub(super) fn reload(&mut self, v: VarId, gen: u32, loc: SrcLoc) -> Result<Option<VarId>, Ctl> {
-        let Some(p) = self.var_place.get(&v).cloned() else {
+        let Some(p) = self.out.var_place.get(&v).cloned() else {
             return Ok(None);
         };
         if gen != self.gen {
             return Err(stale(loc));
         }
-        let Some(ty) = self.func.vars.get(v).map(|d| d.ty) else {
+        let Some(ty) = self.out.func.vars.get(v).map(|d| d.ty) else {
             return Ok(None);
         };
         let fresh = self.let_(ty, OpExpr::Load(p.clone()), loc)?;
-        self.var_place.insert(fresh, p);
+        self.out.var_place.insert(fresh, p);
         Ok(Some(fresh))
     }
 
@@ -187,7 +190,7 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(o);
         }
-        let d = &self.func.vars[v];
+        let d = &self.out.func.vars[v];
         let mutable = matches!(d.kind, VarKind::Local | VarKind::Param(_));
         if !mutable || matches!(d.ty, Type::Array { .. }) {
             return Ok(o);
