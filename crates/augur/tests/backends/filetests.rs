@@ -21,14 +21,19 @@
 //! - `simulate`: the CPU simulation of its launches (`codegen::cuda::simulate`);
 //! - `verify`: the verifier alone.
 //!
-//! The IR is verified after each step. The output is the IR's text, unless
-//! the last step is one of:
+//! The IR is verified after each step. Output steps add to the output,
+//! anywhere in the list (so `run=1 guards run=1` shows a pass keeping the
+//! meaning):
+//! - `print`: the IR's text;
 //! - `c`: the C unit (`codegen::write_function`);
 //! - `cuda`: the CUDA unit (`codegen::cuda::write_cuda`);
-//! - `run=A,..`: the interpreter's run on the arguments (numbers, or
-//!   `[1, 2]` for a pointer parameter, allocated in the interpreter's
-//!   memory): `result: V`, then each array argument's contents after the
-//!   run, then what the program printed.
+//! - `run=A,..|B,..`: for each `|`-separated list of arguments (numbers,
+//!   or `[1, 2]` for a pointer parameter, allocated in the interpreter's
+//!   memory), the interpreter's run: `result: V` (or `error: ..`), each
+//!   array argument's contents after the run, and what the program
+//!   printed.
+//!
+//! Without an output step the output is the IR's text after the last step.
 //!
 //! A step that fails gives `error: ` and its message as the output, so
 //! errors are file tests too. `AUGUR_BLESS=1` rewrites each file's
@@ -69,21 +74,24 @@ fn run(text: &str) -> Result<String, String> {
         Err(e) => return Ok(format!("error: {e}\n")),
     };
     let mut removed = None;
-    for (i, step) in steps.iter().enumerate() {
-        let last = i + 1 == steps.len();
-        let out = match apply(step, &mut f, &mut removed, last) {
-            Ok(out) => out,
-            Err(Fail::Step(e)) => return Ok(format!("error: {e}\n")),
+    let mut out: Option<String> = None;
+    for step in &steps {
+        let result = apply(step, &mut f, &mut removed);
+        let o = out.get_or_insert_with(String::new);
+        match result {
+            Ok(Some(text)) => o.push_str(&text),
+            Ok(None) => {}
+            Err(Fail::Step(e)) => return Ok(format!("{o}error: {e}\n")),
             Err(Fail::Case(e)) => return Err(e),
-        };
-        if let Err(e) = augur::ir::verify::verify(&f) {
-            return Ok(format!("error: `{step}` left unverified IR: {e}\n"));
         }
-        if let Some(out) = out {
-            return Ok(out);
+        if let Err(e) = augur::ir::verify::verify(&f) {
+            return Ok(format!("{o}error: `{step}` left unverified IR: {e}\n"));
         }
     }
-    let mut out = f.to_string();
+    let mut out = match out {
+        Some(o) if !o.is_empty() => o,
+        _ => f.to_string(),
+    };
     if let Some(n) = removed {
         out = format!("// gotos removed: {n}\n{out}");
     }
@@ -120,26 +128,22 @@ enum Fail {
     Case(String),
 }
 
-/// Runs one step on `f`; `Some` output for the final output steps.
-fn apply(
-    step: &str,
-    f: &mut Function,
-    removed: &mut Option<u64>,
-    last: bool,
-) -> Result<Option<String>, Fail> {
+/// Runs one step on `f`; `Some` output for the output steps.
+fn apply(step: &str, f: &mut Function, removed: &mut Option<u64>) -> Result<Option<String>, Fail> {
     let fail = |e: augur::Error| Fail::Step(e.to_string());
     let (name, arg) = step.split_once('=').unwrap_or((step, ""));
-    if matches!(name, "c" | "cuda" | "run") && !last {
-        return Err(Fail::Case(format!("`{name}` must be the last step")));
-    }
     match name {
+        "print" => return Ok(Some(f.to_string())),
         "c" => return Ok(Some(augur::codegen::write_function(f))),
         "cuda" => {
             return augur::codegen::cuda::write_cuda(f, "")
                 .map(Some)
                 .map_err(fail)
         }
-        "run" => return interpret(f, arg).map(Some),
+        "run" => {
+            let runs: Result<Vec<String>, Fail> = arg.split('|').map(|a| interpret(f, a)).collect();
+            return runs.map(|r| Some(r.concat()));
+        }
         "simulate" => *f = augur::codegen::cuda::simulate(f).map_err(fail)?,
         "bounds" => {
             let slices = slices(arg).map_err(Fail::Case)?;
