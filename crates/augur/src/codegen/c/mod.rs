@@ -30,7 +30,7 @@ pub(crate) mod testkit {
     use crate::exec::compile::{compile, CompileOptions, Library};
     use crate::ir::{
         BinOp, Const, Expr, ExprId, ExternDecl, FuncId, Function, Scalar, Stmt, StmtKind, Type,
-        UnOp, VarData, VarId, VarKind,
+        VarData, VarId, VarKind,
     };
 
     pub const BOOL: Type = Type::Scalar(Scalar::Bool);
@@ -114,23 +114,9 @@ pub(crate) mod testkit {
             self.f.expr(Expr::Binary(op, a, b), ty)
         }
 
-        pub fn un(&mut self, op: UnOp, a: ExprId) -> ExprId {
-            let ty = *self.f.ty(a);
-            self.f.expr(Expr::Unary(op, a), ty)
-        }
-
-        pub fn cast(&mut self, a: ExprId, ty: Type) -> ExprId {
-            self.f.expr(Expr::Cast(a), ty)
-        }
-
         pub fn index(&mut self, base: ExprId, i: ExprId) -> ExprId {
             let ty = *self.f.ty(base).element().expect("indexable");
             self.f.expr(Expr::Index(base, i), ty)
-        }
-
-        pub fn deref(&mut self, p: ExprId) -> ExprId {
-            let ty = *self.f.ty(p).element().expect("a pointer");
-            self.f.expr(Expr::Deref(p), ty)
         }
 
         pub fn addr(&mut self, place: ExprId) -> ExprId {
@@ -209,122 +195,14 @@ pub(crate) mod testkit {
     }
 }
 
-/// Generated C compiled with `-Wall -Werror` and run.
+/// Generated C compiled with `-Wall -Werror` and run, where the case
+/// needs C defined beside it or a module (the rest are file tests:
+/// `crates/augur/filetests/c/`).
 #[cfg(test)]
 mod tests {
     use super::testkit::*;
     use super::{write_function, write_module};
-    use crate::ir::{BinOp, Scalar, StmtKind, Type, UnOp};
-
-    #[test]
-    fn sums_an_array_through_a_pointer() {
-        let mut b = B::new("sum", I32);
-        let p = b.param("p", cptr(I32));
-        let n = b.param("n", I32);
-        let (s, i) = (b.local("s", I32), b.local("i", I32));
-        let zero = b.int(0, I32);
-        b.push(decl(s, Some(zero)));
-        let zero = b.int(0, I32);
-        b.push(decl(i, Some(zero)));
-        let (ei, en) = (b.var(i), b.var(n));
-        let cond = b.bin(BinOp::Lt, ei, en);
-        let (es, ep, ei) = (b.var(s), b.var(p), b.var(i));
-        let elem = b.index(ep, ei);
-        let add = b.bin(BinOp::Add, es, elem);
-        let (s1, i1, i2, one) = (b.var(s), b.var(i), b.var(i), b.int(1, I32));
-        let inc = b.bin(BinOp::Add, i2, one);
-        let body = vec![assign(s1, add), assign(i1, inc)];
-        b.push(st(StmtKind::While { cond, body }));
-        let es = b.var(s);
-        b.push(ret(Some(es)));
-        let src = write_function(&b.f);
-        assert!(
-            src.contains("int32_t sum(const int32_t *p, int32_t n) {\n"),
-            "{src}"
-        );
-        assert!(src.contains("    s = s + p[i];\n"), "{src}");
-        let (_dir, lib) = build("c-sum", &src, &[]);
-        let sum = sym!(lib, "sum" as extern "C" fn(*const i32, i32) -> i32);
-        let data = [1, 2, 3, 4, 5];
-        assert_eq!(sum(data.as_ptr(), 5), 15);
-        assert_eq!(sum(data.as_ptr(), 0), 0);
-    }
-
-    #[test]
-    fn if_else_chain() {
-        let mut b = B::new("classify", I32);
-        let x = b.param("x", I32);
-        let mut tail = vec![ret(Some(b.int(2, I32)))];
-        for (op, k, r) in [(BinOp::Lt, 10, 1), (BinOp::Eq, 0, 0), (BinOp::Lt, 0, -1)] {
-            let (ex, ek) = (b.var(x), b.int(k, I32));
-            let cond = b.bin(op, ex, ek);
-            tail = vec![if_(cond, vec![ret(Some(b.int(r, I32)))], tail)];
-        }
-        b.f.body = tail;
-        let src = write_function(&b.f);
-        assert!(src.contains("} else if (x == 0) {\n"), "{src}");
-        let (_dir, lib) = build("c-ifelse", &src, &[]);
-        let classify = sym!(lib, "classify" as extern "C" fn(i32) -> i32);
-        let got: Vec<i32> = [-7, 0, 3, 10, 99].map(|x| classify(x)).to_vec();
-        assert_eq!(got, [-1, 0, 1, 2, 2]);
-    }
-
-    /// `for (i = 0; i < 100; i = i + 1)` with `break`, `continue`, a pragma
-    /// and comments that would break C if printed carelessly.
-    #[test]
-    fn for_loop_with_break_continue_and_annotations() {
-        let mut b = B::new("fill", Type::Void);
-        let out = b.param("out", Type::ptr(I32));
-        let n = b.param("n", I32);
-        let i = b.local("i", I32);
-        let (ei, end) = (b.var(i), b.int(100, I32));
-        let cond = b.bin(BinOp::Lt, ei, end);
-        let (i1, i2, one) = (b.var(i), b.var(i), b.int(1, I32));
-        let next = b.bin(BinOp::Add, i2, one);
-        let (ei, en) = (b.var(i), b.var(n));
-        let stop = b.bin(BinOp::Ge, ei, en);
-        let (ei, two) = (b.var(i), b.int(2, I32));
-        let rem = b.bin(BinOp::Rem, ei, two);
-        let one = b.int(1, I32);
-        let odd = b.bin(BinOp::Ne, rem, one);
-        let (eo, ei) = (b.var(out), b.var(i));
-        let place = b.index(eo, ei);
-        let (x, y) = (b.var(i), b.var(i));
-        let sq = b.bin(BinOp::Mul, x, y);
-        let body = vec![
-            if_(stop, vec![st(StmtKind::Break)], vec![]),
-            if_(odd, vec![], vec![st(StmtKind::Continue)]),
-            assign(place, sq),
-        ];
-        let zero = b.int(0, I32);
-        let mut for_ = st(StmtKind::For {
-            init: Box::new(decl(i, Some(zero))),
-            cond,
-            step: Box::new(assign(i1, next)),
-            body,
-        });
-        for_.annotations = [
-            "pragma: GCC unroll 2",
-            "ends with \\",
-            "trigraph ??/",
-            "two\nlines",
-        ]
-        .map(crate::ir::Annotation::parse)
-        .to_vec();
-        b.push(for_);
-        let src = write_function(&b.f);
-        assert!(
-            src.contains(
-                "  _Pragma(\"GCC unroll 2\")\n  for (int32_t i = 0; i < 100; i = i + 1) {"
-            ),
-            "{src}"
-        );
-        let (_dir, lib) = build("c-for", &src, &[]);
-        let fill = sym!(lib, "fill" as extern "C" fn(*mut i32, i32));
-        let mut buf = [-1; 8];
-        fill(buf.as_mut_ptr(), 6);
-        assert_eq!(buf, [0, -1, 4, -1, 16, -1, -1, -1]);
-    }
+    use crate::ir::{BinOp, Scalar, StmtKind, Type};
 
     #[test]
     fn calls_prototype_and_header_externs() {
@@ -386,95 +264,6 @@ mod tests {
             while (n-- > 0) { s += va_arg(ap, int32_t); } va_end(ap); return s; }\n";
         let (_dir, lib) = build("c-variadic", &src, &[extra]);
         assert_eq!(sym!(lib, "sum3" as extern "C" fn() -> i32)(), 60);
-    }
-
-    /// `int32_t a[4]; a[0] = k; int32_t *p = &a[2]; *p = 7;` and a pointer to the whole array.
-    #[test]
-    fn array_local_address_of_and_deref() {
-        let mut b = B::new("arrays", I32);
-        let k = b.param("k", I32);
-        let arr = Type::array(I32, Some(4));
-        let (a, p, pa) = (
-            b.local("a", arr),
-            b.local("p", Type::ptr(I32)),
-            b.local("pa", Type::ptr(arr)),
-        );
-        b.push(decl(a, None));
-        for i in 0..4 {
-            let (ea, ei, ek) = (b.var(a), b.int(i, I32), b.var(k));
-            let place = b.index(ea, ei);
-            b.push(assign(place, ek));
-        }
-        let (ea, two) = (b.var(a), b.int(2, I32));
-        let elem = b.index(ea, two);
-        let addr = b.addr(elem);
-        b.push(decl(p, Some(addr)));
-        let (ep, seven) = (b.var(p), b.int(7, I32));
-        let star = b.deref(ep);
-        b.push(assign(star, seven));
-        let ea = b.var(a);
-        let whole = b.addr(ea);
-        b.push(decl(pa, Some(whole)));
-        let (epa, one, three) = (b.var(pa), b.int(1, I32), b.int(3, I32));
-        let row = b.deref(epa);
-        let place = b.index(row, one);
-        b.push(assign(place, three));
-        // a[0] + a[1] + a[2] + a[3] = k + 3 + 7 + k
-        let mut total = b.int(0, I32);
-        for i in 0..4 {
-            let (ea, ei) = (b.var(a), b.int(i, I32));
-            let elem = b.index(ea, ei);
-            total = b.bin(BinOp::Add, total, elem);
-        }
-        b.push(ret(Some(total)));
-        let src = write_function(&b.f);
-        for text in [
-            "  int32_t a[4];\n",
-            "int32_t *p = &a[2];",
-            "*p = 7;",
-            "int32_t (*pa)[4] = &a;",
-            "(*pa)[1] = 3;",
-        ] {
-            assert!(src.contains(text), "{text} in {src}");
-        }
-        let (_dir, lib) = build("c-arrays", &src, &[]);
-        assert_eq!(sym!(lib, "arrays" as extern "C" fn(i32) -> i32)(5), 20);
-    }
-
-    #[test]
-    fn select_logic_and_bit_operators() {
-        let mut b = B::new("pick", I32);
-        let (p, q) = (b.param("p", BOOL), b.param("q", BOOL));
-        let (x, y) = (b.param("x", I32), b.param("y", I32));
-        let (ep, eq) = (b.var(p), b.var(q));
-        let not_q = b.un(UnOp::Not, eq);
-        let both = b.bin(BinOp::And, ep, not_q);
-        let (ex, three) = (b.var(x), b.int(3, I32));
-        let low = b.bin(BinOp::BitAnd, ex, three);
-        let one = b.int(1, I32);
-        let is_one = b.bin(BinOp::Eq, low, one);
-        let cond = b.bin(BinOp::Or, both, is_one);
-        let (ex, two, ey) = (b.var(x), b.int(2, I32), b.var(y));
-        let shifted = b.bin(BinOp::Shl, ex, two);
-        let mixed = b.bin(BinOp::BitOr, shifted, ey);
-        let (ex, ey) = (b.var(x), b.var(y));
-        let gt = b.bin(BinOp::Gt, ex, ey);
-        let (ex, ey) = (b.var(x), b.var(y));
-        let neg = b.un(UnOp::Neg, ey);
-        let inner = b.select(gt, ex, neg);
-        let e = b.select(cond, mixed, inner);
-        b.push(ret(Some(e)));
-        let src = write_function(&b.f);
-        assert!(
-            src.contains("return (p && !q) || (x & 3) == 1 ? (x << 2) | y : x > y ? x : -y;"),
-            "{src}"
-        );
-        let (_dir, lib) = build("c-select", &src, &[]);
-        let pick = sym!(lib, "pick" as extern "C" fn(bool, bool, i32, i32) -> i32);
-        assert_eq!(pick(true, false, 0, 1), 1);
-        assert_eq!(pick(false, false, 5, 1), 21);
-        assert_eq!(pick(false, false, 4, 1), 4);
-        assert_eq!(pick(false, true, 4, 9), -9);
     }
 
     #[test]

@@ -32,6 +32,11 @@
 //!   memory), the interpreter's run: `result: V` (or `error: ..`), each
 //!   array argument's contents after the run, and what the program
 //!   printed.
+//! - `cc=A,..|B,..`: the same from the C unit compiled by the system's C
+//!   compiler (`$CC`, else `cc`; `-std=c99 -Wall -Werror`) with a `main`
+//!   that makes the call, so a case can show C and the interpreter agree
+//!   (`run=3 cc=3`). A program that stops gives `error: ` and what it
+//!   wrote to stderr.
 //!
 //! Without an output step the output is the IR's text after the last step.
 //!
@@ -40,8 +45,11 @@
 //! expectation with what the steps give (review the diff before
 //! committing it).
 
-use augur::exec::{Interpreter, Value};
-use augur::ir::{Function, Scalar, Type};
+use augur::ir::Function;
+
+mod args;
+mod cc;
+mod run;
 use std::path::{Path, PathBuf};
 
 fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -61,7 +69,7 @@ fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// What running `text`'s steps gives, in the expectation's form; `Err`
 /// for a malformed case (not for a step that fails).
-fn run(text: &str) -> Result<String, String> {
+fn check_case(text: &str) -> Result<String, String> {
     let header = text.lines().next().unwrap_or_default();
     let steps = words(
         header
@@ -123,7 +131,7 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// Why a step gave no output: it failed, or the case is malformed.
-enum Fail {
+pub(super) enum Fail {
     Step(String),
     Case(String),
 }
@@ -141,7 +149,12 @@ fn apply(step: &str, f: &mut Function, removed: &mut Option<u64>) -> Result<Opti
                 .map_err(fail)
         }
         "run" => {
-            let runs: Result<Vec<String>, Fail> = arg.split('|').map(|a| interpret(f, a)).collect();
+            let runs: Result<Vec<String>, Fail> =
+                arg.split('|').map(|a| run::interpret(f, a)).collect();
+            return runs.map(|r| Some(r.concat()));
+        }
+        "cc" => {
+            let runs: Result<Vec<String>, Fail> = arg.split('|').map(|a| cc::run(f, a)).collect();
             return runs.map(|r| Some(r.concat()));
         }
         "simulate" => *f = augur::codegen::cuda::simulate(f).map_err(fail)?,
@@ -180,138 +193,6 @@ fn slices(arg: &str) -> Result<Vec<(usize, usize)>, String> {
         .collect()
 }
 
-/// Runs `f` in the interpreter on `args` (see the module docs).
-fn interpret(f: &Function, args: &str) -> Result<String, Fail> {
-    let texts: Vec<String> = split_args(args)
-        .iter()
-        .map(|t| t.trim().to_string())
-        .collect();
-    if texts.len() != f.params.len() {
-        return Err(Fail::Case(format!(
-            "`run` has {} arguments for {} parameters",
-            texts.len(),
-            f.params.len()
-        )));
-    }
-    let mut it = Interpreter::new();
-    let mut values = Vec::new();
-    let mut arrays = Vec::new();
-    for (k, (text, &p)) in texts.iter().zip(&f.params).enumerate() {
-        let ty = f.vars[p].ty;
-        let v = match text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-            Some(items) => {
-                let elem = *ty.element().ok_or(Fail::Case(format!(
-                    "an array for parameter {k}, of type {ty}"
-                )))?;
-                let items: Vec<&str> = items.split(',').map(str::trim).collect();
-                let v = alloc(&mut it, elem, &items).map_err(Fail::Case)?;
-                arrays.push((k, elem, items.len(), v));
-                v
-            }
-            None => scalar(ty, text).map_err(Fail::Case)?,
-        };
-        values.push(v);
-    }
-    let result = match it.call(f, &values) {
-        Ok(v) => format!("result: {v}\n"),
-        Err(e) => format!("error: {e}\n"),
-    };
-    let mut out = result;
-    for (k, elem, n, v) in arrays {
-        out.push_str(&format!("arg{k}: [{}]\n", read(&it, elem, v, n)));
-    }
-    let printed = it.take_output();
-    if !printed.is_empty() {
-        out.push_str("printed:\n");
-        out.push_str(&printed);
-        if !printed.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    Ok(out)
-}
-
-/// `a, [1, 2], b` split at the commas outside brackets.
-fn split_args(args: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut depth, mut cur) = (0, String::new());
-    for c in args.chars() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(std::mem::take(&mut cur));
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// The value of `text` as type `ty`.
-fn scalar(ty: Type, text: &str) -> Result<Value, String> {
-    let bad = || format!("`{text}` is not a {ty}");
-    let int = || text.parse::<i64>().map_err(|_| bad());
-    let float = || text.parse::<f64>().map_err(|_| bad());
-    Ok(match ty {
-        Type::Scalar(Scalar::Bool) => Value::Bool(text.parse().map_err(|_| bad())?),
-        Type::Scalar(Scalar::I32) => Value::I32(int()? as i32),
-        Type::Scalar(Scalar::I64) => Value::I64(int()?),
-        Type::Scalar(Scalar::U32) => Value::U32(int()? as u32),
-        Type::Scalar(Scalar::U64) => Value::U64(int()? as u64),
-        Type::Scalar(Scalar::F32) => Value::F32(float()? as f32),
-        Type::Scalar(Scalar::F64) => Value::F64(float()?),
-        _ => return Err(format!("no arguments of type {ty} in file tests")),
-    })
-}
-
-/// `items` as an array of `elem` in the interpreter's memory.
-fn alloc(it: &mut Interpreter, elem: Type, items: &[&str]) -> Result<Value, String> {
-    fn parse<T: std::str::FromStr>(items: &[&str]) -> Result<Vec<T>, String> {
-        let items = items.iter().filter(|s| !s.is_empty());
-        items
-            .map(|s| s.parse().map_err(|_| format!("`{s}` is not an element")))
-            .collect()
-    }
-    let m = it.memory_mut();
-    Ok(match elem {
-        Type::Scalar(Scalar::I32) => m.alloc_slice(&parse::<i32>(items)?),
-        Type::Scalar(Scalar::I64) => m.alloc_slice(&parse::<i64>(items)?),
-        Type::Scalar(Scalar::U32) => m.alloc_slice(&parse::<u32>(items)?),
-        Type::Scalar(Scalar::U8) => m.alloc_slice(&parse::<u8>(items)?),
-        Type::Scalar(Scalar::F32) => m.alloc_slice(&parse::<f32>(items)?),
-        Type::Scalar(Scalar::F64) => m.alloc_slice(&parse::<f64>(items)?),
-        t => return Err(format!("no arrays of {t} in file tests")),
-    })
-}
-
-/// The `n` elements of type `elem` at `v`, printed.
-fn read(it: &Interpreter, elem: Type, v: Value, n: usize) -> String {
-    fn show<T: augur::exec::Pod + std::fmt::Debug>(it: &Interpreter, v: Value, n: usize) -> String {
-        match it.memory().read_slice::<T>(v, n) {
-            Ok(xs) => xs
-                .iter()
-                .map(|x| format!("{x:?}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Err(e) => format!("unreadable: {e}"),
-        }
-    }
-    match elem {
-        Type::Scalar(Scalar::I32) => show::<i32>(it, v, n),
-        Type::Scalar(Scalar::I64) => show::<i64>(it, v, n),
-        Type::Scalar(Scalar::U32) => show::<u32>(it, v, n),
-        Type::Scalar(Scalar::U8) => show::<u8>(it, v, n),
-        Type::Scalar(Scalar::F32) => show::<f32>(it, v, n),
-        _ => show::<f64>(it, v, n),
-    }
-}
-
 #[test]
 fn filetests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("filetests");
@@ -322,7 +203,7 @@ fn filetests() {
     let mut failures = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let got = match run(&text) {
+        let got = match check_case(&text) {
             Ok(got) => got,
             Err(e) => {
                 failures.push(format!("{}: {e}", file.display()));
