@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::ir::{SrcLoc, VarData};
 
 /// Runs an extraction may take once a loop audit found a turn reading a
-/// `Dyn` value the turn before computed (`Engine::carried`), before it
+/// `Dyn` value the turn before computed (`Learned::carried`), before it
 /// stops with `Error::CarriedValue`. A plain Rust loop of that shape (the
 /// same audit failure) unrolls correctly well within this; a dyn loop never
 /// ends, and each of its turns costs runs that replay all turns before it,
@@ -18,7 +18,7 @@ use crate::ir::{SrcLoc, VarData};
 const CARRIED_RUNS: u64 = 1000;
 
 impl Engine {
-    /// Discards all exploration (keeps `never_close`) and schedules the first run.
+    /// Discards all exploration (keeps what audits `Learned`) and schedules the first run.
     pub fn start_attempt(&mut self) {
         if self.schedule.attempts > 0 {
             self.stats.runs_per_attempt.push(self.stats.runs);
