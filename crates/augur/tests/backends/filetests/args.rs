@@ -13,7 +13,10 @@ pub(super) enum Arg {
 
 /// The arguments in `text` (`3, [1, 2]`), one per parameter of `f`.
 pub(super) fn parse(f: &Function, text: &str) -> Result<Vec<Arg>, Fail> {
-    let texts: Vec<String> = split(text).iter().map(|t| t.trim().to_string()).collect();
+    let texts: Vec<String> = split_outside_brackets(text, |c| c == ',')
+        .iter()
+        .map(|t| t.trim().to_string())
+        .collect();
     if texts.len() != f.params.len() {
         return Err(Fail::Case(format!(
             "{} arguments for {} parameters",
@@ -64,15 +67,17 @@ fn check_type(ty: Type) -> Result<(), Fail> {
     }
 }
 
-/// `a, [1, 2], b` split at the commas outside brackets.
-fn split(args: &str) -> Vec<String> {
+/// `text` split where `at` accepts a character outside brackets, empty
+/// pieces dropped: the steps of a case (at white space: `run=[1, 2]` is
+/// one step) and a step's arguments (at commas: `a, [1, 2], b`).
+pub(super) fn split_outside_brackets(text: &str, at: impl Fn(char) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     let (mut depth, mut cur) = (0, String::new());
-    for c in args.chars() {
+    for c in text.chars() {
         match c {
             '[' => depth += 1,
             ']' => depth -= 1,
-            ',' if depth == 0 => {
+            c if depth == 0 && at(c) => {
                 out.push(std::mem::take(&mut cur));
                 continue;
             }
@@ -80,9 +85,8 @@ fn split(args: &str) -> Vec<String> {
         }
         cur.push(c);
     }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
+    out.push(cur);
+    out.retain(|p| !p.trim().is_empty());
     out
 }
 

@@ -71,10 +71,11 @@ fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
 /// for a malformed case (not for a step that fails).
 fn check_case(text: &str) -> Result<String, String> {
     let header = text.lines().next().unwrap_or_default();
-    let steps = words(
+    let steps = args::split_outside_brackets(
         header
             .strip_prefix("// test:")
             .ok_or("the first line must be `// test: <steps>`")?,
+        char::is_whitespace,
     );
     let input = text.split("\n// expect:\n").next().unwrap_or_default();
     let mut f = match augur::ir::parse(input) {
@@ -104,30 +105,6 @@ fn check_case(text: &str) -> Result<String, String> {
         out = format!("// gotos removed: {n}\n{out}");
     }
     Ok(out)
-}
-
-/// `text` split at the white space outside brackets (`run=[1, 2]` is one).
-fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut depth, mut cur) = (0, String::new());
-    for c in text.chars() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// Why a step gave no output: it failed, or the case is malformed.
