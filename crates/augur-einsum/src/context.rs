@@ -142,11 +142,11 @@ pub(crate) trait GpuTensor {
 /// of other instances have no device buffers there. Kept in the
 /// extraction's context ([`dsl::local`]), so an extraction that ends
 /// anywhere leaves none behind.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct KernelOwner(Option<dsl::Id>);
 
 fn kernel_owner() -> Option<dsl::Id> {
-    dsl::local(|o: &mut KernelOwner| o.0)
+    dsl::local_copy::<KernelOwner>().0
 }
 
 /// Sets the kernel owner for its lifetime; dropped on unwinding too (runs

@@ -333,3 +333,27 @@ pub fn fail(
 pub fn local<T: Default + 'static, R>(f: impl FnOnce(&mut T) -> R) -> R {
     context::with(|c| c.local(Level::Extraction, f))
 }
+
+/// A copy of the extraction's value of type `T` (see [`local`]); `T`'s
+/// `Default` when the extraction has none or outside one. Cheaper than
+/// [`local`] for a value read often (a check on every statement): nothing
+/// is taken out or made.
+///
+/// ```
+/// use augur::{dsl, Builder, Dyn};
+///
+/// #[derive(Clone, Default)]
+/// struct Depth(u32);
+///
+/// Builder::new()
+///     .extract("f", |x: Dyn<i32>| {
+///         assert_eq!(dsl::local_copy::<Depth>().0, 0);
+///         dsl::local(|d: &mut Depth| d.0 = 2);
+///         assert_eq!(dsl::local_copy::<Depth>().0, 2);
+///         x
+///     })
+///     .unwrap();
+/// ```
+pub fn local_copy<T: Clone + Default + 'static>() -> T {
+    context::with(|c| c.local_copy(Level::Extraction))
+}

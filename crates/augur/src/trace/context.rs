@@ -182,6 +182,25 @@ impl Context {
         f(put.value.as_mut().expect("put back only on drop"))
     }
 
+    /// A copy of this scope's value of type `T`; `T::default()` when it
+    /// has none, or outside such a scope. Only reads: nothing runs while
+    /// the locals are borrowed.
+    pub(crate) fn local_copy<T: Clone + Default + 'static>(&self, level: Level) -> T {
+        let (open, locals) = match level {
+            Level::Extraction => (self.extracting.get(), &self.extraction_locals),
+            Level::Module => (self.module.get(), &self.module_locals),
+        };
+        if !open {
+            return T::default();
+        }
+        let id = TypeId::of::<T>();
+        let l = locals.borrow();
+        (l.iter().find(|(t, _)| *t == id))
+            .and_then(|(_, v)| v.downcast_ref::<T>())
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// A new DSL instance id, distinct from every other on this thread.
     pub(crate) fn next_id(&self) -> u64 {
         let id = self.next_id.get();
