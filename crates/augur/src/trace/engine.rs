@@ -28,11 +28,12 @@
 
 use super::config::Config;
 use super::decisions::{DecisionTree, PathId};
-use super::graph::{Cursor, Graph, Node, NodeId, Op, Operand, Place, Succ};
+use super::graph::{Cursor, Graph, Node, NodeId, Op, Operand, Succ};
 use super::jobs::{check_choice, Job, Learned, Schedule};
+use super::output::Output;
 use super::run::{Mode, Run, Seen};
 use super::stats::Stats;
-use super::tag::{self, mix, FastMap, Tag, TagCounts};
+use super::tag::{self, mix, Tag, TagCounts};
 use crate::error::Error;
 use crate::ir::{Arena, ExternSig, FuncId, SrcLoc, Type, VarId};
 use crate::prophecy::store::Store;
@@ -105,46 +106,6 @@ pub struct Engine {
     pub(super) stats: Stats,
     /// Identifies this extraction to the handles it made.
     pub(super) extraction: u64,
-}
-
-/// The function an attempt builds: variables (parameters first) and
-/// externs; the body comes from structuring the graph.
-pub(super) struct Output {
-    pub(super) func: crate::ir::Function,
-    /// Each extern's id by name.
-    pub(super) extern_ids: FastMap<String, FuncId>,
-    /// For temporaries loaded from a place: the place, so `set` can store to it.
-    pub(super) var_place: FastMap<VarId, Place>,
-}
-
-impl Output {
-    /// A function `name` with parameters of types `params`, returning `ret`.
-    fn new(name: &str, params: &[Type], ret: Type) -> Output {
-        let mut func = crate::ir::Function::new(name, ret);
-        for (i, ty) in params.iter().enumerate() {
-            let v = func.vars.push(crate::ir::VarData {
-                ty: *ty,
-                kind: crate::ir::VarKind::Param(i as u32),
-                hint: None,
-                name: None,
-                addr_taken: false,
-                loc: None,
-            });
-            func.params.push(v);
-        }
-        Output {
-            func,
-            extern_ids: FastMap::default(),
-            var_place: FastMap::default(),
-        }
-    }
-
-    /// The same signature, nothing recorded: for a new attempt.
-    pub(super) fn fresh(&self) -> Output {
-        let f = &self.func;
-        let params: Vec<Type> = f.params.iter().map(|&p| f.vars[p].ty).collect();
-        Output::new(&f.name, &params, f.ret)
-    }
 }
 
 impl Engine {
@@ -244,27 +205,12 @@ impl Engine {
             .push(crate::ir::Annotation::parse(text));
     }
 
-    /// The id of an extern, declaring it on first use. `sig` is borrowed:
-    /// calls to a declared extern (most of them) allocate nothing.
+    /// The id of an extern, declaring it on first use.
     pub(super) fn extern_fn(&mut self, sig: &ExternSig<'_>) -> Result<FuncId, Error> {
         if self.detached.is_some() {
             return Ok(FuncId(0));
         }
-        if let Some(&id) = self.out.extern_ids.get(sig.name) {
-            if !sig.declares(&self.out.func.externs[id]) {
-                return Err(Error::Misuse {
-                    message: format!(
-                        "extern function `{}` is used with two different signatures",
-                        sig.name
-                    ),
-                    location: None,
-                });
-            }
-            return Ok(id);
-        }
-        let id = self.out.func.externs.push(sig.to_decl());
-        self.out.extern_ids.insert(sig.name.to_string(), id);
-        Ok(id)
+        self.out.extern_id(sig)
     }
 
     // ----- operations -----
@@ -360,11 +306,11 @@ impl Engine {
     /// Returns have no future, so equal returns are shared whatever the tag.
     fn record_return(&mut self, op: Op, loc: SrcLoc) -> Result<(), Ctl> {
         let key = (RETURN_TAG, 0);
-        if let Some(n) = self.memo_find(key, |e, n| e.graph.nodes[n].op == op) {
+        if let Some(n) = (self.graph).memo_find(key, |n| self.graph.nodes[n].op == op) {
             return self.link(n);
         }
         let n = self.new_node(op, loc, RETURN_TAG, RETURN_TAG, 0)?;
-        self.memo_insert(key, n);
+        self.graph.memo_insert(key, n);
         self.link(n)
     }
 

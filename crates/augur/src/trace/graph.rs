@@ -21,13 +21,34 @@ pub struct Graph {
     /// First node.
     pub(super) entry: Option<NodeId>,
     /// First node recorded per (key, occurrence); more in `memo_next`.
-    pub(super) memo: FastMap<(Tag, u32), NodeId>,
+    memo: FastMap<(Tag, u32), NodeId>,
     /// Further nodes with the same key (different operations: rare).
-    pub(super) memo_next: FastMap<NodeId, NodeId>,
+    memo_next: FastMap<NodeId, NodeId>,
     /// The node that defines each variable.
     pub(super) var_def: FastMap<VarId, NodeId>,
     /// Variables some recorded operation assigns (see `decides_anew`).
     pub(super) assigned: FastSet<VarId>,
+}
+
+impl Graph {
+    /// The first node recorded under `key` that `ok` accepts.
+    pub(super) fn memo_find(&self, key: (Tag, u32), ok: impl Fn(NodeId) -> bool) -> Option<NodeId> {
+        let mut cur = self.memo.get(&key).copied();
+        while let Some(n) = cur {
+            if ok(n) {
+                return Some(n);
+            }
+            cur = self.memo_next.get(&n).copied();
+        }
+        None
+    }
+
+    /// Records node `n` under `key`, after those recorded before.
+    pub(super) fn memo_insert(&mut self, key: (Tag, u32), n: NodeId) {
+        if let Some(first) = self.memo.insert(key, n) {
+            self.memo_next.insert(n, first);
+        }
+    }
 }
 
 /// An operand of an operation: a variable or a constant. Scalar constants

@@ -17,6 +17,7 @@ pub(crate) mod driver;
 pub(crate) mod engine;
 pub(crate) mod graph;
 mod jobs;
+mod output;
 mod record;
 pub(crate) mod recorder;
 mod run;

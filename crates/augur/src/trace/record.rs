@@ -44,7 +44,7 @@ impl Engine {
         let linkable =
             self.run.ops > self.run.no_link_until && !self.learned.no_link.contains(&(key, occ));
         if self.config.memoize && linkable {
-            if let Some(n) = self.memo_find((key, occ), |e, n| e.same_op(n, &op, loc)) {
+            if let Some(n) = (self.graph).memo_find((key, occ), |n| self.same_op(n, &op, loc)) {
                 if self.config.link_audit_ops == 0 {
                     self.stats.memo_hits += 1;
                     self.link(n)?;
@@ -55,30 +55,9 @@ impl Engine {
         }
         let n = self.new_node(op, loc, base, key, occ)?;
         self.link(n)?;
-        self.memo_insert((key, occ), n);
+        self.graph.memo_insert((key, occ), n);
         self.note_seen(n, key);
         Ok(n)
-    }
-
-    pub(super) fn memo_find(
-        &self,
-        key: (Tag, u32),
-        ok: impl Fn(&Engine, NodeId) -> bool,
-    ) -> Option<NodeId> {
-        let mut cur = self.graph.memo.get(&key).copied();
-        while let Some(n) = cur {
-            if ok(self, n) {
-                return Some(n);
-            }
-            cur = self.graph.memo_next.get(&n).copied();
-        }
-        None
-    }
-
-    pub(super) fn memo_insert(&mut self, key: (Tag, u32), n: NodeId) {
-        if let Some(first) = self.graph.memo.insert(key, n) {
-            self.graph.memo_next.insert(n, first);
-        }
     }
 
     /// True if `op` is node `n`'s operation on other variables that come
