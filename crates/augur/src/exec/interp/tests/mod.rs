@@ -3,7 +3,6 @@
 mod arith;
 mod control;
 mod memory;
-mod parallel;
 mod printf;
 
 use super::{Interpreter, Value};
