@@ -25,10 +25,6 @@ fn ptr(to: Type) -> Type {
     Type::ptr(to)
 }
 
-fn array(of: Type, len: Option<u64>) -> Type {
-    Type::array(of, len)
-}
-
 /// Builds a [`Function`] tersely: variables, then expressions, then the body.
 struct B {
     f: Function,
@@ -182,10 +178,6 @@ fn eval(e: ExprId) -> Stmt {
 
 fn ret(e: ExprId) -> Stmt {
     s(StmtKind::Return(Some(e)))
-}
-
-fn if_(cond: ExprId, then_: Vec<Stmt>, else_: Vec<Stmt>) -> Stmt {
-    s(StmtKind::If { cond, then_, else_ })
 }
 
 fn while_(cond: ExprId, body: Vec<Stmt>) -> Stmt {
