@@ -318,6 +318,18 @@ impl Collect<'_> {
                     ));
                 }
             }
+            // The check stops the host process; a kernel (and its
+            // simulation, which follows it) has no such helper.
+            Expr::Intrinsic(Intrinsic::Checked, _) => {
+                return Err(kernel_error(
+                    loc.or(self.loc),
+                    "the kernel indexes a slice of a checked function (Builder::slice, \
+                     Builder::checked): bounds checks run only in the launch's loop nest \
+                     (compile, interpret); extract the CUDA or simulated version without \
+                     slices"
+                        .into(),
+                ));
+            }
             _ => {}
         }
         let mut r = Ok(());
