@@ -1,7 +1,7 @@
 //! Names variables: user hints first (made unique and C-safe), parameters
 //! `arg0…`, the rest `var0…` in order of declaration.
 
-use crate::codegen::c::keywords::{RESERVED, RESERVED_CUDA};
+use crate::codegen::c::keywords::{HELPERS, RESERVED, RESERVED_CUDA};
 use crate::ir::{Block, Function, StmtKind, VarId, VarKind};
 use crate::trace::tag::FastSet as HashSet;
 
@@ -10,6 +10,7 @@ pub fn run(f: &mut Function) {
     let mut taken: HashSet<String> = RESERVED
         .iter()
         .chain(RESERVED_CUDA)
+        .chain(HELPERS)
         .chain(crate::libm::NAMES)
         .map(|s| s.to_string())
         .collect();

@@ -61,6 +61,16 @@ impl Output {
             }
             return Ok(id);
         }
+        if crate::codegen::c::keywords::HELPERS.contains(&sig.name) {
+            return Err(Error::Misuse {
+                message: format!(
+                    "extern function `{}` has the name of a helper augur's C and CUDA \
+                     define for its device operations and bounds checks; rename it",
+                    sig.name
+                ),
+                location: None,
+            });
+        }
         let id = self.func.externs.push(sig.to_decl());
         self.extern_ids.insert(sig.name.to_string(), id);
         Ok(id)

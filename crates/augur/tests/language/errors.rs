@@ -439,6 +439,40 @@ fn extern_with_two_signatures() {
     assert_names_line(&err, line);
 }
 
+/// The names of the helpers augur's C and CUDA define for device
+/// operations and bounds checks are taken: an extern with one is
+/// `Error::Misuse` at its call, and so is a function with one (it would
+/// be defined twice in the unit).
+#[test]
+fn helper_names_are_taken() {
+    const F: ExternFn<fn(*mut f32, f32) -> f32> = ExternFn::new("augur_atomic_add_f32");
+    let line = line_of("helper_extern");
+    let err = Builder::new()
+        .extract("helper_extern", |p: Dyn<*mut f32>| {
+            // @helper_extern
+            F.call(p, 1.0f32)
+        })
+        .unwrap_err();
+    match &err {
+        Error::Misuse { message, .. } => {
+            assert!(
+                message.contains("`augur_atomic_add_f32` has the name of a helper"),
+                "{message}"
+            )
+        }
+        other => panic!("expected Error::Misuse, got {other:?}"),
+    }
+    assert_names_line(&err, line);
+    let err = Builder::new()
+        .extract("augur_grid_sync", |x: Dyn<i32>| x)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`augur_grid_sync` cannot name a C function"),
+        "{err}"
+    );
+}
+
 /// A configured limit is `Error::Limit`: runs and recorded operations.
 #[test]
 fn limits() {

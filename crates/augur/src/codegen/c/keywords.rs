@@ -139,11 +139,29 @@ pub const RESERVED: &[&str] = &[
     "main",
 ];
 
+/// The helpers the C and CUDA writers define for the IR's intrinsics
+/// ([`Intrinsic::c_name`](crate::ir::Intrinsic::c_name)), and the CUDA
+/// unit's shared-memory array: no variable, function or extern may take
+/// these names.
+pub const HELPERS: &[&str] = &[
+    "augur_grid_sync",
+    "augur_sync_threads",
+    "augur_shared",
+    "augur_smem",
+    "augur_checked",
+    "augur_atomic_add_i32",
+    "augur_atomic_add_u32",
+    "augur_atomic_add_i64",
+    "augur_atomic_add_u64",
+    "augur_atomic_add_f32",
+    "augur_atomic_add_f64",
+];
+
 /// True if `name` is one the generated C cannot give a variable or a
-/// function: a [`RESERVED`] name or a `<math.h>` function
-/// ([`crate::math`]'s table).
+/// function: a [`RESERVED`] name, a [`HELPERS`] name or a `<math.h>`
+/// function ([`crate::math`]'s table).
 pub fn is_reserved(name: &str) -> bool {
-    RESERVED.contains(&name) || crate::libm::NAMES.contains(&name)
+    RESERVED.contains(&name) || HELPERS.contains(&name) || crate::libm::NAMES.contains(&name)
 }
 
 /// Names variables must also avoid because CUDA units are C++: C++
@@ -214,8 +232,24 @@ pub const RESERVED_CUDA: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::RESERVED;
+    use super::{HELPERS, RESERVED};
+    use crate::ir::{Intrinsic, Type, ATOMIC_SCALARS};
     use std::collections::HashSet;
+
+    /// Every helper a writer prints for an intrinsic is reserved.
+    #[test]
+    fn helpers_cover_every_intrinsic() {
+        for i in Intrinsic::ALL {
+            let types: Vec<Type> = match i {
+                Intrinsic::AtomicAdd => ATOMIC_SCALARS.iter().map(|&s| Type::Scalar(s)).collect(),
+                _ => vec![Type::Void],
+            };
+            for ty in types {
+                let name = i.c_name(&ty);
+                assert!(HELPERS.contains(&name.as_str()), "{name}");
+            }
+        }
+    }
 
     #[test]
     fn reserved_has_no_duplicates_and_covers_the_preamble() {

@@ -115,7 +115,7 @@ fn uses_checked(fs: &[&Function]) -> bool {
 
 /// The bounds check of checked functions (`passes::bounds`), when a
 /// function calls it.
-fn write_checked_helper(out: &mut String, fs: &[&Function]) {
+pub(crate) fn write_checked_helper(out: &mut String, fs: &[&Function]) {
     if !uses_checked(fs) {
         return;
     }

@@ -3,8 +3,8 @@
 use super::kernel::{called, split, Kernel, Split};
 use crate::codegen::c::print::c_declarator;
 use crate::codegen::c::writer::{
-    has_special_float, include_line, opaque_types, write_body, write_definition,
-    write_prototype_list, write_struct_tags, write_structs,
+    has_special_float, include_line, opaque_types, write_body, write_checked_helper,
+    write_definition, write_prototype_list, write_struct_tags, write_structs,
 };
 use crate::codegen::source_map::{write_file_macro, CodegenOptions};
 use crate::error::Error;
@@ -131,6 +131,9 @@ pub fn write_cuda_module_with(
     for suffix in crate::codegen::c::atomics::used(&all) {
         out.extend(atomic_helper(suffix));
     }
+    // Host code of a checked function (its kernels are refused) checks
+    // its indexes as the C unit does.
+    write_checked_helper(&mut out, &all);
     out.push_str("\nextern \"C\" {\n");
     write_prototypes(&mut out, &splits);
     for s in &splits {
