@@ -99,7 +99,7 @@ fn step_limit_stops_endless_loops() {
 }
 
 #[test]
-fn millions_of_steps_run_quickly() {
+fn millions_of_steps_run_under_the_default_limit() {
     // s = 0; for i in 0..n { s = s + (i ^ (i >> 3)) }: 4 statements an iteration.
     let mut b = B::new(I64);
     let n = b.param("n", I32);
@@ -117,8 +117,7 @@ fn millions_of_steps_run_quickly() {
     let f = b.build(vec![decl(s, Some(zero)), lp, ret(sv)]);
     let n = 1_000_000;
     let expect: i64 = (0..n).map(|i| (i ^ (i >> 3)) as i64).sum();
-    let start = std::time::Instant::now();
+    // Four million statements stay under the default step limit; the
+    // interpreter's speed is measured by `augur bench compile`.
     assert_eq!(run(&f, &[V::I32(n)]).unwrap(), V::I64(expect));
-    // Generous even for debug builds (about 0.3 s there).
-    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
 }
