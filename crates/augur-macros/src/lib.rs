@@ -11,6 +11,10 @@
 //!   binding followed by a tracker of `x`'s value, and every later
 //!   assignment to `x` (`x = ..`, `x += ..`, `x.f = ..`, `x[i] = ..`) into
 //!   the assignment followed by an update of the tracker;
+//! * every statement that may change a tracked `x` without assigning it
+//!   (a method call on it, `x.push(1)`, `x.f.take()`, or `&mut x`) into
+//!   the statement followed by an update, and every `if`/`while` condition
+//!   that may into one that updates right after it is evaluated;
 //! * the body into one that holds a `Frame` first (no tail calls).
 
 mod derive;

@@ -84,7 +84,71 @@ fn assigned_local(e: &Expr) -> Option<&Ident> {
     }
 }
 
+/// The locals an expression may change without assigning them: receivers
+/// of method calls (`x.push(1)`, `x.f.take()`) and places borrowed `&mut`.
+/// Which methods take `&mut self` is a question of types the macro cannot
+/// ask, so every method call counts (re-hashing an unchanged value costs a
+/// hash, never exactness).
+fn changed_through(e: &Expr) -> Vec<Ident> {
+    struct Changed(Vec<Ident>);
+    impl syn::visit::Visit<'_> for Changed {
+        fn visit_expr_method_call(&mut self, m: &syn::ExprMethodCall) {
+            if let Some(x) = assigned_local(&m.receiver) {
+                self.0.push(x.clone());
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_expr_reference(&mut self, r: &syn::ExprReference) {
+            if r.mutability.is_some() {
+                if let Some(x) = assigned_local(&r.expr) {
+                    self.0.push(x.clone());
+                }
+            }
+            syn::visit::visit_expr_reference(self, r);
+        }
+        // Nested items are not this function's code.
+        fn visit_item(&mut self, _: &Item) {}
+    }
+    let mut c = Changed(Vec::new());
+    syn::visit::Visit::visit_expr(&mut c, e);
+    let mut out: Vec<Ident> = Vec::new();
+    for x in c.0 {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 impl Rewriter {
+    /// Updates of the trackers of the tracked locals among `xs`.
+    fn updates(&self, xs: &[Ident]) -> Vec<Stmt> {
+        xs.iter()
+            .filter(|x| self.is_tracked(x))
+            .map(|x| {
+                let t = tracker(x);
+                let hash = hash_of(x);
+                parse_quote! { #t.update(#hash); }
+            })
+            .collect()
+    }
+
+    /// `cond` re-hashing, right after it is evaluated, the tracked locals
+    /// it may change (`if flag.take().is_some()`): what the branch decides
+    /// next sees their new values.
+    fn condition(&self, cond: &mut Expr) {
+        let updates = self.updates(&changed_through(cond));
+        if updates.is_empty() {
+            return;
+        }
+        let c = format_ident!("__augur_cond", span = Span::mixed_site());
+        *cond = parse_quote! {{
+            let #c = #cond;
+            #(#updates)*
+            #c
+        }};
+    }
+
     fn function(&mut self, body: &mut Block) {
         self.visit_block_mut(body);
         let frame: Stmt = parse_quote! {
@@ -156,26 +220,41 @@ impl VisitMut for Rewriter {
         self.scopes.push(Vec::new());
         let mut out = Vec::with_capacity(b.stmts.len());
         for mut s in std::mem::take(&mut b.stmts) {
-            let tracker = match &mut s {
+            // Locals the statement may change through methods or `&mut`
+            // are re-hashed after it (a tail expression's block gives its
+            // value: the statement around the block re-hashes them).
+            let (tracker, changed) = match &mut s {
                 Stmt::Local(l) => {
                     // The initialiser sees the names before this binding.
+                    let mut changed = Vec::new();
                     if let Some(init) = &mut l.init {
                         self.visit_expr_mut(&mut init.expr);
+                        changed = changed_through(&init.expr);
                         if let Some((_, e)) = &mut init.diverge {
                             self.visit_expr_mut(e);
                         }
                     }
-                    self.track_local(l)
+                    // A local this `let` shadows is out of reach after it.
+                    let mut bound = Vec::new();
+                    bindings(&l.pat, &mut bound);
+                    changed.retain(|x| !bound.contains(x));
+                    let updates = self.updates(&changed);
+                    (self.track_local(l), updates)
                 }
                 // Items are rewritten only if they carry the attribute.
-                Stmt::Item(_) => None,
+                Stmt::Item(_) => (None, Vec::new()),
+                Stmt::Expr(e, Some(_)) => {
+                    self.visit_expr_mut(e);
+                    (None, self.updates(&changed_through(e)))
+                }
                 other => {
                     self.visit_stmt_mut(other);
-                    None
+                    (None, Vec::new())
                 }
             };
             out.push(s);
             out.extend(tracker);
+            out.extend(changed);
         }
         b.stmts = out;
         self.scopes.pop();
@@ -214,6 +293,14 @@ impl VisitMut for Rewriter {
                 let mut names = Vec::new();
                 bindings(&l.pat, &mut names);
                 self.bind(names, false);
+            }
+            Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
+                visit_mut::visit_expr_if_mut(self, i);
+                self.condition(&mut i.cond);
+            }
+            Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                visit_mut::visit_expr_while_mut(self, w);
+                self.condition(&mut w.cond);
             }
             Expr::If(i) if matches!(&*i.cond, Expr::Let(_)) => {
                 self.scopes.push(Vec::new());

@@ -157,6 +157,34 @@ pub use trace::{Stats, Tagger};
 /// assert_eq!(f.interpret(&[3.into()]).unwrap(), 60.into());
 /// assert_eq!(f.interpret(&[9.into()]).unwrap(), 100.into());
 /// ```
+///
+/// A tracked local changed through a method (`seen.push(c)`, `st.take()`)
+/// or a `&mut` borrow is re-hashed after the statement or condition that
+/// changes it. A `let` that keeps such a borrow alive does not compile,
+/// rather than hide the change from the engine; write the change as a
+/// statement instead:
+///
+/// ```compile_fail,E0502
+/// #[augur::staged]
+/// fn bump(v: &mut Vec<u8>) {
+///     let mut w = v.clone();
+///     let last = w.last_mut().unwrap(); // keeps `w` borrowed: an error
+///     *last += 1;
+///     *v = w;
+/// }
+/// ```
+///
+/// ```
+/// #[augur::staged]
+/// fn bump(v: &mut Vec<u8>) {
+///     let mut w = v.clone();
+///     *w.last_mut().unwrap() += 1; // one statement: re-hashed after it
+///     *v = w;
+/// }
+/// let mut v = vec![1, 2];
+/// bump(&mut v);
+/// assert_eq!(v, [1, 3]);
+/// ```
 pub use augur_macros::staged;
 
 /// Makes a `#[repr(C)]` struct a second-stage type: `Dyn<Point>` is a C

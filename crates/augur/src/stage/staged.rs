@@ -12,9 +12,18 @@
 //!   loop ends, so an enclosing dyn loop still closes;
 //! * a `let mut` local, and a `let` bound to an `if` or `match`, gets a
 //!   [`Tracked`] beside it holding the hash of its value (for `Hash` types),
-//!   updated after every assignment to it: two paths that differ in it do
+//!   updated after every assignment to it and after every statement (or
+//!   `if`/`while` condition) that may change it through a method or a
+//!   `&mut` borrow: two paths that differ in it do
 //!   not share code, a dyn loop that changes it unrolls until its value
 //!   repeats (a state machine closes into a loop over its states);
+//!
+//!   A `let` that keeps a `&mut` borrow of a tracked local alive
+//!   (`let r = v.last_mut().unwrap(); *r += 1;`) does not compile under the
+//!   attribute: the re-hash after the `let` reads the local while the
+//!   borrow lives. Write the change as one statement
+//!   (`*v.last_mut().unwrap() += 1;`), which is re-hashed after it; a
+//!   borrow that hid changes from the tracker would be silently wrong code;
 //! * every function body starts with a [`Frame`], whose destructor keeps the
 //!   calls in it from becoming tail calls (a tail call would reuse the
 //!   caller's frame and give the callee's operations the caller's tags).

@@ -235,6 +235,123 @@ fn a_plain_state_machine_in_a_dyn_loop_closes_over_its_states() {
     assert!(ex.stats().back_edges >= 1, "{}", ex.c_code());
 }
 
+/// State a turn changes through methods (`push`, `clear`, `get_or_insert`,
+/// `replace`, `take`) rather than by assignment: each statement or
+/// condition that may change a local re-hashes it, so the dyn loop closes
+/// over the states as it does for assigned ones.
+#[augur::staged]
+fn vec_period(x: Dyn<i32>) -> Dyn<i32> {
+    let mut seen: Vec<u8> = Vec::new();
+    let i = Dyn::new(0);
+    let acc = Dyn::new(0);
+    while i.lt(x).is_true() {
+        if seen.len() % 2 == 0 {
+            acc.set(acc + 1)
+        } else {
+            acc.set(acc + 10)
+        }
+        seen.push(1);
+        if seen.len() > 3 {
+            seen.clear();
+        }
+        i.set(i + 1);
+    }
+    acc
+}
+
+#[augur::staged]
+fn option_state(x: Dyn<i32>) -> Dyn<i32> {
+    let mut st: Option<u8> = None;
+    let i = Dyn::new(0);
+    let acc = Dyn::new(0);
+    while i.lt(x).is_true() {
+        let s = *st.get_or_insert(0);
+        if s == 0 {
+            acc.set(acc + 1);
+        } else {
+            acc.set(acc * 2);
+        }
+        if (i % 2).eq(0).is_true() {
+            st.replace((s + 1) % 3);
+        }
+        i.set(i + 1);
+    }
+    acc
+}
+
+/// A flag taken in a condition: what the branch generates sees it taken.
+#[augur::staged]
+fn taken_in_a_condition(x: Dyn<i32>) -> Dyn<i32> {
+    let mut pending: Option<u8> = Some(2);
+    let i = Dyn::new(0);
+    let acc = Dyn::new(0);
+    while i.lt(x).is_true() {
+        if pending.take().is_some() && pending.is_none() {
+            acc.set(acc + 100);
+        }
+        acc.set(acc + 1);
+        if (i % 3).eq(1).is_true() {
+            pending.replace(1);
+        }
+        i.set(i + 1);
+    }
+    acc
+}
+
+#[test]
+fn state_changed_through_methods_closes_over_its_states() {
+    let ex = check(
+        "vec_period",
+        vec_period,
+        |(x,): &mut (i32,)| {
+            let (mut n, mut acc) = (0usize, 0i32);
+            for _ in 0..(*x).max(0) {
+                acc += if n % 2 == 0 { 1 } else { 10 };
+                n += 1;
+                if n > 3 {
+                    n = 0;
+                }
+            }
+            acc
+        },
+        &[(0,), (1,), (2,), (3,), (4,), (5,), (7,), (10,), (13,)],
+    );
+    assert!(ex.stats().back_edges >= 1, "{}", ex.c_code());
+    check(
+        "option_state",
+        option_state,
+        |(x,): &mut (i32,)| {
+            let (mut s, mut acc) = (0u8, 0i32);
+            for i in 0..(*x).max(0) {
+                acc = if s == 0 { acc + 1 } else { acc.wrapping_mul(2) };
+                if i % 2 == 0 {
+                    s = (s + 1) % 3;
+                }
+            }
+            acc
+        },
+        &[(0,), (1,), (2,), (3,), (4,), (5,), (7,), (10,), (13,)],
+    );
+    check(
+        "taken_in_a_condition",
+        taken_in_a_condition,
+        |(x,): &mut (i32,)| {
+            let (mut pending, mut acc) = (true, 0i32);
+            for i in 0..(*x).max(0) {
+                if std::mem::take(&mut pending) {
+                    acc += 100;
+                }
+                acc += 1;
+                if i % 3 == 1 {
+                    pending = true;
+                }
+            }
+            acc
+        },
+        &[(0,), (1,), (2,), (3,), (4,), (5,), (7,), (10,), (13,)],
+    );
+}
+
 /// A plain counter carried across a dyn loop never repeats: a clear error
 /// naming the loop, never a loop compiled with the first turn's value.
 #[augur::staged]
