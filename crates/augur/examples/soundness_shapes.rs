@@ -74,6 +74,24 @@ fn early_return_staged(x: Dyn<i32>, n: usize) -> Dyn<i32> {
     x * 2
 }
 
+/// The same loop as an iterator adapter (`any`) with the early exit in its
+/// closure: the closure's calls come from the standard library's frames.
+#[augur::staged]
+fn any_exit_staged(x: Dyn<i32>, n: usize) -> Dyn<i32> {
+    let found = (0..n).any(|_| {
+        if x.gt(5).is_true() {
+            return true;
+        }
+        x.set(x + 1);
+        false
+    });
+    if found {
+        x
+    } else {
+        x * 2
+    }
+}
+
 // ----- shape 2: a plain loop whose turns branch on a value they change -----
 
 fn zigzag_rust(mut x: i32, n: usize) -> i32 {
@@ -265,6 +283,11 @@ fn main() {
         println!(
             "early return, {n:3} turns, #[augur::staged]      {}",
             verdict(&staged, &runs, &no_setup)
+        );
+        let adapter = Builder::new().extract("f", move |x: Dyn<i32>| any_exit_staged(x, n));
+        println!(
+            "early return, {n:3} turns, `any`, staged         {}",
+            verdict(&adapter, &runs, &no_setup)
         );
     }
     for n in [10usize, 18, 20, 40] {
