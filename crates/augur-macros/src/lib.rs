@@ -15,6 +15,8 @@
 //!   (a method call on it, `x.push(1)`, `x.f.take()`, or `&mut x`) into
 //!   the statement followed by an update, and every `if`/`while` condition
 //!   that may into one that updates right after it is evaluated;
+//! * every closure handed to a call into one that first enters a call
+//!   counter declared before its statement (`Calls`);
 //! * the body into one that holds a `Frame` first (no tail calls).
 
 mod derive;

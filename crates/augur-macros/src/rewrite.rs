@@ -34,6 +34,23 @@ pub fn item(mut item: Item) -> TokenStream {
 #[derive(Default)]
 struct Rewriter {
     scopes: Vec<Vec<(Ident, bool)>>,
+    /// The statement being rewritten hands a closure to a call: it gets
+    /// the call counter the closure's body enters.
+    calls: bool,
+}
+
+/// The call counter of a statement's closures (`Calls`).
+fn calls_counter() -> Ident {
+    format_ident!("__augur_calls", span = Span::mixed_site())
+}
+
+/// `body` entering the statement's call counter first.
+fn counted(body: &Expr) -> Expr {
+    let c = calls_counter();
+    parse_quote! {{
+        #c.enter();
+        #body
+    }}
 }
 
 /// The tracker variable of local `x`.
@@ -149,6 +166,16 @@ impl Rewriter {
         }};
     }
 
+    /// Makes the closures among `args` enter the statement's call counter.
+    fn count_calls<'a>(&mut self, args: impl Iterator<Item = &'a mut Expr>) {
+        for a in args {
+            if let Expr::Closure(c) = a {
+                *c.body = counted(&c.body);
+                self.calls = true;
+            }
+        }
+    }
+
     fn function(&mut self, body: &mut Block) {
         self.visit_block_mut(body);
         let frame: Stmt = parse_quote! {
@@ -220,6 +247,7 @@ impl VisitMut for Rewriter {
         self.scopes.push(Vec::new());
         let mut out = Vec::with_capacity(b.stmts.len());
         for mut s in std::mem::take(&mut b.stmts) {
+            let outer_calls = std::mem::replace(&mut self.calls, false);
             // Locals the statement may change through methods or `&mut`
             // are re-hashed after it (a tail expression's block gives its
             // value: the statement around the block re-hashes them).
@@ -252,6 +280,12 @@ impl VisitMut for Rewriter {
                     (None, Vec::new())
                 }
             };
+            if std::mem::replace(&mut self.calls, outer_calls) {
+                let c = calls_counter();
+                out.push(parse_quote! {
+                    let #c = &::augur::__private::Calls::new();
+                });
+            }
             out.push(s);
             out.extend(tracker);
             out.extend(changed);
@@ -273,6 +307,16 @@ impl VisitMut for Rewriter {
             Expr::Closure(c) => {
                 let pats: Vec<Pat> = c.inputs.iter().cloned().collect();
                 self.scoped(&pats, |r| r.visit_expr_mut(&mut c.body));
+            }
+            // A closure handed to a call is called by code that may not be
+            // annotated (an iterator adapter): each call counts itself.
+            Expr::MethodCall(m) => {
+                visit_mut::visit_expr_method_call_mut(self, m);
+                self.count_calls(m.args.iter_mut());
+            }
+            Expr::Call(c) => {
+                visit_mut::visit_expr_call_mut(self, c);
+                self.count_calls(c.args.iter_mut());
             }
             Expr::Match(m) => {
                 self.visit_expr_mut(&mut m.expr);

@@ -131,8 +131,9 @@ pub use trace::{Stats, Tagger};
 /// [`Builder::extract`]: its `for` loops unroll exactly whatever their
 /// length and wherever they are (inside dyn loops, around dyn `break`s), its
 /// `let mut` locals and `let x = if ... / match ...` bindings of `Hash` types
-/// are part of every program point while they live, and its calls are never
-/// tail calls. Outside an extraction the function runs as written.
+/// are part of every program point while they live, the closures it hands
+/// to calls (`(0..n).any(|_| ..)`) count their calls, and its calls are
+/// never tail calls. Outside an extraction the function runs as written.
 ///
 /// ```
 /// use augur::{Builder, Dyn};
@@ -229,7 +230,7 @@ pub use augur_macros::Staged;
 /// What [`staged`] expands to; not API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::stage::staged::{turns, Frame, Probe, Tracked, Turns, ViaHash, ViaNone};
+    pub use crate::stage::staged::{turns, Calls, Frame, Probe, Tracked, Turns, ViaHash, ViaNone};
 }
 
 /// The README's Rust examples, run as doctests so they cannot rot.

@@ -24,6 +24,9 @@
 //!   borrow lives. Write the change as one statement
 //!   (`*v.last_mut().unwrap() += 1;`), which is re-hashed after it; a
 //!   borrow that hid changes from the tracker would be silently wrong code;
+//! * every closure handed to a call (`(0..n).any(|_| ..)`, `xs.map(|x| ..)`)
+//!   counts its calls in a [`Calls`] declared before the statement: each call
+//!   is a program point of its own, as each turn of a `for` loop is;
 //! * every function body starts with a [`Frame`], whose destructor keeps the
 //!   calls in it from becoming tail calls (a tail call would reuse the
 //!   caller's frame and give the callee's operations the caller's tags).
@@ -98,6 +101,39 @@ impl Drop for Tracked {
                 driver::with_quiet(|e| e.static_drop(slot));
             }
         }
+    }
+}
+
+/// The calls of the closures a statement hands to other code
+/// (`(0..n).any(|_| ..)`): the code that calls them (the standard library's
+/// adapters) is not annotated, so every call would be one program point;
+/// each call counts itself here, first-stage state while the statement's
+/// block lives, as [`turns`] counts a `for` loop's turns.
+pub struct Calls {
+    count: std::cell::Cell<u32>,
+    tracked: Tracked,
+}
+
+impl Default for Calls {
+    fn default() -> Calls {
+        Calls {
+            count: std::cell::Cell::new(0),
+            tracked: Tracked::new(Some(0)),
+        }
+    }
+}
+
+impl Calls {
+    /// Counters for the closures of one statement.
+    pub fn new() -> Calls {
+        Calls::default()
+    }
+
+    /// One more call of one of the statement's closures begins.
+    pub fn enter(&self) {
+        let n = self.count.get().wrapping_add(1);
+        self.count.set(n);
+        self.tracked.update(Some(u64::from(n)));
     }
 }
 

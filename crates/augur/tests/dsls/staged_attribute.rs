@@ -352,6 +352,53 @@ fn state_changed_through_methods_closes_over_its_states() {
     );
 }
 
+/// A closure handed to an iterator adapter is called from the standard
+/// library's frames: each call counts itself, so an adapter with a dyn
+/// early exit (`any`) unrolls as exactly as the `for` loop it replaces
+/// (it used to close into a loop after the audit's turns: wrong code from
+/// 18 turns).
+#[augur::staged]
+fn any_exit(x: Dyn<i32>, turns: usize) -> Dyn<i32> {
+    let found = (0..turns).any(|_| {
+        if x.gt(5).is_true() {
+            return true;
+        }
+        x.set(x + 1);
+        false
+    });
+    if found {
+        x
+    } else {
+        x * 2
+    }
+}
+
+#[test]
+fn a_closure_of_an_iterator_adapter_counts_its_calls() {
+    for turns in [3usize, 18, 40] {
+        check(
+            "any_exit",
+            move |x: Dyn<i32>| any_exit(x, turns),
+            |(x,): &mut (i32,)| {
+                let mut x = *x;
+                let found = (0..turns).any(|_| {
+                    if x > 5 {
+                        return true;
+                    }
+                    x += 1;
+                    false
+                });
+                if found {
+                    x
+                } else {
+                    x.wrapping_mul(2)
+                }
+            },
+            &[(-100,), (-3,), (0,), (3,), (6,), (40,)],
+        );
+    }
+}
+
 /// A plain counter carried across a dyn loop never repeats: a clear error
 /// naming the loop, never a loop compiled with the first turn's value.
 #[augur::staged]
