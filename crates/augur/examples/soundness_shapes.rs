@@ -10,6 +10,17 @@
 use augur::exec::Interpreter;
 use augur::{Builder, Dyn, Error, Extracted, Value};
 
+/// One body twice: as written (`$plain`) and under `#[augur::staged]`
+/// (`$staged`), so the two rows of a shape compare the same code.
+macro_rules! plain_and_staged {
+    ($plain:ident, $staged:ident, ($($params:tt)*) -> $ret:ty $body:block) => {
+        fn $plain($($params)*) -> $ret $body
+
+        #[augur::staged]
+        fn $staged($($params)*) -> $ret $body
+    };
+}
+
 /// How one shape fared.
 fn verdict<S: Copy>(
     ex: &Result<Extracted<S>, Error>,
@@ -53,7 +64,7 @@ fn early_return_rust(mut x: i32, n: usize) -> i32 {
     x.wrapping_mul(2)
 }
 
-fn early_return(x: Dyn<i32>, n: usize) -> Dyn<i32> {
+plain_and_staged!(early_return, early_return_staged, (x: Dyn<i32>, n: usize) -> Dyn<i32> {
     for _ in 0..n {
         if x.gt(5).is_true() {
             return x;
@@ -61,18 +72,7 @@ fn early_return(x: Dyn<i32>, n: usize) -> Dyn<i32> {
         x.set(x + 1);
     }
     x * 2
-}
-
-#[augur::staged]
-fn early_return_staged(x: Dyn<i32>, n: usize) -> Dyn<i32> {
-    for _ in 0..n {
-        if x.gt(5).is_true() {
-            return x;
-        }
-        x.set(x + 1);
-    }
-    x * 2
-}
+});
 
 /// The same loop as an iterator adapter (`any`) with the early exit in its
 /// closure: the closure's calls come from the standard library's frames.
@@ -105,7 +105,7 @@ fn zigzag_rust(mut x: i32, n: usize) -> i32 {
     x
 }
 
-fn zigzag(x: Dyn<i32>, n: usize) -> Dyn<i32> {
+plain_and_staged!(zigzag, zigzag_staged, (x: Dyn<i32>, n: usize) -> Dyn<i32> {
     for _ in 0..n {
         if x.gt(0).is_true() {
             x.set(x - 1)
@@ -114,19 +114,7 @@ fn zigzag(x: Dyn<i32>, n: usize) -> Dyn<i32> {
         }
     }
     x
-}
-
-#[augur::staged]
-fn zigzag_staged(x: Dyn<i32>, n: usize) -> Dyn<i32> {
-    for _ in 0..n {
-        if x.gt(0).is_true() {
-            x.set(x - 1)
-        } else {
-            x.set(x + 2)
-        }
-    }
-    x
-}
+});
 
 // ----- shape 3: a DFA for (a|b)*abb whose state set is plain Rust -----
 
@@ -159,7 +147,7 @@ fn dfa_rust(text: &[u8]) -> i32 {
     i32::from(set & 8 != 0)
 }
 
-fn dfa(s: Dyn<*const u8>, n: Dyn<i32>) -> Dyn<i32> {
+plain_and_staged!(dfa, dfa_staged, (s: Dyn<*const u8>, n: Dyn<i32>) -> Dyn<i32> {
     let mut set = 1u8;
     let i = Dyn::new(0);
     while i.lt(n).is_true() {
@@ -170,21 +158,7 @@ fn dfa(s: Dyn<*const u8>, n: Dyn<i32>) -> Dyn<i32> {
         i.set(i + 1);
     }
     Dyn::new(i32::from(set & 8 != 0))
-}
-
-#[augur::staged]
-fn dfa_staged(s: Dyn<*const u8>, n: Dyn<i32>) -> Dyn<i32> {
-    let mut set = 1u8;
-    let i = Dyn::new(0);
-    while i.lt(n).is_true() {
-        let c = s.at(i);
-        let a = c.eq(b'a').is_true();
-        let b = !a && c.eq(b'b').is_true();
-        set = nfa_step(set, a, b);
-        i.set(i + 1);
-    }
-    Dyn::new(i32::from(set & 8 != 0))
-}
+});
 
 /// The same, with the turn's decisions kept in plain `Option<bool>`s
 /// filled by `get_or_insert_with` (changed through a method).
