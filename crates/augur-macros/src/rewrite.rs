@@ -9,16 +9,9 @@ use syn::{parse_quote, parse_quote_spanned, Block, Expr, Ident, Item, Local, Pat
 
 /// Rewrites a function or an `impl` block; anything else is an error.
 pub fn item(mut item: Item) -> TokenStream {
-    let mut r = Rewriter::default();
     match &mut item {
-        Item::Fn(f) => r.function(&mut f.block),
-        Item::Impl(i) => {
-            for it in &mut i.items {
-                if let syn::ImplItem::Fn(f) = it {
-                    r.function(&mut f.block);
-                }
-            }
-        }
+        Item::Fn(f) => function(&mut f.attrs, &f.sig, &mut f.block),
+        Item::Impl(i) => impl_block(i),
         other => {
             return syn::Error::new(
                 other.span(),
@@ -30,25 +23,164 @@ pub fn item(mut item: Item) -> TokenStream {
     item.into_token_stream()
 }
 
+fn impl_block(i: &mut syn::ItemImpl) {
+    for it in &mut i.items {
+        if let syn::ImplItem::Fn(f) = it {
+            function(&mut f.attrs, &f.sig, &mut f.block);
+        }
+    }
+}
+
+/// Rewrites one function: its body (see [`Rewriter`]), then makes it an
+/// activation the engine knows (`Frame`, see `augur::trace::frames`).
+///
+/// The engine must know the line that called the function, to tell
+/// whether the caller is covered; so the function becomes
+/// `#[track_caller]`, and its statements move into a closure called at
+/// once, so that what they call reports their own lines, not the caller's.
+/// A function that is `#[track_caller]` already keeps its statements (its
+/// author wants its caller's lines reported); one that cannot be (`const`,
+/// `async`, another ABI, an `impl Trait` return type) registers as a
+/// closure does.
+fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Block) {
+    Rewriter::default().visit_block_mut(body);
+    let region = region_of(body.to_token_stream());
+    if sig.constness.is_some() {
+        return;
+    }
+    let tracked = attrs.iter().any(|a| a.path().is_ident("track_caller"));
+    let plain_abi = sig
+        .abi
+        .as_ref()
+        .is_none_or(|a| a.name.as_ref().is_none_or(|n| n.value() == "Rust"));
+    // A closure cannot name an `impl Trait` return type, and without it a
+    // closure the body returns loses the signature the type gives it.
+    let opaque = matches!(&sig.output, syn::ReturnType::Type(_, ty) if has_impl_trait(ty));
+    if sig.asyncness.is_some() || !plain_abi || opaque {
+        let frame = frame_closure(&region);
+        body.stmts.insert(0, frame);
+        return;
+    }
+    let enter: Stmt = parse_quote! {
+        let __augur_frame = ::augur::__private::Frame::enter(
+            #region,
+            ::core::panic::Location::caller(),
+        );
+    };
+    if tracked {
+        body.stmts.insert(0, enter);
+        return;
+    }
+    attrs.push(parse_quote!(#[track_caller]));
+    let stmts = std::mem::take(&mut body.stmts);
+    let ret = match &sig.output {
+        syn::ReturnType::Type(_, ty) => quote::quote!(-> #ty),
+        syn::ReturnType::Default => TokenStream::new(),
+    };
+    // `move` and `FnOnce` (through `body`) make the closure own the
+    // parameters as the function did: it may move out of them and return
+    // borrows through them.
+    *body = parse_quote! {{
+        #enter
+        ::augur::__private::body(move || #ret { #(#stmts)* })
+    }};
+}
+
+/// True if `ty` mentions `impl Trait` (a closure cannot name it).
+fn has_impl_trait(ty: &syn::Type) -> bool {
+    struct Finder(bool);
+    impl syn::visit::Visit<'_> for Finder {
+        fn visit_type_impl_trait(&mut self, _: &syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_type(&mut f, ty);
+    f.0
+}
+
+/// A `&'static Region` of the source from `start` to `end`: `line!()` and
+/// `column!()` spanned there give the user's lines.
+fn region(start: Span, end: Span) -> TokenStream {
+    let (l0, c0) = (
+        quote_spanned!(start=> line!()),
+        quote_spanned!(start=> column!()),
+    );
+    let (l1, c1) = (
+        quote_spanned!(end=> line!()),
+        quote_spanned!(end=> column!()),
+    );
+    let file = quote_spanned!(start=> file!());
+    // `line!()` and `column!()` expand to literals spanned at user tokens,
+    // which lints then read as the user's literals.
+    quote::quote! {{
+        #[allow(clippy::all)]
+        static __AUGUR_REGION: ::augur::__private::Region =
+            ::augur::__private::Region::new(#file, #l0, #c0, #l1, #c1);
+        &__AUGUR_REGION
+    }}
+}
+
+/// The region of some code: its first token to its last, both leaves (not
+/// groups: a group printed back from syntax, as an outer attribute prints
+/// the items it holds, carries only one span for both delimiters). Code
+/// before the first leaf or after the last performs nothing.
+fn region_of(tokens: TokenStream) -> TokenStream {
+    match (leaf(tokens.clone(), false), leaf(tokens, true)) {
+        (Some(start), Some(end)) => region(start, end),
+        _ => region(Span::call_site(), Span::call_site()),
+    }
+}
+
+/// The span of the first (or `last`) token that is not a group, searching
+/// into groups.
+fn leaf(tokens: TokenStream, last: bool) -> Option<Span> {
+    let mut all: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+    if last {
+        all.reverse();
+    }
+    all.into_iter().find_map(|t| match t {
+        proc_macro2::TokenTree::Group(g) => leaf(g.stream(), last),
+        t => Some(t.span()),
+    })
+}
+
+/// The `Frame` of a closure body (or of a function whose caller the
+/// engine cannot learn).
+fn frame_closure(region: &TokenStream) -> Stmt {
+    parse_quote! {
+        let __augur_frame = ::augur::__private::Frame::closure(#region);
+    }
+}
+
+/// True if an item carries `#[augur::staged]` itself.
+fn staged_itself(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let p = a.path();
+        p.segments.last().is_some_and(|s| s.ident == "staged")
+    })
+}
+
 /// Names in scope: `true` for a tracked local.
 #[derive(Default)]
 struct Rewriter {
-    scopes: Vec<Vec<(Ident, bool)>>,
-    /// The statement being rewritten hands a closure to a call: it gets
-    /// the call counter the closure's body enters.
-    calls: bool,
+    scopes: Vec<Vec<(Ident, bool, u32)>>,
+    /// The statement being rewritten hands a closure to a call: the
+    /// `CallSite` static the closure's body enters.
+    calls: Option<Ident>,
+    /// Call sites made so far (their statics need distinct names).
+    sites: u32,
+    /// For each block being rewritten, the names its statements after the
+    /// current one mention (see `used_later`).
+    later: Vec<std::collections::HashSet<String>>,
+    /// Loops and closures around the code being rewritten.
+    loops: u32,
 }
 
-/// The call counter of a statement's closures (`Calls`).
-fn calls_counter() -> Ident {
-    format_ident!("__augur_calls", span = Span::mixed_site())
-}
-
-/// `body` entering the statement's call counter first.
-fn counted(body: &Expr) -> Expr {
-    let c = calls_counter();
+/// `body` entering the statement's call site first.
+fn counted(site: &Ident, body: &Expr) -> Expr {
     parse_quote! {{
-        #c.enter();
+        #site.enter();
         #body
     }}
 }
@@ -170,32 +302,46 @@ impl Rewriter {
     fn count_calls<'a>(&mut self, args: impl Iterator<Item = &'a mut Expr>) {
         for a in args {
             if let Expr::Closure(c) = a {
-                *c.body = counted(&c.body);
-                self.calls = true;
+                if self.calls.is_none() {
+                    self.calls = Some(format_ident!("__AUGUR_CALLS_{}", self.sites));
+                    self.sites += 1;
+                }
+                let site = self.calls.as_ref().expect("set above");
+                *c.body = counted(site, &c.body);
             }
         }
-    }
-
-    fn function(&mut self, body: &mut Block) {
-        self.visit_block_mut(body);
-        let frame: Stmt = parse_quote! {
-            let __augur_frame = ::augur::__private::Frame;
-        };
-        body.stmts.insert(0, frame);
     }
 
     fn bind(&mut self, names: Vec<Ident>, tracked: bool) {
+        let depth = self.loops;
         let scope = self.scopes.last_mut().expect("a scope");
-        scope.extend(names.into_iter().map(|n| (n, tracked)));
+        scope.extend(names.into_iter().map(|n| (n, tracked, depth)));
     }
 
     fn is_tracked(&self, x: &Ident) -> bool {
+        self.binding(x).is_some_and(|(t, _)| t)
+    }
+
+    /// Whether `x` is tracked, and the loop depth it was bound at.
+    fn binding(&self, x: &Ident) -> Option<(bool, u32)> {
         for scope in self.scopes.iter().rev() {
-            if let Some((_, t)) = scope.iter().rev().find(|(n, _)| n == x) {
-                return *t;
+            if let Some((_, t, d)) = scope.iter().rev().find(|(n, _, _)| n == x) {
+                return Some((*t, *d));
             }
         }
-        false
+        None
+    }
+
+    /// True if code after the current statement may read `x` again: a
+    /// later statement of an enclosing block names it, or a loop (or a
+    /// closure, which may be called again) lies between the statement and
+    /// `x`'s binding. A local changed by a call and never read again needs
+    /// no re-hash (whatever the call did to it cannot decide anything), and
+    /// must not get one when the call consumed it (`m.extract()`).
+    fn used_later(&self, x: &Ident) -> bool {
+        let name = x.to_string();
+        let looped = self.binding(x).is_some_and(|(_, d)| self.loops > d);
+        looped || self.later.iter().any(|l| l.contains(&name))
     }
 
     /// Visits `f` in a new scope that first binds the names of `pats`.
@@ -204,8 +350,9 @@ impl Rewriter {
         for p in pats {
             bindings(p, &mut names);
         }
+        let depth = self.loops;
         self.scopes
-            .push(names.into_iter().map(|n| (n, false)).collect());
+            .push(names.into_iter().map(|n| (n, false, depth)).collect());
         f(self);
         self.scopes.pop();
     }
@@ -246,8 +393,34 @@ impl VisitMut for Rewriter {
     fn visit_block_mut(&mut self, b: &mut Block) {
         self.scopes.push(Vec::new());
         let mut out = Vec::with_capacity(b.stmts.len());
+        // The names each statement's successors mention, last first.
+        let mut suffix = vec![std::collections::HashSet::new()];
+        for st in b.stmts.iter().rev() {
+            let mut names = suffix.last().cloned().unwrap_or_default();
+            match st {
+                // After a `let`, its names are another binding.
+                Stmt::Local(l) => {
+                    let mut bound = Vec::new();
+                    bindings(&l.pat, &mut bound);
+                    for x in bound {
+                        names.remove(&x.to_string());
+                    }
+                    if let Some(init) = &l.init {
+                        idents(init.expr.to_token_stream(), &mut names);
+                        if let Some((_, e)) = &init.diverge {
+                            idents(e.to_token_stream(), &mut names);
+                        }
+                    }
+                }
+                st => idents(st.to_token_stream(), &mut names),
+            }
+            suffix.push(names);
+        }
+        suffix.pop();
+        self.later.push(Default::default());
         for mut s in std::mem::take(&mut b.stmts) {
-            let outer_calls = std::mem::replace(&mut self.calls, false);
+            *self.later.last_mut().expect("pushed above") = suffix.pop().unwrap_or_default();
+            let outer_calls = self.calls.take();
             // Locals the statement may change through methods or `&mut`
             // are re-hashed after it (a tail expression's block gives its
             // value: the statement around the block re-hashes them).
@@ -265,25 +438,32 @@ impl VisitMut for Rewriter {
                     // A local this `let` shadows is out of reach after it.
                     let mut bound = Vec::new();
                     bindings(&l.pat, &mut bound);
-                    changed.retain(|x| !bound.contains(x));
+                    changed.retain(|x| !bound.contains(x) && self.used_later(x));
                     let updates = self.updates(&changed);
                     (self.track_local(l), updates)
                 }
-                // Items are rewritten only if they carry the attribute.
-                Stmt::Item(_) => (None, Vec::new()),
+                Stmt::Item(i) => {
+                    self.visit_item_mut(i);
+                    (None, Vec::new())
+                }
                 Stmt::Expr(e, Some(_)) => {
                     self.visit_expr_mut(e);
-                    (None, self.updates(&changed_through(e)))
+                    let mut changed = changed_through(e);
+                    changed.retain(|x| self.used_later(x));
+                    (None, self.updates(&changed))
                 }
                 other => {
                     self.visit_stmt_mut(other);
                     (None, Vec::new())
                 }
             };
-            if std::mem::replace(&mut self.calls, outer_calls) {
-                let c = calls_counter();
+            if let Some(site) = std::mem::replace(&mut self.calls, outer_calls) {
+                let guard = format_ident!("__augur_calls", span = Span::mixed_site());
                 out.push(parse_quote! {
-                    let #c = &::augur::__private::Calls::new();
+                    static #site: ::augur::__private::CallSite = ::augur::__private::CallSite::new();
+                });
+                out.push(parse_quote! {
+                    let #guard = #site.scope();
                 });
             }
             out.push(s);
@@ -291,6 +471,7 @@ impl VisitMut for Rewriter {
             out.extend(changed);
         }
         b.stmts = out;
+        self.later.pop();
         self.scopes.pop();
     }
 
@@ -299,24 +480,44 @@ impl VisitMut for Rewriter {
             Expr::ForLoop(f) => {
                 self.visit_expr_mut(&mut f.expr);
                 let pat = (*f.pat).clone();
+                self.loops += 1;
                 self.scoped([&pat], |r| r.visit_block_mut(&mut f.body));
+                self.loops -= 1;
                 let iterable = &f.expr;
                 let span = iterable.span();
                 *f.expr = parse_quote_spanned!(span=> ::augur::__private::turns(#iterable));
             }
             Expr::Closure(c) => {
                 let pats: Vec<Pat> = c.inputs.iter().cloned().collect();
+                self.loops += 1;
                 self.scoped(&pats, |r| r.visit_expr_mut(&mut c.body));
+                self.loops -= 1;
+                if c.asyncness.is_none() {
+                    let frame = frame_closure(&region_of(c.body.to_token_stream()));
+                    let body = &c.body;
+                    *c.body = parse_quote! {{
+                        #frame
+                        #body
+                    }};
+                }
             }
             // A closure handed to a call is called by code that may not be
             // annotated (an iterator adapter): each call counts itself.
             Expr::MethodCall(m) => {
                 visit_mut::visit_expr_method_call_mut(self, m);
-                self.count_calls(m.args.iter_mut());
+                if calls_repeatedly(&m.method) {
+                    self.count_calls(m.args.iter_mut());
+                }
             }
             Expr::Call(c) => {
                 visit_mut::visit_expr_call_mut(self, c);
-                self.count_calls(c.args.iter_mut());
+                let name = match &*c.func {
+                    Expr::Path(p) => p.path.segments.last().map(|s| s.ident.clone()),
+                    _ => None,
+                };
+                if name.is_some_and(|n| calls_repeatedly(&n)) {
+                    self.count_calls(c.args.iter_mut());
+                }
             }
             Expr::Match(m) => {
                 self.visit_expr_mut(&mut m.expr);
@@ -343,8 +544,15 @@ impl VisitMut for Rewriter {
                 self.condition(&mut i.cond);
             }
             Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                self.loops += 1;
                 visit_mut::visit_expr_while_mut(self, w);
+                self.loops -= 1;
                 self.condition(&mut w.cond);
+            }
+            Expr::Loop(l) => {
+                self.loops += 1;
+                visit_mut::visit_expr_loop_mut(self, l);
+                self.loops -= 1;
             }
             Expr::If(i) if matches!(&*i.cond, Expr::Let(_)) => {
                 self.scopes.push(Vec::new());
@@ -356,10 +564,12 @@ impl VisitMut for Rewriter {
                 }
             }
             Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) => {
+                self.loops += 1;
                 self.scopes.push(Vec::new());
                 self.visit_expr_mut(&mut w.cond);
                 self.visit_block_mut(&mut w.body);
                 self.scopes.pop();
+                self.loops -= 1;
             }
             Expr::Assign(a) => {
                 visit_mut::visit_expr_assign_mut(self, a);
@@ -379,8 +589,140 @@ impl VisitMut for Rewriter {
         }
     }
 
-    // Nested items are rewritten only if they carry the attribute.
-    fn visit_item_mut(&mut self, _: &mut Item) {}
+    // A function or `impl` block nested in a body lies inside the body's
+    // region, so it is rewritten too (as its own activation), unless it
+    // carries the attribute itself.
+    fn visit_item_mut(&mut self, i: &mut Item) {
+        match i {
+            Item::Fn(f) if !staged_itself(&f.attrs) => function(&mut f.attrs, &f.sig, &mut f.block),
+            Item::Impl(b) if !staged_itself(&b.attrs) => impl_block(b),
+            _ => {}
+        }
+    }
+}
+
+/// True for the standard library's methods and functions that call a
+/// closure they are handed from their own (unannotated) loops, keeping
+/// state there: an iterator's position, a sort's progress. A closure handed
+/// to anything else is called by the code it is handed to, which is
+/// annotated (a DSL's `dyn_for(n, |i| ..)`) and so in view, or is not, and
+/// then stays out of view as that code's other state does (see
+/// `augur::trace::frames`). Counting a closure's calls never gives wrong
+/// code, only unrolls what could have closed, so the list errs on the side
+/// of names that might be adapters.
+fn calls_repeatedly(name: &Ident) -> bool {
+    const ADAPTERS: &[&str] = &[
+        // Iterator.
+        "all",
+        "any",
+        "by_ref",
+        "filter",
+        "filter_map",
+        "find",
+        "find_map",
+        "flat_map",
+        "fold",
+        "for_each",
+        "inspect",
+        "is_partitioned",
+        "is_sorted_by",
+        "is_sorted_by_key",
+        "map",
+        "map_while",
+        "max_by",
+        "max_by_key",
+        "min_by",
+        "min_by_key",
+        "partition",
+        "position",
+        "reduce",
+        "rposition",
+        "scan",
+        "skip_while",
+        "take_while",
+        "try_fold",
+        "try_for_each",
+        "try_find",
+        "try_reduce",
+        "cmp_by",
+        "eq_by",
+        "partial_cmp_by",
+        "array_chunks",
+        "map_windows",
+        "try_collect",
+        "sum",
+        "product",
+        // Slices and vectors.
+        "binary_search_by",
+        "binary_search_by_key",
+        "chunk_by",
+        "dedup_by",
+        "dedup_by_key",
+        "extract_if",
+        "partition_point",
+        "retain",
+        "retain_mut",
+        "rsplit",
+        "rsplitn",
+        "select_nth_unstable_by",
+        "select_nth_unstable_by_key",
+        "sort_by",
+        "sort_by_cached_key",
+        "sort_by_key",
+        "sort_unstable_by",
+        "sort_unstable_by_key",
+        "split",
+        "split_inclusive",
+        "splitn",
+        "fill_with",
+        "resize_with",
+        "drain_filter",
+        // Maps, strings, cells, options and results (called once, or not).
+        "and_then",
+        "entry",
+        "get_or_insert_with",
+        "is_some_and",
+        "is_none_or",
+        "is_ok_and",
+        "is_err_and",
+        "map_err",
+        "map_or",
+        "map_or_else",
+        "or_else",
+        "or_insert_with",
+        "or_insert_with_key",
+        "then",
+        "then_some",
+        "unwrap_or_else",
+        "update",
+        "with",
+        "matches",
+        "match_indices",
+        "trim_matches",
+        "trim_start_matches",
+        "trim_end_matches",
+        "find_iter",
+        "replace_with",
+        // Free functions.
+        "from_fn",
+        "repeat_with",
+        "successors",
+        "array_from_fn",
+    ];
+    ADAPTERS.contains(&name.to_string().as_str())
+}
+
+/// Adds every identifier in `tokens` (macro arguments included) to `out`.
+fn idents(tokens: TokenStream, out: &mut std::collections::HashSet<String>) {
+    for t in tokens {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+            _ => {}
+        }
+    }
 }
 
 fn is_compound(op: &syn::BinOp) -> bool {

@@ -30,9 +30,12 @@ fn verdict<S: Copy>(
     let ex = match ex {
         Ok(ex) => ex,
         Err(e) => {
+            let debug = format!("{e:?}");
+            let variant = debug.split([' ', '{', '(']).next().unwrap_or_default();
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default();
-            return format!("error: {}", first.chars().take(110).collect::<String>());
+            let first: String = first.chars().take(100).collect();
+            return format!("error ({variant}): {first}");
         }
     };
     for (args, want) in runs {
@@ -240,6 +243,16 @@ fn vec_len_rust(x: i32) -> i32 {
     acc
 }
 
+/// The builders each plain shape is extracted with: augur's opt-out, which
+/// trusts observation where it cannot see (`trust_unannotated(true)`), and
+/// the sound rule, which shares no code there.
+fn modes() -> [(&'static str, Builder); 2] {
+    [
+        ("plain, trusted", Builder::new().trust_unannotated(true)),
+        ("plain, sound  ", Builder::new().trust_unannotated(false)),
+    ]
+}
+
 fn main() {
     let xs = [-100, -3, 0, 3, 6, 40];
     println!("shape                                                       verdict");
@@ -248,19 +261,21 @@ fn main() {
             .iter()
             .map(|&x| (vec![Value::I32(x)], early_return_rust(x, n)))
             .collect();
-        let plain = Builder::new().extract("f", move |x: Dyn<i32>| early_return(x, n));
+        for (mode, b) in modes() {
+            let plain = b.extract("f", move |x: Dyn<i32>| early_return(x, n));
+            println!(
+                "early return, {n:3} turns, {mode}         {}",
+                verdict(&plain, &runs, &no_setup)
+            );
+        }
         let staged = Builder::new().extract("f", move |x: Dyn<i32>| early_return_staged(x, n));
         println!(
-            "early return, {n:3} turns, plain                 {}",
-            verdict(&plain, &runs, &no_setup)
-        );
-        println!(
-            "early return, {n:3} turns, #[augur::staged]      {}",
+            "early return, {n:3} turns, #[augur::staged]         {}",
             verdict(&staged, &runs, &no_setup)
         );
         let adapter = Builder::new().extract("f", move |x: Dyn<i32>| any_exit_staged(x, n));
         println!(
-            "early return, {n:3} turns, `any`, staged         {}",
+            "early return, {n:3} turns, `any`, staged            {}",
             verdict(&adapter, &runs, &no_setup)
         );
     }
@@ -269,29 +284,36 @@ fn main() {
             .iter()
             .map(|&x| (vec![Value::I32(x)], zigzag_rust(x, n)))
             .collect();
-        let plain = Builder::new().extract("f", move |x: Dyn<i32>| zigzag(x, n));
+        for (mode, b) in modes() {
+            let plain = b.extract("f", move |x: Dyn<i32>| zigzag(x, n));
+            println!(
+                "zigzag, {n:3} turns, {mode}               {}",
+                verdict(&plain, &runs, &no_setup)
+            );
+        }
         let staged = Builder::new().extract("f", move |x: Dyn<i32>| zigzag_staged(x, n));
         println!(
-            "zigzag, {n:3} turns, plain                       {}",
-            verdict(&plain, &runs, &no_setup)
-        );
-        println!(
-            "zigzag, {n:3} turns, #[augur::staged]            {}",
+            "zigzag, {n:3} turns, #[augur::staged]               {}",
             verdict(&staged, &runs, &no_setup)
         );
     }
     let texts: [&[u8]; 6] = [b"abb", b"aabb", b"ab", b"", b"babb", b"abba"];
+    let [(trusted, tb), (sound, sb)] = modes();
     for (name, ex) in [
         (
-            "DFA, state set in a plain u8, plain            ",
-            Builder::new().extract("f", dfa),
+            format!("DFA, state set in a plain u8, {trusted}"),
+            tb.extract("f", dfa),
         ),
         (
-            "DFA, state set in a plain u8, #[augur::staged] ",
+            format!("DFA, state set in a plain u8, {sound}"),
+            sb.extract("f", dfa),
+        ),
+        (
+            "DFA, state set in a plain u8, #[augur::staged]".into(),
             Builder::new().extract("f", dfa_staged),
         ),
         (
-            "DFA, scratch through get_or_insert_with, staged",
+            "DFA, scratch through get_or_insert_with, staged".into(),
             Builder::new().extract("f", dfa_scratch_staged),
         ),
     ] {
@@ -306,22 +328,26 @@ fn main() {
                 break;
             }
         }
-        println!("{name}             {line}");
+        println!("{name:<47}             {line}");
     }
     let runs: Vec<(Vec<Value>, i32)> = xs
         .iter()
         .map(|&x| (vec![Value::I32(x)], flag_rust(x)))
         .collect();
-    println!(
-        "flag set on a dyn branch, read 200 statements on, plain  {}",
-        verdict(&Builder::new().extract("f", flag), &runs, &no_setup)
-    );
+    for (mode, b) in modes() {
+        println!(
+            "flag set on a dyn branch, read 200 statements on, {mode}  {}",
+            verdict(&b.extract("f", flag), &runs, &no_setup)
+        );
+    }
     let runs: Vec<(Vec<Value>, i32)> = [0, 1, 5, 9]
         .iter()
         .map(|&x| (vec![Value::I32(x)], vec_len_rust(x)))
         .collect();
-    println!(
-        "plain Vec changed on dyn branches, len decides, plain    {}",
-        verdict(&Builder::new().extract("f", vec_len), &runs, &no_setup)
-    );
+    for (mode, b) in modes() {
+        println!(
+            "plain Vec changed on dyn branches, len decides, {mode}    {}",
+            verdict(&b.extract("f", vec_len), &runs, &no_setup)
+        );
+    }
 }

@@ -104,6 +104,34 @@ impl Builder {
         self
     }
 
+    /// Whether to trust bounded observation for code `#[augur::staged]`
+    /// does not cover (see [`Config::trust_unannotated`]).
+    ///
+    /// Off (sound), augur shares code (closes a loop, or lets a path join
+    /// code another path recorded) only where it sees all the plain Rust
+    /// state: every frame running at that point is a body the attribute
+    /// rewrote, called from one. Elsewhere a plain loop counter or flag
+    /// could make two points with the same tag differ, so augur unrolls
+    /// them exactly, and a dyn loop there stops with
+    /// [`Error::Unannotated`](crate::Error::Unannotated), naming the line
+    /// to annotate.
+    ///
+    /// On, such points share code once observation (repeated turns, links
+    /// followed to the end of the closure, check runs) found no difference.
+    /// That risks **silently wrong code**: a plain `for _ in 0..18` around
+    /// a dyn `return` closes into a `while` loop that loses the code after
+    /// it. Use it for code you cannot annotate, after checking the result
+    /// (for instance against [`audit`](Builder::audit)).
+    ///
+    /// The default is on while the project's own DSLs and programs move to
+    /// annotated code; it turns off (sound by default) when they have.
+    ///
+    /// [`Config::trust_unannotated`]: crate::trace::Config::trust_unannotated
+    pub fn trust_unannotated(mut self, yes: bool) -> Self {
+        self.config.trust_unannotated = yes;
+        self
+    }
+
     /// Testing hook: the engine panics before starting run `n` (counted
     /// from 0), as an internal bug would. Not API.
     #[doc(hidden)]

@@ -54,6 +54,22 @@ pub enum Error {
         /// loop around one of them never repeats its state.
         plain_loops: Vec<SrcLoc>,
     },
+    /// Code the engine would share (a loop closing, two paths joining)
+    /// lies where it cannot see all the plain Rust state: code
+    /// `#[augur::staged]` does not cover. By default it keeps such code
+    /// apart (a plain loop counter or flag could make two points with one
+    /// tag differ), which is exact but grows with every turn and path; it
+    /// stops here when a loop there never ends, or after
+    /// `Config::max_unshared` such points. `Builder::trust_unannotated`
+    /// shares code there after observing it repeat instead.
+    Unannotated {
+        /// Where the engine stopped.
+        location: SrcLoc,
+        /// The first point where code was not shared.
+        at: SrcLoc,
+        /// What to annotate, and where.
+        fix: String,
+    },
     /// A dyn loop whose turns read, through a plain Rust variable, a `Dyn`
     /// value the previous turn computed (`let mut t = f(x); while c { t =
     /// g(t); }`): each turn reads another variable of the generated code,
@@ -213,6 +229,15 @@ impl fmt::Display for Error {
                  variable changes every iteration; keep loop-carried values in Dyn \
                  variables), or a first-stage loop longer than the limit \
                  (raise Builder::max_loop_iterations)"
+            ),
+            Error::Unannotated { location, at, fix } => write!(
+                f,
+                "stopped at {location}: augur shares code (closes a loop, joins two paths) \
+                 only where it sees all the plain Rust state, and from {at} on it does not, \
+                 so that code unrolls and grows with every turn and path: {fix} (its plain \
+                 loops and mutable locals then become visible). Builder::trust_unannotated(true) \
+                 shares code there once observation finds no difference instead, which is \
+                 silently wrong where state augur cannot see differs"
             ),
             Error::CarriedValue {
                 loop_at,

@@ -230,7 +230,9 @@ pub use augur_macros::Staged;
 /// What [`staged`] expands to; not API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::stage::staged::{turns, Calls, Frame, Probe, Tracked, Turns, ViaHash, ViaNone};
+    pub use crate::stage::staged::{
+        body, turns, CallScope, CallSite, Frame, Probe, Region, Tracked, Turns, ViaHash, ViaNone,
+    };
 }
 
 /// The README's Rust examples, run as doctests so they cannot rot.

@@ -50,6 +50,23 @@ impl<T: ?Sized> Clone for Dyn<T> {
 }
 impl<T: ?Sized> Copy for Dyn<T> {}
 
+/// A `Dyn` hashes to nothing. What is first-stage about a `Dyn` is where
+/// it is, not which variable it names: in a `Vec<Dyn<T>>` that
+/// `#[augur::staged]` tracks, the length is the state that decides what
+/// the program generates, and the variables are compared where they are
+/// used (the engine compares operations with their operands).
+///
+/// ```
+/// use std::hash::{BuildHasher, RandomState};
+/// # augur::Builder::new().extract("f", |x: augur::Dyn<i32>| {
+/// let s = RandomState::new();
+/// assert_eq!(s.hash_one(x), s.hash_one(x + 1));
+/// # x }).unwrap();
+/// ```
+impl<T: ?Sized> std::hash::Hash for Dyn<T> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 impl<T: ?Sized> fmt::Debug for Dyn<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Dyn({})", self.var)

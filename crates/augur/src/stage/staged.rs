@@ -25,7 +25,7 @@
 //!   (`*v.last_mut().unwrap() += 1;`), which is re-hashed after it; a
 //!   borrow that hid changes from the tracker would be silently wrong code;
 //! * every closure handed to a call (`(0..n).any(|_| ..)`, `xs.map(|x| ..)`)
-//!   counts its calls in a [`Calls`] declared before the statement: each call
+//!   counts its calls at a [`CallSite`] of the statement: each call
 //!   is a program point of its own, as each turn of a `for` loop is;
 //! * every function body starts with a [`Frame`], whose destructor keeps the
 //!   calls in it from becoming tail calls (a tail call would reuse the
@@ -34,9 +34,12 @@
 //! None of this is API: the paths may change with the attribute.
 
 use super::static_var::Static;
+use crate::ir::SrcLoc;
 use crate::trace::driver::{self, with};
+pub use crate::trace::frames::Region;
 use crate::trace::tag::FxHasher;
 use std::hash::{Hash, Hasher};
+use std::panic::Location;
 
 /// A `for` loop's iterator with its turn counter (see the module docs).
 pub struct Turns<I> {
@@ -104,36 +107,81 @@ impl Drop for Tracked {
     }
 }
 
-/// The calls of the closures a statement hands to other code
-/// (`(0..n).any(|_| ..)`): the code that calls them (the standard library's
-/// adapters) is not annotated, so every call would be one program point;
-/// each call counts itself here, first-stage state while the statement's
-/// block lives, as [`turns`] counts a `for` loop's turns.
-pub struct Calls {
-    count: std::cell::Cell<u32>,
-    tracked: Tracked,
-}
+/// The closures one statement hands to other code (`(0..n).any(|_| ..)`):
+/// the code that calls them (the standard library's adapters) is not
+/// annotated, so every call would be one program point; each call counts
+/// itself, first-stage state while the statement's block lives, as
+/// [`turns`] counts a `for` loop's turns.
+///
+/// The attribute writes one `static` site per such statement, a guard
+/// ([`CallSite::scope`]) before the statement, and a call of
+/// [`CallSite::enter`] first in each closure: the closures name the static
+/// without capturing anything, so they stay `'static`, `fn`-pointer
+/// compatible and unwind-safe as written.
+#[allow(dead_code)] // read by no one: it only gives the static a size, so an address of its own
+pub struct CallSite(u8);
 
-impl Default for Calls {
-    fn default() -> Calls {
-        Calls {
-            count: std::cell::Cell::new(0),
-            tracked: Tracked::new(Some(0)),
+impl CallSite {
+    /// A statement's site (non-zero-sized: each static has its own address).
+    pub const fn new() -> CallSite {
+        CallSite(0)
+    }
+
+    fn key(&'static self) -> usize {
+        self as *const CallSite as usize
+    }
+
+    /// The statement starts: its closures' calls count from zero while the
+    /// guard lives.
+    pub fn scope(&'static self) -> CallScope {
+        let gen = driver::current_gen();
+        if gen.is_some() {
+            with(|e| {
+                e.calls_scope(self.key());
+                Ok(())
+            });
+        }
+        CallScope {
+            site: self.key(),
+            gen,
+        }
+    }
+
+    /// One more call of one of the statement's closures begins.
+    pub fn enter(&'static self) {
+        if driver::current_gen().is_some() {
+            with(|e| {
+                e.calls_enter(self.key());
+                Ok(())
+            });
         }
     }
 }
 
-impl Calls {
-    /// Counters for the closures of one statement.
-    pub fn new() -> Calls {
-        Calls::default()
+impl Default for CallSite {
+    fn default() -> CallSite {
+        CallSite::new()
     }
+}
 
-    /// One more call of one of the statement's closures begins.
-    pub fn enter(&self) {
-        let n = self.count.get().wrapping_add(1);
-        self.count.set(n);
-        self.tracked.update(Some(u64::from(n)));
+/// Runs a function body the attribute moved into a closure (see
+/// `augur-macros`): `FnOnce`, so the body may move out of the parameters.
+#[inline(always)]
+pub fn body<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// The statement of a [`CallSite`] is running (see there).
+pub struct CallScope {
+    site: usize,
+    gen: Option<u32>,
+}
+
+impl Drop for CallScope {
+    fn drop(&mut self) {
+        if self.gen.is_some() && driver::current_gen() == self.gen {
+            driver::with_quiet(|e| e.calls_exit(self.site));
+        }
     }
 }
 
@@ -168,13 +216,44 @@ impl<T: ?Sized> ViaNone for &Probe<'_, T> {
     }
 }
 
-/// Held by every function body the attribute rewrites: its destructor runs
-/// after any call in tail position, so no such call reuses the frame.
-pub struct Frame;
+/// Held by every body the attribute rewrites: registers the body with the
+/// engine as an activation (see `trace/frames.rs`), which tells where the
+/// plain Rust state is in view; its destructor also runs after any call in
+/// tail position, so no such call reuses the frame.
+pub struct Frame {
+    /// The depth to end the activation at, and the run it belongs to.
+    slot: Option<(u32, u32)>,
+}
+
+impl Frame {
+    /// A function body starts; the attribute makes the function
+    /// `#[track_caller]`, so `caller` is the line that called it.
+    #[inline]
+    pub fn enter(region: &'static Region, caller: &'static Location<'static>) -> Frame {
+        Frame::start(region, Some(SrcLoc::from_location(caller)))
+    }
+
+    /// A closure body starts (its caller is not known).
+    #[inline]
+    pub fn closure(region: &'static Region) -> Frame {
+        Frame::start(region, None)
+    }
+
+    fn start(region: &'static Region, caller: Option<SrcLoc>) -> Frame {
+        let slot =
+            driver::current_gen().map(|gen| (with(|e| Ok(e.frame_enter(region, caller))), gen));
+        Frame { slot }
+    }
+}
 
 impl Drop for Frame {
     #[inline(never)]
     fn drop(&mut self) {
+        if let Some((depth, gen)) = self.slot {
+            if driver::current_gen() == Some(gen) {
+                driver::with_quiet(|e| e.frame_exit(depth));
+            }
+        }
         std::hint::black_box(());
     }
 }

@@ -27,6 +27,16 @@ pub struct Config {
     pub memoize: bool,
     /// Close loops at all (off: every loop unrolls up to the limits).
     pub close_loops: bool,
+    /// Close loops and link paths where the plain Rust state is out of
+    /// view (code `#[augur::staged]` does not cover), trusting bounded
+    /// observation that it does not matter. Off: such points unroll
+    /// exactly, and a loop among them that never ends stops with
+    /// `Error::Unannotated`. See `Builder::trust_unannotated` (on by
+    /// default until the project's own code is annotated).
+    pub trust_unannotated: bool,
+    /// Points where code was not shared because the plain Rust state is
+    /// out of view before the extraction stops with `Error::Unannotated`.
+    pub max_unshared: u64,
     /// Allow generated loops without an exit.
     pub allow_infinite_loops: bool,
     /// How many operations a memoization link is checked for before it is
@@ -59,6 +69,8 @@ impl Default for Config {
             max_attempts: 1000,
             memoize: true,
             close_loops: true,
+            trust_unannotated: true,
+            max_unshared: 10_000,
             allow_infinite_loops: false,
             link_audit_ops: u32::MAX,
             prophecy_mode: ProphecyMode::Adaptive,

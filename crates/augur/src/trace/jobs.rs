@@ -324,4 +324,7 @@ pub(super) struct Learned {
     /// before computed, in the order found: the loop's decision, where the
     /// value is read, where it was computed. See `Error::CarriedValue`.
     pub(super) carried: Vec<(SrcLoc, SrcLoc, SrcLoc)>,
+    /// The first point where code was not shared because the plain Rust
+    /// state there is out of view (see `frames.rs`), and why.
+    pub(super) hidden: Option<(SrcLoc, super::frames::Hidden)>,
 }

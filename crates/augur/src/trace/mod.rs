@@ -15,6 +15,7 @@ pub(crate) mod context;
 mod decisions;
 pub(crate) mod driver;
 pub(crate) mod engine;
+pub(crate) mod frames;
 pub(crate) mod graph;
 mod jobs;
 mod output;

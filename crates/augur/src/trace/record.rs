@@ -22,7 +22,7 @@ impl Engine {
         let seen = self.run.seen.get(&key).copied();
         if let Some(s) = seen {
             let closable = self.config.close_loops && !self.learned.never_close.contains(&base);
-            if closable && s.decisions < self.run.decision_count() {
+            if closable && s.decisions < self.run.decision_count() && self.sees(loc)? {
                 let h = self.run.path[s.path_idx].0;
                 if self.same_op(h, &op, loc) {
                     return Ok(self.start_verify(s.path_idx, h));
@@ -44,7 +44,12 @@ impl Engine {
         let linkable =
             self.run.ops > self.run.no_link_until && !self.learned.no_link.contains(&(key, occ));
         if self.config.memoize && linkable {
-            if let Some(n) = (self.graph).memo_find((key, occ), |n| self.same_op(n, &op, loc)) {
+            let found = (self.graph).memo_find((key, occ), |n| self.same_op(n, &op, loc));
+            let found = match found {
+                Some(n) if self.sees(loc)? => Some(n),
+                _ => None,
+            };
+            if let Some(n) = found {
                 if self.config.link_audit_ops == 0 {
                     self.stats.memo_hits += 1;
                     self.link(n)?;
@@ -58,6 +63,32 @@ impl Engine {
         self.graph.memo_insert((key, occ), n);
         self.note_seen(n, key);
         Ok(n)
+    }
+
+    /// True if code may be shared at an operation of `loc`: every live
+    /// frame is covered by `#[augur::staged]` (see `frames.rs`), or the
+    /// builder trusts observation. Where not, the first such point is kept
+    /// for the error a loop that never closes then stops with.
+    fn sees(&mut self, loc: SrcLoc) -> Result<bool, Ctl> {
+        if self.config.trust_unannotated {
+            return Ok(true);
+        }
+        let Some(hidden) = self.run.frames.hidden_at(loc) else {
+            return Ok(true);
+        };
+        self.stats.unshared += 1;
+        let (at, _) = *self.learned.hidden.get_or_insert((loc, hidden));
+        if self.stats.unshared > self.config.max_unshared {
+            // Unshared code is exact, but doubles with every dyn `if` a
+            // path passes: stop early, naming the fix, rather than at the
+            // work limit tens of seconds later.
+            return Err(Ctl::fail(Error::Unannotated {
+                location: loc,
+                at,
+                fix: hidden.fix(),
+            }));
+        }
+        Ok(false)
     }
 
     /// True if `op` is node `n`'s operation on other variables that come
@@ -115,6 +146,13 @@ impl Engine {
                     used,
                     computed,
                     runs: self.stats.total_runs,
+                }));
+            }
+            if let Some((at, hidden)) = self.learned.hidden {
+                return Err(Ctl::fail(Error::Unannotated {
+                    location: loc,
+                    at,
+                    fix: hidden.fix(),
                 }));
             }
             return Err(Ctl::fail(Error::LoopNeverCloses {

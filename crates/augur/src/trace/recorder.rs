@@ -200,6 +200,54 @@ impl<'e> Recorder<'e> {
         self.engine.static_drop(slot)
     }
 
+    /// A `#[augur::staged]` body starts (see `frames.rs`): `caller` is
+    /// where it was called from (`None` for a closure). Returns the depth
+    /// to end it at.
+    #[inline]
+    pub(crate) fn frame_enter(
+        &mut self,
+        region: &'static super::frames::Region,
+        caller: Option<SrcLoc>,
+    ) -> u32 {
+        let decided = self.engine.run.decision_count() > 0;
+        self.engine.run.frames.enter(region, caller, decided)
+    }
+
+    /// The body entered at `depth` ended.
+    #[inline]
+    pub(crate) fn frame_exit(&mut self, depth: u32) {
+        self.engine.run.frames.exit(depth)
+    }
+
+    /// A statement that hands closures to calls starts (`CallSite`): its
+    /// closures' calls count from zero, a first-stage value tags see.
+    pub(crate) fn calls_scope(&mut self, site: usize) {
+        let slot = self.engine.static_register(0);
+        let run = &mut self.engine.run;
+        run.call_sites.entry(site).or_default().push((slot, 0));
+    }
+
+    /// One more call of a closure of the innermost running statement of
+    /// `site` (none: the closure outlived its statement; nothing to count).
+    pub(crate) fn calls_enter(&mut self, site: usize) {
+        let run = &mut self.engine.run;
+        let Some(&mut (slot, ref mut n)) = run.call_sites.get_mut(&site).and_then(|v| v.last_mut())
+        else {
+            return;
+        };
+        *n = n.wrapping_add(1);
+        let n = *n;
+        self.engine.static_update(slot, u64::from(n));
+    }
+
+    /// The innermost running statement of `site` ended.
+    pub(crate) fn calls_exit(&mut self, site: usize) {
+        let run = &mut self.engine.run;
+        if let Some((slot, _)) = run.call_sites.get_mut(&site).and_then(|v| v.pop()) {
+            self.engine.static_drop(slot);
+        }
+    }
+
     // ----- prophecy cells -----
 
     /// Identifies this extraction to the prophecy handles it makes.

@@ -2,6 +2,7 @@
 //! seen (for loop detection), its `Static` values and salt.
 
 use super::decisions::{DecisionTree, PathId};
+use super::frames::Frames;
 use super::graph::{Cursor, NodeId};
 use super::jobs::{Check, Job, Visits};
 use super::tag::{FastMap, Tag};
@@ -106,6 +107,11 @@ pub(super) struct Run {
     /// check follows past its decisions (see `audit::follow`). A run holds
     /// at most one such comparison: a link check ends the run.
     pub(super) visits: Visits,
+    /// The `#[augur::staged]` bodies running now (see `frames.rs`).
+    pub(super) frames: Frames,
+    /// Per `CallSite` (by address), its running statements innermost last:
+    /// the `Static` slot of each, and the calls of its closures so far.
+    pub(super) call_sites: FastMap<usize, Vec<(u32, u32)>>,
 }
 
 impl Run {
@@ -134,6 +140,8 @@ impl Run {
             oracle_calls: 0,
             cell_streaks: FastMap::default(),
             visits: Visits::default(),
+            frames: Frames::default(),
+            call_sites: FastMap::default(),
         };
         run.reset(job, tree);
         run
@@ -168,6 +176,8 @@ impl Run {
         self.oracle_calls = 0;
         self.cell_streaks.clear();
         self.visits.clear();
+        self.frames.reset();
+        self.call_sites.clear();
     }
 
     /// The next of the job's decisions, replayed (`None`: past them).

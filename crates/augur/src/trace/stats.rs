@@ -47,6 +47,10 @@ pub struct Stats {
     /// that tags do not see differed between two paths); those paths got
     /// code of their own.
     pub link_audit_failures: u64,
+    /// Points where code was not shared (no loop closed, no link made)
+    /// because plain Rust state there is out of view: code
+    /// `#[augur::staged]` does not cover (see `Builder::trust_unannotated`).
+    pub unshared: u64,
     /// Operations recorded in the final trace graph.
     pub nodes: u64,
     /// Statements in the generated function.

@@ -17,6 +17,7 @@ use probe_harness::diff;
 /// User names that collide with C keywords, each other, parameters and
 /// generated names, or are not identifiers.
 #[test]
+#[augur::staged]
 fn naming_collisions_compile() {
     let o = diff(
         &Check::default(),
@@ -49,6 +50,7 @@ fn naming_collisions_compile() {
 // Fix: rename names that start with `__` or `_` + capital, and complete the
 // list of the always-included headers' macros.
 #[test]
+#[augur::staged]
 fn naming_predefined_macros() {
     let o = diff(
         &Check::default(),

@@ -24,6 +24,7 @@ use probe_harness::diff;
 // Fix: print `i64` constants as `INT64_C(v)` (and `u64` as `UINT64_C(v)`),
 // or cast them: `(int64_t)1`.
 #[test]
+#[augur::staged]
 fn types_i64_literal_left_shift() {
     let o = diff(
         &Check::default(),
@@ -41,6 +42,7 @@ fn types_i64_literal_left_shift() {
 // prints `3000000 * 1000`, an `int` product: gcc rejects it with
 // -Werror=overflow (with other flags it would silently wrap to -1294967296).
 #[test]
+#[augur::staged]
 fn types_i64_constant_product() {
     let o = diff(
         &Check::default(),
@@ -59,6 +61,7 @@ fn types_i64_constant_product() {
 /// Integer extremes of the 64-bit types as constants, in arithmetic and
 /// comparisons.
 #[test]
+#[augur::staged]
 fn types_64_bit_extremes() {
     let o = diff(
         &Check::default(),
@@ -115,6 +118,7 @@ fn types_64_bit_extremes() {
 
 /// f32 NaN and infinity constants in arithmetic and comparisons.
 #[test]
+#[augur::staged]
 fn types_f32_special_constants() {
     let o = diff(
         &Check::default(),
@@ -166,6 +170,7 @@ fn types_f32_special_constants() {
 
 /// Narrow types: comparisons after arithmetic, shifts, sign changes.
 #[test]
+#[augur::staged]
 fn types_narrow_arithmetic_and_casts() {
     let o = diff(
         &Check::default(),
@@ -229,6 +234,7 @@ fn types_narrow_arithmetic_and_casts() {
 
 /// Pointer offsets with negative indices.
 #[test]
+#[augur::staged]
 fn types_negative_pointer_offsets() {
     let o = diff(
         &Check::default(),
@@ -261,6 +267,7 @@ fn types_negative_pointer_offsets() {
 
 /// `cast::<bool>` of an integer: C's `(bool)2` is `true`.
 #[test]
+#[augur::staged]
 fn types_int_to_bool_cast() {
     let o = diff(
         &Check::default(),
@@ -281,6 +288,7 @@ fn types_int_to_bool_cast() {
 // With `printf("%ld", ...)` the C does not compile (-Werror=format), also for
 // big constants (`5000000000ll` is `long long`, `int64_t` is `long`).
 #[test]
+#[augur::staged]
 fn types_i64_literal_vararg() {
     const SUM: ExternFn<fn(i32) -> i64> = ExternFn::new("rv_sum").variadic();
     let check = Check {
@@ -314,6 +322,7 @@ fn types_i64_literal_vararg() {
 /// the inner pointer (`T *const *`), not the `T` it points to; both
 /// levels const is `const T *const *`.
 #[test]
+#[augur::staged]
 fn types_pointers_to_const_pointers() {
     let ex = augur::Builder::new()
         .extract(

@@ -8,6 +8,7 @@ use augur::{Builder, Dyn};
 /// `y[i] = 2 * x[i]` for all i, then (after a grid sync) `x[i] = y[(i + 1) % n]`:
 /// right only if every thread finished the first phase before any starts
 /// the second.
+#[augur::staged]
 fn rotate_doubled(x: Dyn<*mut f32>, y: Dyn<*mut f32>, n: Dyn<i32>) {
     launch(3, 4, |bid, tid| {
         let i = Dyn::new(bid * 4 + tid);
@@ -27,6 +28,7 @@ fn rotate_doubled(x: Dyn<*mut f32>, y: Dyn<*mut f32>, n: Dyn<i32>) {
 type Native = unsafe extern "C" fn(*mut f32, *mut f32, i32);
 
 #[test]
+#[augur::staged]
 fn two_phase_kernel_runs_phase_by_phase_on_the_cpu() {
     let ex = Builder::new()
         .extract(
@@ -51,6 +53,7 @@ fn two_phase_kernel_runs_phase_by_phase_on_the_cpu() {
 }
 
 #[test]
+#[augur::staged]
 fn compiling_or_interpreting_a_kernel_with_a_grid_sync_names_the_ways_to_run_it() {
     use augur::exec::{Backend, CompileOptions};
     let ex = Builder::new()
@@ -90,6 +93,7 @@ fn compiling_or_interpreting_a_kernel_with_a_grid_sync_names_the_ways_to_run_it(
 }
 
 #[test]
+#[augur::staged]
 fn cuda_text_has_a_cooperative_kernel_and_its_launch() {
     let ex = Builder::new()
         .extract(
@@ -117,6 +121,7 @@ fn cuda_text_has_a_cooperative_kernel_and_its_launch() {
     println!("{cu}");
 }
 
+#[augur::staged]
 fn kernel_error(
     r: augur::Result<augur::Extracted<unsafe extern "C" fn(*mut i32, i32)>>,
     sim: bool,
@@ -137,6 +142,7 @@ fn kernel_error(
 }
 
 #[test]
+#[augur::staged]
 fn a_kernel_that_assigns_a_host_variable_is_an_error_naming_it() {
     let line = line!() + 5;
     let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -153,6 +159,7 @@ fn a_kernel_that_assigns_a_host_variable_is_an_error_naming_it() {
 }
 
 #[test]
+#[augur::staged]
 fn a_grid_sync_under_thread_dependent_control_flow_cannot_be_simulated() {
     let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
         launch(2, 2, |bid, tid| {
@@ -173,6 +180,7 @@ fn a_grid_sync_under_thread_dependent_control_flow_cannot_be_simulated() {
 /// `if`) simulate: the control flow runs once on the host, each stretch
 /// between barriers for all threads.
 #[test]
+#[augur::staged]
 fn barriers_in_uniform_loops_and_ifs_simulate() {
     type Native = unsafe extern "C" fn(*mut i32, *mut i32, i32);
     let ex = Builder::new()
@@ -229,6 +237,7 @@ fn barriers_in_uniform_loops_and_ifs_simulate() {
 }
 
 #[test]
+#[augur::staged]
 fn a_grid_sync_outside_a_launch_is_an_error() {
     let r = Builder::new().extract("bad", |x: Dyn<*mut i32>, n: Dyn<i32>| {
         x.at(0).set(n);
@@ -241,6 +250,7 @@ fn a_grid_sync_outside_a_launch_is_an_error() {
 /// A value a thread computes before a grid sync and uses after it is kept
 /// per thread by the CPU simulation (a slot per thread between phases).
 #[test]
+#[augur::staged]
 fn a_value_kept_across_a_grid_sync_is_kept_per_thread() {
     let ex = Builder::new()
         .extract("shift", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -269,6 +279,7 @@ fn a_value_kept_across_a_grid_sync_is_kept_per_thread() {
 
 /// The CUDA text compiles with nvcc (installed from pip when missing).
 #[test]
+#[augur::staged]
 fn cuda_text_compiles_to_ptx() {
     let ex = Builder::new()
         .extract(

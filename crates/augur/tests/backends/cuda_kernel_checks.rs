@@ -13,6 +13,7 @@ use augur::exec::cuda::Nvcc;
 use augur::stage::gpu::{grid_sync, launch};
 use augur::{Builder, Dyn};
 
+#[augur::staged]
 fn ptx(cu: &str) {
     let nvcc = Nvcc::find_or_install().unwrap();
     if let Err(e) = nvcc.ptx(cu, "sm_80") {
@@ -25,6 +26,7 @@ fn ptx(cu: &str) {
 /// A host array read by a kernel would arrive as a host pointer (an
 /// "illegal memory access" on an H100): it is a kernel error naming it.
 #[test]
+#[augur::staged]
 fn captured_local_array() {
     let ex = Builder::new()
         .extract("arr", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -50,6 +52,7 @@ fn captured_local_array() {
 /// Captured host variables named `err` or `args` (once the launcher's
 /// locals) compile.
 #[test]
+#[augur::staged]
 fn names_clash_with_launcher_locals() {
     let ex = Builder::new()
         .extract("clash", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -70,6 +73,7 @@ fn names_clash_with_launcher_locals() {
 /// Variables named `threadIdx`, `blockIdx` or C++ keywords (`class`, `new`,
 /// `this`, `template`) are renamed, so nvcc accepts the unit.
 #[test]
+#[augur::staged]
 fn names_clash_with_cuda_builtins_and_cpp_keywords() {
     let mut bad = Vec::new();
     for name in [
@@ -101,6 +105,7 @@ fn names_clash_with_cuda_builtins_and_cpp_keywords() {
 
 /// A launch inside a launch: split and simulate both reject it.
 #[test]
+#[augur::staged]
 fn nested_launch_sim_vs_split() {
     let ex = Builder::new()
         .extract("nested", |x: Dyn<*mut i32>, _n: Dyn<i32>| {
@@ -123,6 +128,7 @@ fn nested_launch_sim_vs_split() {
 /// A kernel calling a libc function that has no device version (`puts`) is
 /// a kernel error (it used to pass the check and fail in nvcc).
 #[test]
+#[augur::staged]
 fn kernel_calls_libc_without_device_version() {
     let ex = Builder::new()
         .extract("libck", |x: Dyn<*mut i32>, _n: Dyn<i32>| {

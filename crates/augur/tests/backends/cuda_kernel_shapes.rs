@@ -15,6 +15,7 @@ use augur::{Builder, Dyn};
 
 type F1 = unsafe extern "C" fn(*mut i32, i32);
 
+#[augur::staged]
 fn sim_run(ex: &augur::Extracted<F1>, name: &str, buf: &mut [i32], n: i32) -> String {
     let sim = simulate(ex.ir()).unwrap_or_else(|e| panic!("simulate: {e}"));
     let c = augur::codegen::write_function(&sim);
@@ -24,6 +25,7 @@ fn sim_run(ex: &augur::Extracted<F1>, name: &str, buf: &mut [i32], n: i32) -> St
     c
 }
 
+#[augur::staged]
 fn ptx(cu: &str) {
     let nvcc = Nvcc::find_or_install().unwrap();
     if let Err(e) = nvcc.ptx(cu, "sm_80") {
@@ -33,6 +35,7 @@ fn ptx(cu: &str) {
 
 /// `if (i >= n) return;` in a kernel body: structured without a jump out of the launch; simulated and compiled.
 #[test]
+#[augur::staged]
 fn early_return_from_thread() {
     // `if (i >= n) return;` — the most common CUDA idiom.
     let ex = Builder::new()
@@ -55,6 +58,7 @@ fn early_return_from_thread() {
 
 /// `continue` in a loop inside a kernel.
 #[test]
+#[augur::staged]
 fn continue_in_inner_loop() {
     let ex = Builder::new()
         .extract("cont", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -81,6 +85,7 @@ fn continue_in_inner_loop() {
 
 /// Launches in a host dyn loop and a dyn if, capturing the loop counter.
 #[test]
+#[augur::staged]
 fn launch_in_host_loop_and_if() {
     let ex = Builder::new()
         .extract("hostloop", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -108,6 +113,7 @@ fn launch_in_host_loop_and_if() {
 
 /// Empty grids (0 blocks, 0 threads), one cooperative.
 #[test]
+#[augur::staged]
 fn zero_grids() {
     let ex = Builder::new()
         .extract("zerogrid", |x: Dyn<*mut i32>, _n: Dyn<i32>| {
@@ -129,6 +135,7 @@ fn zero_grids() {
 
 /// Two extractions give byte-identical CUDA and simulated C.
 #[test]
+#[augur::staged]
 fn determinism_cuda_and_sim() {
     let mk = || {
         Builder::new()
@@ -164,6 +171,7 @@ fn determinism_cuda_and_sim() {
 
 /// A kernel that reads no host variable (empty parameter list, `void *args[]` unused).
 #[test]
+#[augur::staged]
 fn kernel_reading_no_host_variable() {
     let ex = Builder::new()
         .extract("noread", |_x: Dyn<*mut i32>, _n: Dyn<i32>| {
@@ -184,6 +192,7 @@ fn kernel_reading_no_host_variable() {
 /// A launch whose body is only a grid sync simulates to nothing (it used to
 /// leave unused `bid`/`tid` declarations that cc -Werror rejects).
 #[test]
+#[augur::staged]
 fn sim_of_sync_only_kernel_compiles() {
     let ex = Builder::new()
         .extract("synconly", |_x: Dyn<*mut i32>, _n: Dyn<i32>| {

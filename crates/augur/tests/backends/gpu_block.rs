@@ -10,6 +10,7 @@ use augur::{Builder, Dyn, Error, Extracted};
 
 /// The simulation of `ex` run by the interpreter on `bufs` (allocated from
 /// the slices), returning the buffers afterwards.
+#[augur::staged]
 fn interpret_f32(ex: &Extracted<impl Copy>, bufs: &[&[f32]], extra: &[i64]) -> Vec<Vec<f32>> {
     let sim = ex.simulated().expect("simulation");
     let mut interp = Interpreter::new();
@@ -28,6 +29,7 @@ fn interpret_f32(ex: &Extracted<impl Copy>, bufs: &[&[f32]], extra: &[i64]) -> V
 }
 
 /// The CUDA of `ex` compiles to PTX with one entry per kernel name given.
+#[augur::staged]
 fn compiles_to_ptx(ex: &Extracted<impl Copy>, kernels: &[&str]) -> String {
     let cu = ex.cuda_code("").expect("CUDA");
     let ptx = augur::exec::cuda::Nvcc::find_or_install()
@@ -49,6 +51,7 @@ const TILE: i32 = 8;
 /// it alike), so the accumulator lives across barriers in a host loop.
 type MatmulFn = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, i64);
 
+#[augur::staged]
 fn tiled_matmul() -> Extracted<MatmulFn> {
     Builder::new()
         .extract(
@@ -81,6 +84,7 @@ fn tiled_matmul() -> Extracted<MatmulFn> {
         .unwrap()
 }
 
+#[augur::staged]
 fn inputs() -> (Vec<f32>, Vec<f32>) {
     let n = N as usize;
     let a = (0..n * n).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
@@ -88,6 +92,7 @@ fn inputs() -> (Vec<f32>, Vec<f32>) {
     (a, b)
 }
 
+#[augur::staged]
 fn matmul_ref(a: &[f32], b: &[f32]) -> Vec<f32> {
     let n = N as usize;
     let mut c = vec![0.0; n * n];
@@ -100,6 +105,7 @@ fn matmul_ref(a: &[f32], b: &[f32]) -> Vec<f32> {
 }
 
 #[test]
+#[augur::staged]
 fn tiled_matmul_in_shared_memory_matches_rust() {
     let ex = tiled_matmul();
     let (a, b) = inputs();
@@ -141,6 +147,7 @@ fn tiled_matmul_in_shared_memory_matches_rust() {
 }
 
 #[test]
+#[augur::staged]
 fn block_sum_by_tree_reduction() {
     const BLOCK: i32 = 64;
     let ex = Builder::new()
@@ -236,6 +243,7 @@ fn atomics_count_into_shared_bins() {
 /// between: the interpreter names the race (thread 0 writes, the others
 /// read), or the read of what no thread has written yet.
 #[test]
+#[augur::staged]
 fn a_missing_barrier_is_an_error() {
     let run = |racy: fn(Dyn<i32>, Dyn<*mut i32>, Dyn<*mut i32>)| {
         let ex = Builder::new()
@@ -263,6 +271,7 @@ fn a_missing_barrier_is_an_error() {
 }
 
 #[test]
+#[augur::staged]
 fn block_level_misuse_is_an_error_at_its_line() {
     // A barrier some threads of a block skip.
     let err = Builder::new()
@@ -378,6 +387,7 @@ fn block_level_misuse_is_an_error_at_its_line() {
 /// allows: every thread of a block takes it alike. The simulation runs
 /// each block's phases in turn, so the loop runs once per block.
 #[test]
+#[augur::staged]
 fn barriers_in_a_loop_over_a_blocks_tiles() {
     const T: i32 = 4;
     let ex = Builder::new()
@@ -421,6 +431,7 @@ fn barriers_in_a_loop_over_a_blocks_tiles() {
 /// and compiled C ran on past the last tile). With a grid sync after the
 /// loop the same exit leaves the stretch's loop over blocks.
 #[test]
+#[augur::staged]
 fn a_loop_that_exits_at_its_bottom_around_barriers() {
     const T: i32 = 4;
     for grid_sync in [false, true] {
@@ -469,6 +480,7 @@ fn a_loop_that_exits_at_its_bottom_around_barriers() {
 
 /// Blocks run at once: two blocks writing one element race, barriers or not.
 #[test]
+#[augur::staged]
 fn blocks_writing_one_element_race() {
     let ex = Builder::new()
         .extract("clash", |x: Dyn<*mut i32>| {
@@ -489,6 +501,7 @@ fn blocks_writing_one_element_race() {
 /// that read what other blocks wrote: the simulation runs the stretches
 /// between grid syncs one after another, each block by block.
 #[test]
+#[augur::staged]
 fn block_tiles_between_grid_syncs() {
     const T: i32 = 4;
     let ex = Builder::new()

@@ -8,6 +8,7 @@ use augur::ir::{parse, Const, Expr, StmtKind};
 
 /// Reads `text`, asserting it prints back unchanged.
 #[track_caller]
+#[augur::staged]
 fn round_trip(text: &str) -> augur::ir::Function {
     let f = parse(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(f.to_string(), text);
@@ -71,6 +72,7 @@ fn everything(p: *mut f32, n: i32, &k: i64) -> i64 {
 
 /// Every construct of the text form prints back as written.
 #[test]
+#[augur::staged]
 fn every_construct_reads_back() {
     let f = round_trip(EVERYTHING);
     assert_eq!(f.name, "everything");
@@ -88,6 +90,7 @@ fn every_construct_reads_back() {
 
 /// A function read from text runs as the text says.
 #[test]
+#[augur::staged]
 fn text_runs_as_written() {
     let text = "fn tri(n: i32) -> i32 {
   var acc: i32 = 0;
@@ -109,6 +112,7 @@ fn text_runs_as_written() {
 /// Hand-written text may be spaced and commented as one likes; it prints
 /// in the one canonical layout.
 #[test]
+#[augur::staged]
 fn layout_and_comments_are_free() {
     let f = parse("// a comment\nfn   f( x :i32 )->i32{ let  t:i32=x*(2+3) ; // why\n return t;}")
         .unwrap();
@@ -120,6 +124,7 @@ fn layout_and_comments_are_free() {
 
 /// Bad text: an error that says what and where.
 #[test]
+#[augur::staged]
 fn errors_name_their_line_and_column() {
     let err = |text: &str| parse(text).unwrap_err().to_string();
     assert_eq!(

@@ -16,6 +16,7 @@ type F2 = unsafe extern "C" fn(*mut i32, i32);
 
 /// `(grid, block)` of every launch in `b`, outermost first, with the depth
 /// of loops around each.
+#[augur::staged]
 fn launches(b: &[Stmt], loops: usize, out: &mut Vec<(u32, u32, usize)>) {
     for s in b {
         if let StmtKind::Launch(l) = &s.kind {
@@ -28,6 +29,7 @@ fn launches(b: &[Stmt], loops: usize, out: &mut Vec<(u32, u32, usize)>) {
     }
 }
 
+#[augur::staged]
 fn launches_of(f: &Function) -> Vec<(u32, u32, usize)> {
     let mut out = Vec::new();
     launches(&f.body, 0, &mut out);
@@ -35,6 +37,7 @@ fn launches_of(f: &Function) -> Vec<(u32, u32, usize)> {
 }
 
 /// Runs `ex` in the interpreter on a buffer of `len` zeros and `n`.
+#[augur::staged]
 fn interpret(ex: &Extracted<F2>, len: usize, n: i32) -> Vec<i32> {
     let mut it = Interpreter::new();
     let x = it.memory_mut().alloc_slice(&vec![0i32; len]);
@@ -44,6 +47,7 @@ fn interpret(ex: &Extracted<F2>, len: usize, n: i32) -> Vec<i32> {
 }
 
 /// A thread's work with a dyn loop, a plain Rust loop and a dyn `if`.
+#[augur::staged]
 fn branchy(x: Dyn<*mut i32>, n: Dyn<i32>, bid: Dyn<i32>, tid: Dyn<i32>) {
     let i = bid * 4 + tid;
     let acc = Dyn::new(0i32);
@@ -65,6 +69,7 @@ fn branchy(x: Dyn<*mut i32>, n: Dyn<i32>, bid: Dyn<i32>, tid: Dyn<i32>) {
 /// statement; the interpreter runs it on every thread, and the launch costs
 /// no run beyond what its body costs as host code.
 #[test]
+#[augur::staged]
 fn a_launch_with_branches_and_loops_inside_is_one_statement() {
     let ex: Extracted<F2> = Builder::new()
         .extract("branchy", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -97,6 +102,7 @@ fn a_launch_with_branches_and_loops_inside_is_one_statement() {
 
 /// A straight-line body is staged once: one run, no loop to audit.
 #[test]
+#[augur::staged]
 fn a_straight_line_body_is_staged_once() {
     let stagings = std::cell::Cell::new(0);
     let ex: Extracted<F2> = Builder::new()
@@ -116,6 +122,7 @@ fn a_straight_line_body_is_staged_once() {
 /// Launches made by a plain Rust loop over layers inside a dyn loop: each
 /// layer's launch is its own statement inside the generated loop.
 #[test]
+#[augur::staged]
 fn launches_from_a_plain_loop_inside_a_dyn_loop() {
     let layers = [(1u32, 4u32, 1i32), (2, 2, 10), (4, 1, 100)];
     let ex: Extracted<F2> = Builder::new()
@@ -142,6 +149,7 @@ fn launches_from_a_plain_loop_inside_a_dyn_loop() {
 
 /// A launch under a dyn `if` and one in a dyn loop that reads its counter.
 #[test]
+#[augur::staged]
 fn launches_under_a_dyn_if_and_in_a_staged_loop() {
     let ex: Extracted<F2> = Builder::new()
         .extract("placed", |x: Dyn<*mut i32>, n: Dyn<i32>| {
@@ -167,6 +175,7 @@ fn launches_under_a_dyn_if_and_in_a_staged_loop() {
 /// the launch would depend on each thread's path, which a GPU has no
 /// meaning for. A clear error at the launch, never code for one path.
 #[test]
+#[augur::staged]
 fn first_stage_state_that_differs_at_a_bodys_end_is_an_error() {
     // `wrote` is set where a thread writes, or (`every_path`) by all.
     let program = |every_path: bool| {
@@ -200,6 +209,7 @@ fn first_stage_state_that_differs_at_a_bodys_end_is_an_error() {
 }
 
 /// A function with one launch whose body is `body`, built by hand.
+#[augur::staged]
 fn with_launch(body: impl FnOnce(&mut Function) -> Vec<Stmt>) -> Function {
     let mut f = Function::new("hand", Type::Void);
     let int = Type::Scalar(Scalar::I32);
@@ -228,6 +238,7 @@ fn with_launch(body: impl FnOnce(&mut Function) -> Vec<Stmt>) -> Function {
 /// The verifier accepts a launch whose body loops and breaks inside, and
 /// names each way out of a launch's body.
 #[test]
+#[augur::staged]
 fn the_verifier_keeps_control_flow_inside_a_launch() {
     let inner_loop = |f: &mut Function| {
         let t = f.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));

@@ -113,11 +113,13 @@ macro_rules! all_functions {
 }
 
 /// Both NaN, or equal including the sign of zero.
+#[augur::staged]
 fn same_f64(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
 }
 
 /// Within `ulps` units in the last place (NaN with NaN, infinities equal).
+#[augur::staged]
 fn close(a: f64, b: f64, ulps: f64, ulp: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= ulps * ulp * a.abs().max(b.abs())
 }
@@ -164,6 +166,7 @@ macro_rules! reference {
     }};
 }
 
+#[augur::staged]
 fn inputs_f64() -> Vec<(f64, f64, f64)> {
     vec![
         (0.5, 2.0, -1.0),
@@ -187,6 +190,7 @@ fn inputs_f64() -> Vec<(f64, f64, f64)> {
 }
 
 #[test]
+#[augur::staged]
 fn every_double_function_compiled_interpreted_and_in_rust() {
     let f = all_functions!(f64, augur::math::NAN);
     let c = f.c_code();
@@ -237,6 +241,7 @@ fn every_double_function_compiled_interpreted_and_in_rust() {
 }
 
 #[test]
+#[augur::staged]
 fn every_float_function_compiled_interpreted_and_in_rust() {
     let f = all_functions!(f32, augur::math::NANF);
     let c = f.c_code();
@@ -287,6 +292,7 @@ fn every_float_function_compiled_interpreted_and_in_rust() {
 /// The out-parameters go through the interpreter's checked memory: a
 /// pointer past the end of a block is reported, not written.
 #[test]
+#[augur::staged]
 fn an_out_parameter_out_of_bounds_is_an_interpreter_error() {
     let f = Builder::new()
         .extract("split", |x: Dyn<f64>, whole: Dyn<*mut f64>| {
@@ -311,6 +317,7 @@ fn an_out_parameter_out_of_bounds_is_an_interpreter_error() {
 /// A variable named like a `<math.h>` function is renamed in the C, and a
 /// function cannot take such a name.
 #[test]
+#[augur::staged]
 fn math_names_stay_free_in_the_generated_c() {
     let f = Builder::new()
         .extract("g", |x: Dyn<f64>| {

@@ -10,6 +10,7 @@ use augur::{libc, Builder, Dyn, Extracted, Interpreter};
 type Axpy = unsafe extern "C" fn(f32, *const f32, *mut f32, i64);
 
 /// `y[i] += a * x[i]` for `i < n`; `x` and `y` are slices of length `n`.
+#[augur::staged]
 fn axpy(overrun: i64) -> Extracted<Axpy> {
     Builder::new()
         .slice(1, 3)
@@ -27,6 +28,7 @@ fn axpy(overrun: i64) -> Extracted<Axpy> {
         .unwrap()
 }
 
+#[augur::staged]
 fn both(ex: &Extracted<Axpy>) -> [SafeFn; 2] {
     [Backend::C, Backend::Jit].map(|b| {
         ex.safe_with(&CompileOptions::default().with_backend(b))
@@ -35,6 +37,7 @@ fn both(ex: &Extracted<Axpy>) -> [SafeFn; 2] {
 }
 
 #[test]
+#[augur::staged]
 fn slices_are_passed_with_their_lengths_and_every_index_is_checked() {
     let ex = axpy(0);
     let c = ex.c_code();
@@ -67,6 +70,7 @@ fn slices_are_passed_with_their_lengths_and_every_index_is_checked() {
 }
 
 #[test]
+#[augur::staged]
 fn arguments_are_checked_against_the_parameters() {
     let [f, _] = both(&axpy(0));
     let x = [1.0f32; 3];
@@ -100,6 +104,7 @@ fn arguments_are_checked_against_the_parameters() {
 }
 
 #[test]
+#[augur::staged]
 fn an_index_out_of_bounds_is_an_interpreter_error_naming_the_slice() {
     let ex = axpy(1);
     let mut it = Interpreter::new();
@@ -123,6 +128,7 @@ fn an_index_out_of_bounds_is_an_interpreter_error_naming_the_slice() {
 /// `AUGUR_SAFE_CHILD_BACKEND` set): overruns through the safe call, which
 /// stops the process before it touches a byte past the slice.
 #[test]
+#[augur::staged]
 fn overrun_child() {
     let Ok(backend) = std::env::var("AUGUR_SAFE_CHILD_BACKEND") else {
         return;
@@ -145,6 +151,7 @@ fn overrun_child() {
 }
 
 #[test]
+#[augur::staged]
 fn compiled_code_stops_at_an_index_out_of_bounds() {
     // The child test's name in this binary: its module path less the crate.
     let child = concat!(module_path!(), "::overrun_child");
@@ -170,6 +177,7 @@ fn compiled_code_stops_at_an_index_out_of_bounds() {
 }
 
 #[test]
+#[augur::staged]
 fn local_arrays_of_a_checked_function_are_checked() {
     let ex = Builder::new()
         .checked()
@@ -196,6 +204,7 @@ fn local_arrays_of_a_checked_function_are_checked() {
 }
 
 #[test]
+#[augur::staged]
 fn what_a_check_cannot_cover_is_refused_at_its_line() {
     let line = line!() + 3;
     let e = Builder::new()

@@ -20,6 +20,7 @@ const SOURCE: &str = include_str!("source_map.rs");
 
 /// Lines of this file that carry `marker` (1-based). A marker alone on its
 /// line marks the line above it (where rustfmt moves a comment after `{`).
+#[augur::staged]
 fn marked(marker: &str) -> BTreeSet<u32> {
     let tail = format!("// {marker}");
     SOURCE
@@ -36,6 +37,7 @@ type SumFn = unsafe extern "C" fn(i32) -> i32;
 /// `@sum?` marks lines that may or may not be named (a `for` takes its
 /// initialiser's line, not the `while`'s); the `return` is named by the line
 /// of `extract`.
+#[augur::staged]
 fn sum_to() -> Extracted<SumFn> {
     Builder::new()
         .extract("sum_to", |n: Dyn<i32>| {
@@ -61,6 +63,7 @@ fn sum_to() -> Extracted<SumFn> {
         .unwrap()
 }
 
+#[augur::staged]
 fn sum_plain(n: i32) -> i32 {
     let s: i32 = (0..n.max(0)).sum();
     if s > 100 {
@@ -72,11 +75,13 @@ fn sum_plain(n: i32) -> i32 {
     }
 }
 
+#[augur::staged]
 fn with_markers(m: LineMarkers) -> CodegenOptions {
     CodegenOptions::default().with_line_markers(m)
 }
 
 /// The directory `file!()` paths are relative to (the workspace root).
+#[augur::staged]
 fn source_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
@@ -122,16 +127,19 @@ fn origins(c: &str) -> Vec<(Origin, &str)> {
 }
 
 /// The real 1-based number of every line of `c`, beside its text.
+#[augur::staged]
 fn numbered(c: &str) -> Vec<(u32, &str)> {
     c.lines().zip(1..).map(|(t, n)| (n, t)).collect()
 }
 
 /// True for lines that only close or continue a compound statement.
+#[augur::staged]
 fn is_brace(text: &str) -> bool {
     matches!(text.trim(), "}" | "} else {")
 }
 
 #[test]
+#[augur::staged]
 fn every_directive_names_a_staged_line_of_this_file() {
     let c = sum_to().c_code_with(&with_markers(LineMarkers::Directives));
     let (must, may) = (marked("@sum"), marked("@sum?"));
@@ -159,6 +167,7 @@ fn every_directive_names_a_staged_line_of_this_file() {
 /// Lines that no statement produced (braces, the function's end, what
 /// follows) count as the generated file's own, with their real numbers.
 #[test]
+#[augur::staged]
 fn other_lines_go_back_to_the_generated_file_at_their_real_numbers() {
     let c = sum_to().c_code_with(&with_markers(LineMarkers::Directives));
     let real: Vec<(u32, &str)> = numbered(&c)
@@ -180,6 +189,7 @@ fn other_lines_go_back_to_the_generated_file_at_their_real_numbers() {
 
 /// Without the directives and the macro block, the code is the default code.
 #[test]
+#[augur::staged]
 fn markers_only_add_lines() {
     let ex = sum_to();
     let plain = ex.c_code();
@@ -204,6 +214,7 @@ fn markers_only_add_lines() {
 }
 
 #[test]
+#[augur::staged]
 fn output_is_deterministic() {
     for m in [
         LineMarkers::None,
@@ -219,6 +230,7 @@ fn output_is_deterministic() {
 
 /// Comments name each statement's line once, where it changes.
 #[test]
+#[augur::staged]
 fn comments_note_each_new_line() {
     let c = sum_to().c_code_with(&with_markers(LineMarkers::Comments));
     let prefix = format!("// {}:", file!());
@@ -236,6 +248,7 @@ fn comments_note_each_new_line() {
 
 /// `-Wfloat-equal -Werror` makes gcc reject `x == y` on doubles; the error
 /// names the Rust line of the comparison, under the source root.
+#[augur::staged]
 fn float_equal() -> Extracted<unsafe extern "C" fn(f64, f64) -> i32> {
     Builder::new()
         .extract("same", |x: Dyn<f64>, y: Dyn<f64>| {
@@ -250,6 +263,7 @@ fn float_equal() -> Extracted<unsafe extern "C" fn(f64, f64) -> i32> {
 }
 
 #[test]
+#[augur::staged]
 fn compiler_errors_name_the_rust_line() {
     let root = source_root();
     let mut opts = CompileOptions::default();
@@ -276,6 +290,7 @@ fn compiler_errors_name_the_rust_line() {
 }
 
 /// Options that compile `sum_to` with debug info and no optimisation.
+#[augur::staged]
 fn debug_options() -> CompileOptions {
     let mut opts = CompileOptions::default();
     opts.flags.extend(["-g".into(), "-O0".into()]);
@@ -283,6 +298,7 @@ fn debug_options() -> CompileOptions {
     opts
 }
 
+#[augur::staged]
 fn call_sum(f: SumFn, n: i32) -> i32 {
     // SAFETY: `sum_to` is `int32_t sum_to(int32_t)` and reads no memory.
     unsafe { f(n) }
@@ -290,6 +306,7 @@ fn call_sum(f: SumFn, n: i32) -> i32 {
 
 /// The compiled code with directives computes what the plain code does.
 #[test]
+#[augur::staged]
 fn compiled_with_directives_gives_the_same_results() {
     let ex = sum_to();
     let plain = ex.compile().unwrap();
@@ -312,6 +329,7 @@ fn compiled_with_directives_gives_the_same_results() {
 }
 
 /// Runs `tool args`; `None` when it is not installed.
+#[augur::staged]
 fn run_tool(tool: &str, args: &[&str], stdin: Option<&str>) -> Option<String> {
     use std::io::Write;
     let mut cmd = Command::new(tool);
@@ -330,6 +348,7 @@ fn run_tool(tool: &str, args: &[&str], stdin: Option<&str>) -> Option<String> {
 }
 
 /// The start and size of `symbol` in `lib`, from `nm -S`.
+#[augur::staged]
 fn symbol_range(lib: &str, symbol: &str) -> Option<(u64, u64)> {
     let table = run_tool("nm", &["-S", "--defined-only", lib], None)?;
     let line = table.lines().find(|l| l.ends_with(&format!(" {symbol}")))?;
@@ -342,6 +361,7 @@ fn symbol_range(lib: &str, symbol: &str) -> Option<(u64, u64)> {
 /// line of this file, by its absolute path, or to the generated C file; and
 /// every staged statement has instructions.
 #[test]
+#[augur::staged]
 fn debug_line_table_leads_to_the_rust_lines() {
     let compiled = sum_to().compile_with(&debug_options()).unwrap();
     let lib = compiled
@@ -382,6 +402,7 @@ fn debug_line_table_leads_to_the_rust_lines() {
 
 /// gdb, given the library alone, resolves `file.rs:line` to code of `sum_to`.
 #[test]
+#[augur::staged]
 fn gdb_finds_code_at_the_rust_lines() {
     let compiled = sum_to().compile_with(&debug_options()).unwrap();
     let lib = compiled
@@ -403,6 +424,7 @@ fn gdb_finds_code_at_the_rust_lines() {
 }
 
 /// A launch whose kernel body has statements on known lines.
+#[augur::staged]
 fn scale() -> Extracted<unsafe extern "C" fn(*mut f32, i32)> {
     Builder::new()
         .extract("scale", |x: Dyn<*mut f32>, n: Dyn<i32>| {
@@ -420,6 +442,7 @@ fn scale() -> Extracted<unsafe extern "C" fn(*mut f32, i32)> {
 /// The CUDA unit: the kernel's statements name their lines, and the rest
 /// goes back to the generated file at its real numbers.
 #[test]
+#[augur::staged]
 fn cuda_kernels_name_the_rust_lines() {
     let ex = scale();
     let opts = with_markers(LineMarkers::Directives);
@@ -451,6 +474,7 @@ fn cuda_kernels_name_the_rust_lines() {
 
 /// With nvcc (when installed), `-lineinfo` PTX locates kernel code at the
 /// staged lines of this file.
+#[augur::staged]
 fn nvcc_line_info(cu: &str, lines: &BTreeSet<u32>) {
     let Ok(nvcc) = augur::exec::cuda::Nvcc::find() else {
         eprintln!("skipped: nvcc is not installed");

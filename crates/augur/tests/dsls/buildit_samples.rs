@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 /// Compiles `c` with `main_body` as `main` into a program, runs it and
 /// gives its standard output.
+#[augur::staged]
 fn run_program(name: &str, c: &str, main_body: &str) -> String {
     let dir = std::env::temp_dir().join(format!("augur-sample-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -57,6 +58,7 @@ extern "C" fn record(a: i32, b: *mut i32) {
 }
 
 #[test]
+#[augur::staged]
 fn sample15_calls_through_a_function_pointer() {
     let ex = Builder::new()
         .extract("foo", |bar: Dyn<Bar>, a: Dyn<i32>, b: Dyn<*mut i32>| {
@@ -98,6 +100,7 @@ fn sample15_calls_through_a_function_pointer() {
 /// `print_c(count)` for every letter `c`.
 type Print = Func<fn(i32), u8>;
 
+#[augur::staged]
 fn letters_module() -> (augur::Module<'static>, Print) {
     let mut m = Builder::new().module();
     let print = m.declare_keyed::<u8, fn(i32)>("print");
@@ -118,6 +121,7 @@ fn letters_module() -> (augur::Module<'static>, Print) {
 }
 
 #[test]
+#[augur::staged]
 fn sample41_generates_a_function_per_letter_on_demand() {
     let (m, print) = letters_module();
     let ex = m.extract().unwrap();
@@ -148,6 +152,7 @@ fn sample41_generates_a_function_per_letter_on_demand() {
 // ----- sample 65 -----
 
 #[test]
+#[augur::staged]
 fn sample65_declares_pointer_parameters_restrict() {
     let ex = Builder::new()
         .restrict([0, 1])
@@ -201,6 +206,7 @@ struct BarT {
 }
 
 #[test]
+#[augur::staged]
 fn sample42_struct_members_through_values_and_pointers() {
     let ex = Builder::new()
         .extract("my_bar", |i: Dyn<*mut FooT>, init: Dyn<i32>| {
@@ -277,6 +283,7 @@ struct MyType {
 }
 
 #[test]
+#[augur::staged]
 fn sample52_nested_struct_members_keep_their_names() {
     let ex = Builder::new()
         .extract("bar", |p: Dyn<*mut StructType>, another: Dyn<i32>| {

@@ -32,6 +32,7 @@ use fusion_dsl::{
 /// The line of this file holding `// <tag>` (exactly one must), for
 /// checking the locations `explain` names. The marker is built at run time
 /// so that this function's callers do not match it themselves.
+#[augur::staged]
 fn line_of(tag: &str) -> u32 {
     let marker = format!("// <{tag}>");
     let src = include_str!("fusion.rs");
@@ -50,6 +51,7 @@ fn line_of(tag: &str) -> u32 {
 // ---------------------------------------------------------------------------
 
 /// The paper's program: a convolution, then `relu(1.35)`.
+#[augur::staged]
 fn conv_relu(x: Ptr, y: Ptr, n: Dyn<i32>) {
     let mut net = Net::default();
     net.conv(x, y, n);
@@ -57,6 +59,7 @@ fn conv_relu(x: Ptr, y: Ptr, n: Dyn<i32>) {
     net.finish();
 }
 
+#[augur::staged]
 fn conv_relu_ref((x, y, n): &mut Plain) {
     conv_ref(&x.0, &mut y.0, *n as usize);
     relu_ref(&mut y.0, T);
@@ -65,6 +68,7 @@ fn conv_relu_ref((x, y, n): &mut Plain) {
 /// Both arms of a dyn branch apply the same ReLU. The arms are identical
 /// Rust but distinct program points, each requiring the prophecy.
 #[allow(clippy::if_same_then_else)]
+#[augur::staged]
 fn same_threshold_arms(x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>) {
     let mut net = Net::default();
     net.conv(x, y, n);
@@ -77,6 +81,7 @@ fn same_threshold_arms(x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>) {
 }
 
 /// The arms' ReLUs have different thresholds: no single one to fuse.
+#[augur::staged]
 fn different_threshold_arms(x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>) {
     let mut net = Net::default();
     net.conv(x, y, n);
@@ -88,12 +93,14 @@ fn different_threshold_arms(x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>) {
     net.finish();
 }
 
+#[augur::staged]
 fn different_threshold_ref((x, y, n, c): &mut Branch) {
     conv_ref(&x.0, &mut y.0, *n as usize);
     relu_ref(&mut y.0, if *c { 2.0 } else { 4.0 });
 }
 
 /// One arm applies a ReLU, the other scales.
+#[augur::staged]
 fn relu_or_scale(x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>) {
     let mut net = Net::default();
     net.conv(x, y, n);
@@ -105,6 +112,7 @@ fn relu_or_scale(x: Ptr, y: Ptr, n: Dyn<i32>, c: Dyn<bool>) {
     net.finish();
 }
 
+#[augur::staged]
 fn relu_or_scale_ref((x, y, n, c): &mut Branch) {
     conv_ref(&x.0, &mut y.0, *n as usize);
     if *c {
@@ -121,6 +129,7 @@ fn relu_or_scale_ref((x, y, n, c): &mut Branch) {
 /// The paper's program fuses: one pass over the tensor, whose ReLU uses
 /// the threshold, and no second ReLU loop.
 #[test]
+#[augur::staged]
 fn conv_then_relu_fuses() {
     let ex = common::check_modes("conv_relu", conv_relu, conv_relu_ref, &plain_inputs()).paper;
     let code = ex.c_code();
@@ -132,6 +141,7 @@ fn conv_then_relu_fuses() {
 /// Both arms follow the conv with `relu(1.35)`: the prophecy joins to one
 /// threshold on every path, so the conv fuses and neither arm emits a loop.
 #[test]
+#[augur::staged]
 fn same_threshold_in_both_arms_fuses() {
     let ex = common::check_modes(
         "same_threshold_arms",
@@ -153,6 +163,7 @@ fn same_threshold_in_both_arms_fuses() {
 /// prophecy ends `Conflict`, the conv is plain and each arm keeps its own
 /// ReLU pass; both branch outcomes are checked.
 #[test]
+#[augur::staged]
 fn different_thresholds_do_not_fuse() {
     let ex = common::check_modes(
         "different_threshold_arms",
@@ -174,6 +185,7 @@ fn different_thresholds_do_not_fuse() {
 /// A ReLU on one arm and a scale on the other: no fusion (fusing would
 /// ReLU the scaled arm).
 #[test]
+#[augur::staged]
 fn relu_or_scale_does_not_fuse() {
     let ex = common::check_modes(
         "relu_or_scale",
@@ -195,6 +207,7 @@ fn relu_or_scale_does_not_fuse() {
 /// A ReLU on one arm and nothing on the other before the output is
 /// consumed: `finish` counts as a non-ReLU follower, so no fusion.
 #[test]
+#[augur::staged]
 fn relu_on_one_path_only_does_not_fuse() {
     let ex = common::check_modes(
         "relu_on_one_path",
@@ -230,6 +243,7 @@ fn relu_on_one_path_only_does_not_fuse() {
 /// read. Paper mode restarts at once, collect mode at the end of the sweep.
 /// Run with `--nocapture` for the numbers.
 #[test]
+#[augur::staged]
 fn modes_same_code_and_restarts() {
     let mut codes = Vec::new();
     for mode in [ProphecyMode::Paper, ProphecyMode::Collect] {
@@ -256,6 +270,7 @@ fn modes_same_code_and_restarts() {
 /// depending on a dyn flag (not fused), then an "optimized" dyn loop of
 /// conv + `relu(1.56)` (fused). Baseline results go to `y[0..n]`, optimized
 /// ones to `y[n..2n]`.
+#[augur::staged]
 fn benchmark(x: Ptr, y: Ptr, n: Dyn<i32>, small_t: Dyn<bool>) {
     let mut net = Net::default();
     let i = Dyn::new(0);
@@ -278,6 +293,7 @@ fn benchmark(x: Ptr, y: Ptr, n: Dyn<i32>, small_t: Dyn<bool>) {
     net.finish();
 }
 
+#[augur::staged]
 fn benchmark_ref((x, y, n, small_t): &mut Branch) {
     let n = *n as usize;
     conv_ref(&x.0, &mut y.0[..n], n);
@@ -292,6 +308,7 @@ fn benchmark_ref((x, y, n, small_t): &mut Branch) {
 /// restarting at once. Collect mode joins all three in its first sweep: 2
 /// attempts. Same C either way.
 #[test]
+#[augur::staged]
 fn paper_benchmark_program() {
     let ex = common::check_modes(
         "benchmark",
@@ -327,6 +344,7 @@ fn paper_benchmark_program() {
 /// names both ReLU calls (the DSL is `#[track_caller]`) and the final
 /// value `Conflict`.
 #[test]
+#[augur::staged]
 fn explain_names_both_relus() {
     let ex = common::check_modes(
         "different_threshold_arms",

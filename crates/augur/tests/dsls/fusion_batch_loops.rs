@@ -17,6 +17,7 @@ use std::hint::black_box;
 
 /// `(x, y, n, batches)`: batch `b` reads `x[b * (n + 2)..]` and writes
 /// `y[b * n..]`.
+#[augur::staged]
 fn batch_inputs() -> Vec<Batches> {
     [(0, 3), (5, 0), (1, 1), (4, 2), (7, 3), (3, 5)]
         .iter()
@@ -38,6 +39,7 @@ fn batch_inputs() -> Vec<Batches> {
 /// loop closes at once: one batch loop around one fused pass, no peeled
 /// copy.
 #[test]
+#[augur::staged]
 fn network_in_a_batch_loop_fuses() {
     let ex = common::check_modes(
         "batches",
@@ -78,6 +80,7 @@ fn network_in_a_batch_loop_fuses() {
 /// engine to tell the turns apart. The loop must still close: one copy of
 /// each conv.
 #[test]
+#[augur::staged]
 fn state_across_a_back_edge() {
     let ex = common::check_modes(
         "back_edge",
@@ -146,6 +149,7 @@ fn first_turn_flag(y: Ptr, batches: Dyn<i32>) {
 }
 
 #[test]
+#[augur::staged]
 fn first_turn_flag_in_a_dyn_loop_peels_the_first_turn() {
     let ex = check(
         "first_turn_flag",
@@ -165,6 +169,7 @@ fn first_turn_flag_in_a_dyn_loop_peels_the_first_turn() {
 /// the store the first turn lacked, and the loop unrolls until a limit. The
 /// error says why and what makes the state visible.
 #[test]
+#[augur::staged]
 fn first_turn_flag_in_a_cell_is_a_clear_error() {
     let err = Builder::new()
         .max_runs(500)

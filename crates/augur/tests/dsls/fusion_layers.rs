@@ -17,11 +17,13 @@ use std::hint::black_box;
 
 /// A layer of the network, written once: its conv line makes a different
 /// prophecy for each call path.
+#[augur::staged]
 fn layer(net: &mut Net, x: Ptr, y: Ptr, n: Dyn<i32>) {
     net.conv(x, y, n);
 }
 
 /// `(x, y, z, n)`: `x` holds `n + 4` values, `y` gets `n + 2`, `z` gets `n`.
+#[augur::staged]
 fn two_layer_inputs() -> Vec<TwoLayers> {
     SIZES
         .iter()
@@ -37,6 +39,7 @@ fn two_layer_inputs() -> Vec<TwoLayers> {
         .collect()
 }
 
+#[augur::staged]
 fn two_layer_ref((x, y, z, n): &mut TwoLayers) {
     let n = *n as usize;
     conv_ref(&x.0, &mut y.0, n + 2);
@@ -49,6 +52,7 @@ fn two_layer_ref((x, y, z, n): &mut TwoLayers) {
 /// scale the second: two prophecies, fused once and plain once (one shared
 /// prophecy would end `Conflict` and fuse neither).
 #[test]
+#[augur::staged]
 fn helper_called_twice_gets_two_prophecies() {
     let ex = common::check_modes(
         "two_layers",
@@ -76,6 +80,7 @@ fn helper_called_twice_gets_two_prophecies() {
 /// creations, so this rests on the engine detecting the plain loop (`len`
 /// differs per turn) and salting the creation keys.
 #[test]
+#[augur::staged]
 fn plain_loop_over_layers_gets_one_prophecy_per_layer() {
     let ex = common::check_modes(
         "layer_loop",
@@ -118,6 +123,7 @@ fn plain_loop_over_layers_gets_one_prophecy_per_layer() {
 /// included, so it is made again under a new key. The report and the count
 /// hold only the cells the final attempt used: 2, not 3.
 #[test]
+#[augur::staged]
 fn explain_leaves_out_cells_orphaned_by_a_loop_restart() {
     let ex = common::extract("orphan", |n: Dyn<i32>| {
         let r = Dyn::new(0);

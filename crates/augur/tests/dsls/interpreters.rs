@@ -7,6 +7,7 @@ use augur::{Dyn, Static};
 use common::{assert_lacks, check, Buf, Check};
 
 /// The index of the bracket matching the one at `pc`.
+#[augur::staged]
 fn matching(prog: &[u8], pc: usize) -> usize {
     let (step, open, close): (isize, u8, u8) = if prog[pc] == b'[' {
         (1, b'[', b']')
@@ -29,6 +30,7 @@ fn matching(prog: &[u8], pc: usize) -> usize {
 
 /// Staged Brainf***: `cell(p)` is the tape cell `p`; the program counter is
 /// a `Static`, so `[`/`]` become dyn loops. Returns the output length.
+#[augur::staged]
 fn stage_bf(
     prog: &str,
     cell: impl Fn(Dyn<i32>) -> Dyn<u8>,
@@ -64,6 +66,7 @@ fn stage_bf(
 }
 
 /// Plain Brainf***, the reference: returns the output length.
+#[augur::staged]
 fn run_bf(prog: &str, tape: &mut [u8], input: &[u8], out: &mut [u8]) -> i32 {
     let prog = prog.as_bytes();
     let (mut pc, mut p, mut inp, mut outp) = (0, 0, 0, 0);
@@ -99,6 +102,7 @@ const COUNTDOWN: &str = ",[.-]";
 type BfArgs = (Buf<u8>, Buf<u8>, Buf<u8>);
 
 /// Tape, input and output buffers for one run.
+#[augur::staged]
 fn bf_inputs(inputs: &[&[u8]]) -> Vec<BfArgs> {
     inputs
         .iter()
@@ -107,6 +111,7 @@ fn bf_inputs(inputs: &[&[u8]]) -> Vec<BfArgs> {
 }
 
 /// Checks one program with the tape as a `uint8_t *` parameter.
+#[augur::staged]
 fn check_bf_pointer_tape(name: &str, prog: &'static str, inputs: &[&[u8]]) -> String {
     let ex = check(
         name,
@@ -121,6 +126,7 @@ fn check_bf_pointer_tape(name: &str, prog: &'static str, inputs: &[&[u8]]) -> St
 
 /// Hello World: nested loops, output through a buffer.
 #[test]
+#[augur::staged]
 fn bf_hello_world() {
     let code = check_bf_pointer_tape("bf_hello", HELLO, &[b"", b"x", b"", b"", b""]);
     let mut out = [0u8; 64];
@@ -132,6 +138,7 @@ fn bf_hello_world() {
 
 /// Input until a zero byte, each byte minus 32 (lower to upper case).
 #[test]
+#[augur::staged]
 fn bf_echo_upper() {
     check_bf_pointer_tape(
         "bf_upper",
@@ -148,6 +155,7 @@ fn bf_echo_upper() {
 
 /// Adding and multiplying two input bytes (wrapping at 256).
 #[test]
+#[augur::staged]
 fn bf_arithmetic() {
     let pairs: &[&[u8]] = &[b"\0\0", b"\x01\x02", b"\x07\x06", b"\xff\x02", b"\x10\x10"];
     check_bf_pointer_tape("bf_add", ADD, pairs);
@@ -157,6 +165,7 @@ fn bf_arithmetic() {
 /// The tape as a local `uint8_t[64]` zeroed by a dyn loop; output counts
 /// down from the input byte.
 #[test]
+#[augur::staged]
 fn bf_local_array_tape() {
     check(
         "bf_local",
@@ -206,6 +215,7 @@ enum Insn {
     Jmp(usize),
 }
 
+#[augur::staged]
 fn stage_machine(prog: &[Insn], arg: Dyn<i64>) -> Dyn<i64> {
     let r = [0; 4].map(|_| Dyn::new(0i64));
     let mut pc = Static::new(0usize);
@@ -245,6 +255,7 @@ fn stage_machine(prog: &[Insn], arg: Dyn<i64>) -> Dyn<i64> {
     r[0]
 }
 
+#[augur::staged]
 fn run_machine(prog: &[Insn], arg: i64) -> i64 {
     let (mut r, mut pc) = ([0i64; 4], 0);
     while pc < prog.len() {
@@ -282,6 +293,7 @@ fn run_machine(prog: &[Insn], arg: i64) -> i64 {
     r[0]
 }
 
+#[augur::staged]
 fn check_machine(name: &str, prog: &'static [Insn], inputs: &[(i64,)]) {
     let c = Check {
         builder: augur::Builder::new().max_loop_iterations(200),
@@ -297,6 +309,7 @@ fn check_machine(name: &str, prog: &'static [Insn], inputs: &[(i64,)]) {
 
 /// Factorial: one backward jump, a counted loop.
 #[test]
+#[augur::staged]
 fn machine_factorial() {
     use Insn::*;
     // r1 = arg; r0 = 1; if r1 < 1 skip; loop: r0 *= r1; r1 -= 1; jnz r1 loop
@@ -314,6 +327,7 @@ fn machine_factorial() {
 
 /// Fibonacci: a loop with a register shuffle in the body.
 #[test]
+#[augur::staged]
 fn machine_fibonacci() {
     use Insn::*;
     // r0 = 0, r1 = 1, r2 = n; while 0 < r2: (r0, r1) = (r1, r0 + r1); r2 -= 1
@@ -342,6 +356,7 @@ fn machine_fibonacci() {
 
 /// Integer square root by counting up: a loop whose exit is a forward jump.
 #[test]
+#[augur::staged]
 fn machine_isqrt() {
     use Insn::*;
     // r1 = arg; r0 = 0; loop: r2 = (r0 + 1)^2; if r1 < r2 exit; r0 += 1; jmp loop

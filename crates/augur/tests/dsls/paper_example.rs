@@ -40,6 +40,7 @@ use gpu_tensors::{
 /// CPU (before the kernel, and after it, where it reads C's result back on
 /// the host). Returns the number of elements moved.
 #[allow(clippy::too_many_arguments)]
+#[augur::staged]
 fn matrix_mul(
     a: Ptr,
     b: Ptr,
@@ -70,6 +71,7 @@ fn matrix_mul(
 
 /// [`matrix_mul`] as a staged closure.
 #[allow(clippy::type_complexity)] // the signature is the staged function's
+#[augur::staged]
 fn matrix_mul_staged(
     policy: Policy,
 ) -> impl Fn(Ptr, Ptr, Ptr, Ptr, Ptr, Dyn<i32>, Dyn<i32>, Dyn<i32>) -> Dyn<i32> + Clone {
@@ -78,6 +80,7 @@ fn matrix_mul_staged(
 
 /// The meaning of [`matrix_mul`]: which tensors move is spelled out here,
 /// independently of the library.
+#[augur::staged]
 fn matrix_mul_reference(policy: Policy) -> impl Fn(&mut Inputs) -> i32 {
     move |(a, b, c, d, arena, m, n, o)| {
         let (m, n, o) = (*m as usize, *n as usize, *o as usize);
@@ -114,6 +117,7 @@ fn matrix_mul_reference(policy: Policy) -> impl Fn(&mut Inputs) -> i32 {
 
 /// Extracts, compiles, runs and interprets `matrix_mul` with `policy` in
 /// `mode`, against the reference.
+#[augur::staged]
 fn run_matrix_mul(name: &str, policy: Policy, mode: ProphecyMode) -> Extracted<Native> {
     gpu_check(Builder::new().prophecy_mode(mode)).run(
         name,
@@ -124,6 +128,7 @@ fn run_matrix_mul(name: &str, policy: Policy, mode: ProphecyMode) -> Extracted<N
 }
 
 /// The line of this file with `marker` on it.
+#[augur::staged]
 fn line_of(marker: &str) -> u32 {
     let src = include_str!("paper_example.rs");
     let lines: Vec<usize> = src
@@ -143,6 +148,7 @@ fn line_of(marker: &str) -> u32 {
 /// needs, the results are the reference matmul, and `explain` says why,
 /// naming the kernel's line.
 #[test]
+#[augur::staged]
 fn paper_matrix_mul_moves_what_the_kernel_uses() {
     let ex = run_matrix_mul("matrix_mul", Policy::Predict, ProphecyMode::default());
     let code = ex.c_code();
@@ -233,6 +239,7 @@ fn paper_matrix_mul_moves_what_the_kernel_uses() {
 /// Paper mode restarts at each violated prediction, collect mode once per
 /// sweep; both end with the same predictions, hence the same C.
 #[test]
+#[augur::staged]
 fn paper_and_collect_modes_agree() {
     let paper = run_matrix_mul("matrix_mul", Policy::Predict, ProphecyMode::Paper);
     let collect = run_matrix_mul("matrix_mul", Policy::Predict, ProphecyMode::Collect);
@@ -261,6 +268,7 @@ fn paper_and_collect_modes_agree() {
 /// Without prophecies, every tensor goes in and out: same host results
 /// (the reference checks them), more elements moved.
 #[test]
+#[augur::staged]
 fn copy_all_baseline_moves_more() {
     let predict = run_matrix_mul("matrix_mul", Policy::Predict, ProphecyMode::default());
     let all = run_matrix_mul("copy_all", Policy::CopyAll, ProphecyMode::default());
@@ -287,6 +295,7 @@ fn copy_all_baseline_moves_more() {
 /// the innermost body, and a history is not part of any tag, so the first
 /// turn looks like every other turn and nothing is peeled.
 #[test]
+#[augur::staged]
 fn kernel_loops_stay_loops() {
     let ex = run_matrix_mul("matrix_mul", Policy::Predict, ProphecyMode::default());
     let code = ex.c_code();
@@ -310,6 +319,7 @@ fn kernel_loops_stay_loops() {
 /// nest leaves its loops from the inside, which C can only say with
 /// `goto`, so this program is compiled and run but not interpreted.
 #[test]
+#[augur::staged]
 fn a_static_written_flag_peels_the_kernel_but_stays_right() {
     let opts = gpu_check(Builder::new()).opts;
     let ex = Builder::new()

@@ -17,6 +17,7 @@ use gpu_tensors::{
 /// Two kernels in one function: `C += A * B`, then `D += C`. The first
 /// reads A, B, C and writes C; the second reads C, D and writes D.
 #[allow(clippy::too_many_arguments)]
+#[augur::staged]
 fn two_kernels(
     a: Ptr,
     b: Ptr,
@@ -40,6 +41,7 @@ fn two_kernels(
     gpu.moved
 }
 
+#[augur::staged]
 fn two_kernels_reference((a, b, c, d, arena, m, n, o): &mut Inputs) -> i32 {
     let (m, n, o) = (*m as usize, *n as usize, *o as usize);
     let (a, b, c, d) = (&mut a.0, &mut b.0, &mut c.0, &mut d.0);
@@ -68,6 +70,7 @@ fn two_kernels_reference((a, b, c, d, arena, m, n, o): &mut Inputs) -> i32 {
 /// kernel does not copy D (only the second reads it) and the second does
 /// not copy A or B.
 #[test]
+#[augur::staged]
 fn each_run_on_gpu_has_its_own_prophecies() {
     let ex =
         gpu_check(Builder::new()).run("two_kernels", two_kernels, two_kernels_reference, &inputs());

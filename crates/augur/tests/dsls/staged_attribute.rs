@@ -27,6 +27,7 @@ fn plain_loop_with_dyn_exit(x: Dyn<i32>, turns: i32) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_plain_loop_with_a_dyn_break_unrolls_exactly() {
     for turns in [1, 17, 100] {
         let ex = check(
@@ -59,6 +60,7 @@ fn batches(x: Dyn<*mut i32>, n: Dyn<i32>, layers: &[i32]) {
 }
 
 #[test]
+#[augur::staged]
 fn a_plain_loop_inside_a_dyn_loop_closes_the_dyn_loop() {
     let layers = vec![1, 3, 2];
     let l2 = layers.clone();
@@ -106,6 +108,7 @@ fn long_plain_loop(x: Dyn<i32>, m: Dyn<i32>, turns: i32) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn long_plain_loops_inside_a_dyn_loop() {
     check(
         "long_plain",
@@ -148,6 +151,7 @@ fn far_plain_value(x: Dyn<i32>, y: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_plain_value_read_far_after_the_join_on_a_later_side() {
     check(
         "far_plain",
@@ -199,6 +203,7 @@ fn state_machine(x: Dyn<*mut i32>, n: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_plain_state_machine_in_a_dyn_loop_closes_over_its_states() {
     let ex = check(
         "state_machine",
@@ -299,6 +304,7 @@ fn taken_in_a_condition(x: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn state_changed_through_methods_closes_over_its_states() {
     let ex = check(
         "vec_period",
@@ -374,6 +380,7 @@ fn any_exit(x: Dyn<i32>, turns: usize) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_closure_of_an_iterator_adapter_counts_its_calls() {
     for turns in [3usize, 18, 40] {
         check(
@@ -413,6 +420,7 @@ fn counting(x: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_plain_counter_across_a_dyn_loop_is_an_error() {
     let err = Builder::new()
         .max_loop_iterations(200)
@@ -452,6 +460,7 @@ fn far_requirement(x: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_requirement_decided_by_a_plain_flag_far_after_the_join() {
     check(
         "far_requirement",
@@ -480,6 +489,7 @@ fn nested(x: Dyn<i32>, r: Dyn<i32>, depth: u32) {
 }
 
 #[test]
+#[augur::staged]
 fn tail_recursion_keeps_its_levels_apart() {
     check(
         "nested",
@@ -504,6 +514,7 @@ fn plain_sum(xs: &[i32]) -> i32 {
 }
 
 #[test]
+#[augur::staged]
 fn annotated_code_runs_outside_extraction() {
     assert_eq!(plain_sum(&[1, 2, 3]), 6);
 }
@@ -529,6 +540,7 @@ fn parity(n: Dyn<i64>) -> Dyn<i64> {
 }
 
 #[test]
+#[augur::staged]
 fn a_flag_flipped_each_turn_decides_what_follows_the_loop() {
     let ex = check(
         "parity",
@@ -574,6 +586,7 @@ fn continue_and_break(a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_plain_loop_that_continues_and_breaks_needs_no_goto() {
     let reference = |&mut (a, b): &mut (i32, i32)| {
         let mut v = 0i32;

@@ -7,6 +7,7 @@
 use augur::{Builder, Dyn, Error, Func, Prophecy, ProphecyMode, Stats, Tagger};
 
 /// `s += x[i]` for `i < n`.
+#[augur::staged]
 fn sum(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     let s = Dyn::new(0i64);
     let i = Dyn::new(0i64);
@@ -18,6 +19,7 @@ fn sum(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
 }
 
 /// Three sequential ifs joined after each.
+#[augur::staged]
 fn ifs(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     let r = Dyn::new(n);
     for k in 1..4i64 {
@@ -28,7 +30,8 @@ fn ifs(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     r
 }
 
-/// A plain Rust loop of 20 turns around a dyn exit.
+/// A plain Rust loop of 20 turns around a dyn exit (unannotated: the
+/// audit rounds decide it only where observation is trusted).
 fn plain_loop(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     let v = Dyn::new(n);
     for _ in 0..20 {
@@ -41,6 +44,7 @@ fn plain_loop(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
 }
 
 /// A prophecy read before the requirement that settles it.
+#[augur::staged]
 fn prophecy(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     let read = Prophecy::named("read", false);
     let b = Dyn::new(0i64);
@@ -52,6 +56,7 @@ fn prophecy(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
 }
 
 /// A loop with no exit.
+#[augur::staged]
 fn spin(_x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     let r = Dyn::new(0i64);
     loop {
@@ -62,6 +67,7 @@ fn spin(_x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
 }
 
 /// Reads through a pointer: refused in checked functions.
+#[augur::staged]
 fn deref(x: Dyn<*mut i64>, _n: Dyn<i64>) -> Dyn<i64> {
     x.deref() + 1
 }
@@ -72,6 +78,7 @@ type Body = fn(Dyn<*mut i64>, Dyn<i64>) -> Dyn<i64>;
 /// What an extraction gave: its C and the counters that do not time, or
 /// its error with this file's locations erased (a single function's
 /// errors name the `extract` call, a module's its `define`).
+#[augur::staged]
 fn outcome(r: augur::Result<(String, Stats)>) -> String {
     match r {
         Ok((c, s)) => format!(
@@ -93,6 +100,7 @@ fn outcome(r: augur::Result<(String, Stats)>) -> String {
     }
 }
 
+#[augur::staged]
 fn erase_locations(text: &str) -> String {
     let file = file!();
     let mut out = String::new();
@@ -105,6 +113,7 @@ fn erase_locations(text: &str) -> String {
     out + rest
 }
 
+#[augur::staged]
 fn single(b: &Builder, f: Body) -> String {
     outcome(
         b.extract("f", f)
@@ -112,6 +121,7 @@ fn single(b: &Builder, f: Body) -> String {
     )
 }
 
+#[augur::staged]
 fn module(b: &Builder, f: Body) -> String {
     let mut m = b.module();
     let h: Func<Sig> = m.declare("f");
@@ -123,6 +133,7 @@ fn module(b: &Builder, f: Body) -> String {
 }
 
 /// The option changes `f`'s extraction, the same way for both.
+#[augur::staged]
 fn applies(option: &str, b: Builder, f: Body) {
     let (one, all) = (single(&b, f), module(&b, f));
     assert_eq!(one, all, "{option}: a single function and a module differ");
@@ -131,18 +142,21 @@ fn applies(option: &str, b: Builder, f: Body) {
 }
 
 #[test]
+#[augur::staged]
 fn restrict() {
     applies("restrict", Builder::new().restrict([0]), sum);
     applies("restrict of a scalar", Builder::new().restrict([1]), sum);
 }
 
 #[test]
+#[augur::staged]
 fn slice_and_checked() {
     applies("slice", Builder::new().slice(0, 1), sum);
     applies("checked", Builder::new().checked(), deref);
 }
 
 #[test]
+#[augur::staged]
 fn loop_limits() {
     applies(
         "max_loop_iterations",
@@ -150,10 +164,17 @@ fn loop_limits() {
         sum,
     );
     applies("close_loops", Builder::new().close_loops(false), sum);
-    applies(
-        "loop_audit_rounds",
-        Builder::new().loop_audit_rounds(40),
-        plain_loop,
+    let trusted = Builder::new().trust_unannotated(true);
+    let rounds = trusted.clone().loop_audit_rounds(40);
+    let (one, all) = (single(&rounds, plain_loop), module(&rounds, plain_loop));
+    assert_eq!(
+        one, all,
+        "loop_audit_rounds: a single function and a module differ"
+    );
+    assert_ne!(
+        one,
+        single(&trusted, plain_loop),
+        "loop_audit_rounds changed nothing"
     );
     applies(
         "allow_infinite_loops",
@@ -163,6 +184,7 @@ fn loop_limits() {
 }
 
 #[test]
+#[augur::staged]
 fn run_and_work_limits() {
     applies("max_runs", Builder::new().max_runs(2), ifs);
     applies("max_memory", Builder::new().max_memory(64), ifs);
@@ -172,6 +194,7 @@ fn run_and_work_limits() {
 }
 
 #[test]
+#[augur::staged]
 fn sharing_and_audits() {
     applies("memoize", Builder::new().memoize(false), ifs);
     applies("audit", Builder::new().audit(), ifs);
@@ -180,6 +203,7 @@ fn sharing_and_audits() {
 }
 
 #[test]
+#[augur::staged]
 fn prophecies() {
     applies(
         "max_prophecy_restarts",
@@ -195,6 +219,7 @@ fn prophecies() {
 
 /// Two prophecies violated on different paths: the modes restart
 /// differently.
+#[augur::staged]
 fn two_prophecies(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
     let a = Prophecy::named("a", false);
     let b = Prophecy::named("b", false);
@@ -216,6 +241,7 @@ fn two_prophecies(x: Dyn<*mut i64>, n: Dyn<i64>) -> Dyn<i64> {
 /// A module's builder checks each of its functions: each gets its bounds
 /// checks and a safe call, compiled with the whole module.
 #[test]
+#[augur::staged]
 fn checked_module_is_called_safely() {
     let mut m = Builder::new().slice(0, 1).module();
     let total: Func<Sig> = m.declare("total");
@@ -250,6 +276,7 @@ fn checked_module_is_called_safely() {
 
 /// An unchecked module function has no safe call.
 #[test]
+#[augur::staged]
 fn unchecked_module_function_is_not_safe() {
     let mut m = Builder::new().module();
     let total: Func<Sig> = m.declare("total");
@@ -262,6 +289,7 @@ fn unchecked_module_function_is_not_safe() {
 /// that passes one buffer as two restricted parameters is refused at the
 /// call, and distinct buffers pass.
 #[test]
+#[augur::staged]
 fn a_module_call_that_aliases_restricted_parameters_is_refused() {
     type Pair = fn(*mut i64, *mut i64) -> i64;
     let build = |alias: bool| {

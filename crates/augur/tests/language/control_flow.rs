@@ -19,6 +19,7 @@ const INPUTS: [(i32, i32); 8] = [
 
 /// An if / else-if / else chain of four outcomes.
 #[test]
+#[augur::staged]
 fn if_else_chain() {
     let ex = check(
         "classify",
@@ -48,6 +49,7 @@ fn if_else_chain() {
 
 /// Ifs nested three deep on two parameters.
 #[test]
+#[augur::staged]
 fn nested_ifs() {
     check(
         "nested",
@@ -83,6 +85,7 @@ fn nested_ifs() {
 
 /// An if without else, then code after it that both paths share.
 #[test]
+#[augur::staged]
 fn if_without_else_joins() {
     let ex = check(
         "join",
@@ -104,6 +107,7 @@ fn if_without_else_joins() {
 /// `&&` between two `is_true()` decisions short-circuits in the first
 /// stage and gives nested branches.
 #[test]
+#[augur::staged]
 fn and_between_decisions() {
     check(
         "and",
@@ -134,6 +138,7 @@ fn and_between_decisions() {
 /// `||` between two `is_true()` decisions: the shared then-block is
 /// reached from two decisions.
 #[test]
+#[augur::staged]
 fn or_between_decisions() {
     check(
         "or",
@@ -151,6 +156,7 @@ fn or_between_decisions() {
 
 /// `return` from inside a dyn if ends the generated function there.
 #[test]
+#[augur::staged]
 fn early_return_from_if() {
     check(
         "early",
@@ -180,7 +186,9 @@ fn early_return_from_if() {
 /// A helper with a dyn branch, called from two places, gives two distinct
 /// branches in the C (its operations are tagged by call path).
 #[test]
+#[augur::staged]
 fn helper_called_twice() {
+    #[augur::staged]
     fn clamp_add(acc: Dyn<i32>, v: Dyn<i32>, limit: i32) {
         if (acc + v).gt(limit).is_true() {
             acc.set(limit);
@@ -213,6 +221,7 @@ fn helper_called_twice() {
 
 /// A `Dyn<bool>` parameter drives a branch directly.
 #[test]
+#[augur::staged]
 fn bool_parameter_branch() {
     check(
         "flag",
@@ -238,6 +247,7 @@ fn bool_parameter_branch() {
 
 /// A void function: only its effect through a pointer is visible.
 #[test]
+#[augur::staged]
 fn void_function_with_branches() {
     use common::Buf;
     check(
@@ -269,6 +279,7 @@ fn void_function_with_branches() {
 /// Negated and else-side float conditions stay correct for NaN: the
 /// negation of `x < y` is not `x >= y`.
 #[test]
+#[augur::staged]
 fn negated_float_conditions_with_nan() {
     check(
         "nan_not",
@@ -301,6 +312,7 @@ fn negated_float_conditions_with_nan() {
 
 /// A dyn loop in each arm of a dyn if.
 #[test]
+#[augur::staged]
 fn loops_in_both_arms() {
     check(
         "arms",
@@ -351,6 +363,7 @@ const IN3: [(i32, i32, i32); 7] = [
 
 /// A while condition computed by a block with a dyn branch in it.
 #[test]
+#[augur::staged]
 fn loop_condition_with_a_branch() {
     check(
         "cond_branch",
@@ -388,6 +401,7 @@ fn loop_condition_with_a_branch() {
 /// A loop left by its condition, by `break` and by `return`: the two exits
 /// to the code after the loop must share it, the return stays inside.
 #[test]
+#[augur::staged]
 fn loop_with_break_and_return() {
     check(
         "brk_ret",
@@ -423,6 +437,7 @@ fn loop_with_break_and_return() {
 
 /// `break 'outer` from an inner dyn loop leaves both loops.
 #[test]
+#[augur::staged]
 fn labeled_break_out_of_two_loops() {
     check(
         "labeled_break",
@@ -462,6 +477,7 @@ fn labeled_break_out_of_two_loops() {
 
 /// `continue 'outer` from an inner dyn loop.
 #[test]
+#[augur::staged]
 fn labeled_continue() {
     check(
         "labeled_continue",

@@ -31,6 +31,7 @@ use probe_harness::{bufs, diff, register, rt_diff, BUMP, PUT, RUNTIME_C};
 // expression has a call (also worth refusing for memory reads/division if
 // faults should be kept).
 #[test]
+#[augur::staged]
 fn copy_elim_call_into_and_rhs() {
     let o = rt_diff(
         "call_and",
@@ -58,6 +59,7 @@ fn copy_elim_call_into_and_rhs() {
 // maps Rust's non-short-circuit `&`/`|` on bools to C `&&`/`||`, then
 // copy_elim.rs folds the call into the short-circuited operand.
 #[test]
+#[augur::staged]
 fn copy_elim_call_into_bitand_bool() {
     let o = rt_diff(
         "call_bitand",
@@ -82,6 +84,7 @@ fn copy_elim_call_into_bitand_bool() {
 // Same mechanism as `copy_elim_call_into_and_rhs`, with `Select`:
 // C: `return arg1 ? rv_bump(arg0) : -1;` (the bump is lost when `arg1` is false).
 #[test]
+#[augur::staged]
 fn copy_elim_call_into_select_arm() {
     let o = rt_diff(
         "call_select",
@@ -106,6 +109,7 @@ fn copy_elim_call_into_select_arm() {
 /// Reads of an address-taken local must not move across an extern call
 /// that writes it through the pointer.
 #[test]
+#[augur::staged]
 fn copy_elim_addr_taken_local_across_call() {
     let o = rt_diff(
         "addr_local",
@@ -126,6 +130,7 @@ fn copy_elim_addr_taken_local_across_call() {
 /// A load from `p[1]` must not move past a store through another pointer
 /// to the same element, nor past a call that writes it.
 #[test]
+#[augur::staged]
 fn copy_elim_load_across_alias_store_and_call() {
     let o = rt_diff(
         "alias_store",
@@ -161,6 +166,7 @@ fn copy_elim_load_across_alias_store_and_call() {
 /// load recorded before the call must see the old value, the one recorded
 /// after the call the new one.
 #[test]
+#[augur::staged]
 fn copy_elim_call_and_load_order() {
     let o = rt_diff(
         "call_load",
@@ -190,6 +196,7 @@ fn copy_elim_call_and_load_order() {
 /// A comparison computed before an assignment to what it reads, used as
 /// an `if` condition after it.
 #[test]
+#[augur::staged]
 fn copy_elim_condition_across_assignment() {
     let o = diff(
         &Check::default(),
@@ -221,6 +228,7 @@ fn copy_elim_condition_across_assignment() {
 
 /// Two calls as the operands of one operator, and a call inside a call.
 #[test]
+#[augur::staged]
 fn copy_elim_two_calls_in_one_expression() {
     const SUB: ExternFn<fn(i32, i32) -> i32> = ExternFn::new("rv_sub");
     let check = Check {
@@ -282,6 +290,7 @@ fn copy_elim_two_calls_in_one_expression() {
 // Fix: in `effects::add`, an Assign/Decl of a variable with `addr_taken`
 // also sets `writes_memory`.
 #[test]
+#[augur::staged]
 fn copy_elim_deref_across_assignment_to_pointee() {
     let o = diff(
         &Check::default(),
@@ -305,6 +314,7 @@ fn copy_elim_deref_across_assignment_to_pointee() {
 
 /// The same with the pointer made from a parameter.
 #[test]
+#[augur::staged]
 fn copy_elim_deref_across_assignment_to_param() {
     let o = diff(
         &Check::default(),

@@ -15,6 +15,7 @@ use augur::{libc, Builder, Dyn, Error, ExternFn, Static};
 const SRC: &str = include_str!("error_robustness.rs");
 
 /// The line of the one line of this file that ends with `// @tag`.
+#[augur::staged]
 fn line_of(tag: &str) -> u32 {
     let marker = format!("// @{tag}");
     let hits: Vec<u32> = (1..)
@@ -29,6 +30,7 @@ fn line_of(tag: &str) -> u32 {
 /// A handle kept from an earlier *run* of the same extraction (in state
 /// outside the closure) is `Error::Misuse` naming the line that uses it.
 #[test]
+#[augur::staged]
 fn error_handle_from_earlier_run() {
     use std::cell::RefCell;
     let stash: RefCell<Option<Dyn<i32>>> = RefCell::new(None);
@@ -60,6 +62,7 @@ fn error_handle_from_earlier_run() {
 /// Errors on several threads at once, each followed by a good extraction
 /// on the same thread.
 #[test]
+#[augur::staged]
 fn errors_on_threads_then_good_extractions() {
     let handles: Vec<_> = (0..6)
         .map(|t| {
@@ -122,6 +125,7 @@ fn errors_on_threads_then_good_extractions() {
 /// the path before its decision, so n sequential ifs cost O(n²) replayed
 /// operations.)
 #[test]
+#[augur::staged]
 fn long_static_range_is_not_a_dyn_loop() {
     let program = |x: Dyn<i32>| {
         let r = Dyn::new(0);
@@ -153,6 +157,7 @@ fn long_static_range_is_not_a_dyn_loop() {
 // signatures differ). Fix: after tracing, `Misuse` if `func.externs` has the
 // function's name.
 #[test]
+#[augur::staged]
 fn function_named_like_its_extern() {
     const HELPER: ExternFn<fn(i32) -> i32> = ExternFn::new("rv_helper");
     let r = Builder::new().extract("rv_helper", |x: Dyn<i32>| HELPER.call(x) + 1);
@@ -165,12 +170,14 @@ fn function_named_like_its_extern() {
 /// A first-stage object whose `Drop` emits code (a scoped `free`): the
 /// process must survive runs that end early while it is alive.
 #[test]
+#[augur::staged]
 fn raii_drop_emitting_code_child() {
     if std::env::var("AUGUR_PROBE_CHILD").as_deref() != Ok("raii") {
         return;
     }
     struct Scoped(Dyn<*mut u8>);
     impl Drop for Scoped {
+        #[augur::staged]
         fn drop(&mut self) {
             libc::FREE.call(self.0);
         }
@@ -200,6 +207,7 @@ fn raii_drop_emitting_code_child() {
 // ended), do not touch the engine: return a placeholder result (a stale
 // handle, `false`, `()`) and never throw.
 #[test]
+#[augur::staged]
 fn raii_drop_emitting_code() {
     // The child test's name in this binary: its module path less the crate.
     let child = concat!(module_path!(), "::raii_drop_emitting_code_child");
@@ -223,6 +231,7 @@ fn raii_drop_emitting_code() {
 #[derive(Default)]
 struct Marker(u32);
 
+#[augur::staged]
 fn marker() -> u32 {
     augur::dsl::local(|m: &mut Marker| m.0)
 }
@@ -231,6 +240,7 @@ fn marker() -> u32 {
 /// in progress, no DSL value, no module registry (a staged call outside a
 /// module is refused as such), shared memory handed out from 0, and a
 /// module and a function extract as on a fresh thread.
+#[augur::staged]
 fn assert_thread_ready() {
     assert!(!augur::in_extraction());
     let seen = std::cell::Cell::new(u32::MAX);
@@ -278,6 +288,7 @@ thread_local! {
 
 /// Leaves a DSL value, shared memory handed out (in a kernel), and a
 /// kernel open when `fail` panics inside the kernel's body.
+#[augur::staged]
 fn busy_kernel(x: Dyn<*mut i32>, fail: &dyn Fn()) {
     augur::dsl::local(|m: &mut Marker| m.0 = 7);
     augur::stage::gpu::launch(1, 4, |_, tid| {
@@ -288,6 +299,7 @@ fn busy_kernel(x: Dyn<*mut i32>, fail: &dyn Fn()) {
 }
 
 #[test]
+#[augur::staged]
 fn a_panic_in_the_first_stage_leaves_the_context_clean() {
     let err = Builder::new()
         .extract("f", |x: Dyn<*mut i32>| {
@@ -299,6 +311,7 @@ fn a_panic_in_the_first_stage_leaves_the_context_clean() {
 }
 
 #[test]
+#[augur::staged]
 fn a_panic_in_the_engine_leaves_the_context_clean() {
     let r = std::panic::catch_unwind(|| {
         Builder::new()
@@ -317,6 +330,7 @@ fn a_panic_in_the_engine_leaves_the_context_clean() {
 /// A DSL's own code panics while it holds its per-extraction value (and
 /// with its kernel guard set, as augur-einsum's is).
 #[test]
+#[augur::staged]
 fn a_panic_in_a_dsl_leaves_the_context_clean() {
     let err = Builder::new()
         .extract("f", |x: Dyn<*mut i32>| {
@@ -335,6 +349,7 @@ fn a_panic_in_a_dsl_leaves_the_context_clean() {
 /// A module whose function panics, and one whose extraction the engine
 /// aborts: the registry goes with the module's scope.
 #[test]
+#[augur::staged]
 fn a_panic_in_a_module_leaves_the_context_clean() {
     let mut m = Builder::new().module();
     let f: augur::Func<fn(i64) -> i64> = m.declare("f");
@@ -368,6 +383,7 @@ fn a_panic_in_a_module_leaves_the_context_clean() {
 /// extraction is refused at its line, and the outer extraction goes on
 /// untouched.
 #[test]
+#[augur::staged]
 fn a_module_inside_an_extraction_is_refused() {
     let inner = std::cell::RefCell::new(None);
     let outer = Builder::new()

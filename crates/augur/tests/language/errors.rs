@@ -12,6 +12,7 @@ const SRC: &str = include_str!("errors.rs");
 
 /// The line after the comment line `// @tag` in this file (a comment on
 /// its own line survives rustfmt).
+#[augur::staged]
 fn line_of(tag: &str) -> u32 {
     let marker = format!("// @{tag}");
     let hits: Vec<u32> = (1..)
@@ -25,6 +26,7 @@ fn line_of(tag: &str) -> u32 {
 
 /// Asserts that `e` displays `file!():line`.
 #[track_caller]
+#[augur::staged]
 fn assert_names_line(e: &Error, line: u32) {
     let text = e.to_string();
     let at = format!("{}:{line}:", file!());
@@ -34,6 +36,7 @@ fn assert_names_line(e: &Error, line: u32) {
 /// A panic inside the closure is `Error::Panic` at the panicking line; the
 /// builder then extracts a good function.
 #[test]
+#[augur::staged]
 fn panic_in_closure() {
     let b = Builder::new();
     let line = line_of("panic");
@@ -63,6 +66,7 @@ fn panic_in_closure() {
 /// A dyn loop whose `Static` state changes every iteration never closes:
 /// `Error::LoopNeverCloses` names the `is_true` line.
 #[test]
+#[augur::staged]
 fn loop_never_closes() {
     let line = line_of("drift");
     let err = Builder::new()
@@ -101,6 +105,7 @@ fn loop_never_closes() {
 #[test]
 // Rebinding the Rust variable (not `+=`, which would assign the Dyn) is the point.
 #[allow(clippy::assign_op_pattern)]
+#[augur::staged]
 fn dyn_value_carried_across_a_dyn_loop() {
     let (head, read, computed) = (
         line_of("carried_loop"),
@@ -150,6 +155,7 @@ fn dyn_value_carried_across_a_dyn_loop() {
 
 /// The same loop with the value in a variable declared before it extracts.
 #[test]
+#[augur::staged]
 fn dyn_value_in_a_variable_across_a_dyn_loop() {
     common::check(
         "carried_var",
@@ -183,6 +189,7 @@ fn dyn_value_in_a_variable_across_a_dyn_loop() {
 /// A closure that does something different on each run (a captured
 /// counter changing a constant) is `Error::NonDeterministic`.
 #[test]
+#[augur::staged]
 fn non_deterministic_closure() {
     let runs = Cell::new(0u32);
     let line = line_of("flaky");
@@ -214,6 +221,7 @@ fn non_deterministic_closure() {
 /// A `Dyn` kept from one extraction and used in the next is
 /// `Error::Misuse` at the line that uses it.
 #[test]
+#[augur::staged]
 fn dyn_used_after_its_extraction() {
     let stash: RefCell<Option<Dyn<i32>>> = RefCell::new(None);
     let b = Builder::new();
@@ -239,6 +247,7 @@ fn dyn_used_after_its_extraction() {
 
 /// `set` on a computed value is `Error::Misuse`.
 #[test]
+#[augur::staged]
 fn set_on_computed_value() {
     let line = line_of("bad_set");
     let err = Builder::new()
@@ -260,6 +269,7 @@ fn set_on_computed_value() {
 /// A value bound inside a dyn branch and returned after the join: link
 /// audits give each path its own code, so the result is right.
 #[test]
+#[augur::staged]
 fn value_bound_in_branch_is_kept_per_path() {
     let ex = Builder::new()
         .extract("perpath", |x: Dyn<i32>| {
@@ -279,6 +289,7 @@ fn value_bound_in_branch_is_kept_per_path() {
 /// Without link audits the same program is `Error::UndefinedValue`, naming
 /// where the value was computed.
 #[test]
+#[augur::staged]
 fn value_bound_in_branch_used_after() {
     let def = line_of("undef");
     let err = Builder::new()
@@ -307,6 +318,7 @@ fn value_bound_in_branch_used_after() {
 /// A compiler that does not exist is `Error::CompilerMissing` when the C
 /// backend is asked for (`Backend::Auto` takes the JIT instead).
 #[test]
+#[augur::staged]
 fn compiler_missing() {
     let ex = Builder::new().extract("id", |x: Dyn<i32>| x).unwrap();
     let opts = CompileOptions {
@@ -323,6 +335,7 @@ fn compiler_missing() {
 /// C that does not compile (an extern whose header does not exist) is
 /// `Error::Compile` naming the header, with the C file kept.
 #[test]
+#[augur::staged]
 fn c_that_does_not_compile() {
     const NOPE: ExternFn<fn(i32) -> i32> = ExternFn::new("nope").header("augur_no_such_header.h");
     let ex = Builder::new()
@@ -339,7 +352,9 @@ fn c_that_does_not_compile() {
 
 /// Extraction on four threads at once gives byte-identical C.
 #[test]
+#[augur::staged]
 fn parallel_extraction_is_deterministic() {
+    #[augur::staged]
     fn program() -> String {
         Builder::new()
             .extract("par", |x: Dyn<i32>, n: Dyn<i32>| {
@@ -371,6 +386,7 @@ fn parallel_extraction_is_deterministic() {
 /// A staging operation outside any extraction panics with a message that
 /// names the user's line.
 #[test]
+#[augur::staged]
 fn staging_outside_an_extraction() {
     let line = line_of("outside");
     // @outside
@@ -387,6 +403,7 @@ fn staging_outside_an_extraction() {
 
 /// `call_with` with the wrong number of arguments is `Error::Misuse`.
 #[test]
+#[augur::staged]
 fn call_with_wrong_arity() {
     let line = line_of("arity");
     let err = Builder::new()
@@ -404,6 +421,7 @@ fn call_with_wrong_arity() {
 
 /// Indexing a pointer to an array (an array of arrays) is `Error::Misuse`.
 #[test]
+#[augur::staged]
 fn arrays_of_arrays() {
     let line = line_of("nested");
     let err = Builder::new()
@@ -421,6 +439,7 @@ fn arrays_of_arrays() {
 
 /// One extern name used with two signatures is `Error::Misuse`.
 #[test]
+#[augur::staged]
 fn extern_with_two_signatures() {
     const F: ExternFn<fn(i32) -> i32> = ExternFn::new("rt_twice");
     const G: ExternFn<fn(i64) -> i32> = ExternFn::new("rt_twice");
@@ -444,6 +463,7 @@ fn extern_with_two_signatures() {
 /// `Error::Misuse` at its call, and so is a function with one (it would
 /// be defined twice in the unit).
 #[test]
+#[augur::staged]
 fn helper_names_are_taken() {
     const F: ExternFn<fn(*mut f32, f32) -> f32> = ExternFn::new("augur_atomic_add_f32");
     let line = line_of("helper_extern");
@@ -475,6 +495,7 @@ fn helper_names_are_taken() {
 
 /// A configured limit is `Error::Limit`: runs and recorded operations.
 #[test]
+#[augur::staged]
 fn limits() {
     let err = Builder::new()
         .max_runs(3)
@@ -509,7 +530,9 @@ fn limits() {
 /// A real infinite loop is an error unless allowed; allowed, it is a
 /// `while (true)` with no exit.
 #[test]
+#[augur::staged]
 fn infinite_loop_allowed_on_request() {
+    #[augur::staged]
     fn spin(x: Dyn<i32>) -> Dyn<i32> {
         let r = Dyn::new(0);
         loop {
@@ -535,6 +558,7 @@ fn infinite_loop_allowed_on_request() {
 /// The interpreter stops where C would go wrong, naming the user's line:
 /// division by zero, out-of-bounds store, uninitialised read, shift count.
 #[test]
+#[augur::staged]
 fn interpreter_errors_name_the_line() {
     let interp_err = |r: augur::Result<augur::Value>, line: u32, what: &str| match r {
         Err(e @ Error::Interp { .. }) => {
@@ -589,6 +613,7 @@ fn interpreter_errors_name_the_line() {
 /// An interpreter error in the expression a closure returns names that
 /// expression's line.
 #[test]
+#[augur::staged]
 fn interpreter_error_in_returned_expression() {
     let div = Builder::new()
         .extract("ret_div", |x: Dyn<i32>, y: Dyn<i32>| {
@@ -605,6 +630,7 @@ fn interpreter_error_in_returned_expression() {
 /// before the machine runs out: here the memory budget, on a first-stage
 /// loop that records far more operations than the budget holds.
 #[test]
+#[augur::staged]
 fn memory_budget_stops_extraction_with_a_clear_error() {
     let err = Builder::new()
         .max_memory(1 << 20)
@@ -632,6 +658,7 @@ fn memory_budget_stops_extraction_with_a_clear_error() {
 /// An internal panic of the engine (injected between runs) reaches the
 /// caller, and the thread is ready for the next extraction.
 #[test]
+#[augur::staged]
 fn a_panic_inside_the_engine_leaves_the_thread_ready() {
     let r = std::panic::catch_unwind(|| {
         Builder::new()

@@ -105,6 +105,7 @@ int_zoo!(
 /// Division and remainder truncate toward zero, on signed and unsigned
 /// types, with literals on both sides.
 #[test]
+#[augur::staged]
 fn division_and_remainder() {
     check(
         "divrem",
@@ -130,6 +131,7 @@ fn division_and_remainder() {
 
 /// `i8` division by -1 of -128 wraps back to -128 (promotion to int).
 #[test]
+#[augur::staged]
 fn narrow_division_wraps() {
     check(
         "div8",
@@ -142,6 +144,7 @@ fn narrow_division_wraps() {
 /// Narrow results wrap at their own width even when the C compiler would
 /// promote them: `(x + y) < z` on `u8` compares the wrapped sum.
 #[test]
+#[augur::staged]
 fn narrow_arithmetic_wraps_before_comparison() {
     check(
         "wrap8",
@@ -160,6 +163,7 @@ fn narrow_arithmetic_wraps_before_comparison() {
 /// A narrow shifted value keeps only its own bits: `(x << 4) >> 4` on
 /// `u16` clears the top nibble.
 #[test]
+#[augur::staged]
 fn narrow_shift_truncates() {
     check(
         "shift16",
@@ -171,6 +175,7 @@ fn narrow_shift_truncates() {
 
 /// Comparisons on every operator produce one bit each.
 #[test]
+#[augur::staged]
 fn comparisons() {
     check(
         "cmp",
@@ -207,6 +212,7 @@ fn comparisons() {
 
 /// Unsigned comparisons are unsigned: `u32::MAX > 1`.
 #[test]
+#[augur::staged]
 fn unsigned_comparisons() {
     check(
         "ucmp",
@@ -218,6 +224,7 @@ fn unsigned_comparisons() {
 
 /// `f64` arithmetic, unary minus, literals on the left.
 #[test]
+#[augur::staged]
 fn floats_f64() {
     check(
         "f64ops",
@@ -235,6 +242,7 @@ fn floats_f64() {
 
 /// `f32` arithmetic keeps single precision (0.1f32 is not 0.1).
 #[test]
+#[augur::staged]
 fn floats_f32() {
     check(
         "f32ops",
@@ -252,6 +260,7 @@ fn floats_f32() {
 
 /// Float comparisons, including `-0.0 == 0.0`.
 #[test]
+#[augur::staged]
 fn float_comparisons() {
     check(
         "fcmp",
@@ -275,6 +284,7 @@ fn float_comparisons() {
 
 /// `bool` operators: `& | ^ !`, `and`/`or`, comparisons of bools.
 #[test]
+#[augur::staged]
 fn booleans() {
     check(
         "bools",
@@ -300,6 +310,7 @@ fn booleans() {
 
 /// Unary minus on signed types wraps at the minimum; `!` is `~` on ints.
 #[test]
+#[augur::staged]
 fn unary_operators() {
     check(
         "unary",
@@ -319,6 +330,7 @@ fn unary_operators() {
 
 /// Unary minus and `~` on `i32` and `i64` wrap at the minimum.
 #[test]
+#[augur::staged]
 fn unary_operators_wide() {
     check(
         "unary_wide",
@@ -338,6 +350,7 @@ fn unary_operators_wide() {
 
 /// Casts: truncation, sign and zero extension, int/float, bool to int.
 #[test]
+#[augur::staged]
 fn casts() {
     check(
         "casts",
@@ -374,6 +387,7 @@ fn casts() {
 
 /// `Dyn::select` with variables and literals in each position.
 #[test]
+#[augur::staged]
 fn select() {
     check(
         "sel",
@@ -393,6 +407,7 @@ fn select() {
 
 /// Compound assignment operators on a declared variable.
 #[test]
+#[augur::staged]
 fn compound_assignment() {
     check(
         "compound",
@@ -429,6 +444,7 @@ fn compound_assignment() {
 
 /// `Dyn::lit` and `Dyn::named` give constants and named variables.
 #[test]
+#[augur::staged]
 fn literals_and_names() {
     let ex = check(
         "lits",
@@ -445,6 +461,7 @@ fn literals_and_names() {
 
 /// A parameter named with `.name("x")` is called `x` in the C.
 #[test]
+#[augur::staged]
 fn named_parameter() {
     let ex = check(
         "named",
@@ -465,6 +482,7 @@ fn named_parameter() {
 /// Infinities, NaN, subnormals and extreme constants print as valid C
 /// (`INFINITY`, `NAN`, `5e-324`) and keep their values.
 #[test]
+#[augur::staged]
 fn special_float_constants() {
     let ex = check(
         "special",
@@ -503,6 +521,7 @@ fn special_float_constants() {
 
 /// `u64` and `f64` conversions near 2^53 and 2^63, and 64-bit shifts by 63.
 #[test]
+#[augur::staged]
 fn wide_unsigned_float_casts() {
     check(
         "wide_casts",
@@ -530,6 +549,7 @@ fn wide_unsigned_float_casts() {
 /// Narrow types are shifted as `int` (counts up to 31 are defined) and the
 /// result truncated: `u8 << 9` is 0, `i8 >> 9` is the sign.
 #[test]
+#[augur::staged]
 fn narrow_shift_past_width() {
     check(
         "nshift",
@@ -553,6 +573,7 @@ fn narrow_shift_past_width() {
 /// or are not identifiers are renamed; a function may be named like a
 /// generated variable.
 #[test]
+#[augur::staged]
 fn reserved_and_clashing_names() {
     let ex = check(
         "names",

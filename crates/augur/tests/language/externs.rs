@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 /// `abs` from `stdlib.h`.
 #[test]
+#[augur::staged]
 fn abs() {
     let ex = check(
         "absdiff",
@@ -24,6 +25,7 @@ fn abs() {
 
 /// `sqrt` and `fabs` from `math.h` on doubles.
 #[test]
+#[augur::staged]
 fn math_functions() {
     check(
         "hypotenuse",
@@ -41,6 +43,7 @@ fn math_functions() {
 
 /// `malloc` and `free`: a heap buffer filled and summed in dyn loops.
 #[test]
+#[augur::staged]
 fn malloc_and_free() {
     let ex = check(
         "heap",
@@ -69,6 +72,7 @@ fn malloc_and_free() {
 /// The C library's `printf` writes to fd 1: capture it by redirecting fd 1
 /// to a file for the duration of `f`. Other tests may print to fd 1 at the
 /// same time, so callers look for their text with `contains`.
+#[augur::staged]
 fn capture_stdout(f: impl FnOnce()) -> String {
     extern "C" {
         fn dup(fd: i32) -> i32;
@@ -139,6 +143,7 @@ fn printf() {
 
 /// `putchar` in a dyn loop prints a run of characters.
 #[test]
+#[augur::staged]
 fn putchar_loop() {
     let ex = extract("stars", |n: Dyn<i32>| {
         let i = Dyn::new(0);
@@ -166,6 +171,7 @@ fn putchar_loop() {
 
 /// Writes `|` through C stdio so that it lands just before the staged
 /// function's output in the same buffer.
+#[augur::staged]
 fn print_marker() {
     extern "C" {
         fn putchar(c: i32) -> i32;
@@ -184,6 +190,7 @@ const RUNTIME_C: &str = "#include <stdint.h>\n\
     int32_t rt_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }\n\
     void rt_fill(int32_t *p, int32_t n, int32_t v) { for (int32_t i = 0; i < n; i++) p[i] = v + i; }\n";
 
+#[augur::staged]
 fn runtime(it: &mut Interpreter) {
     it.register("rt_clamp", |_, a| {
         let [v, lo, hi] = [a[0], a[1], a[2]].map(|v| v.as_i64().unwrap() as i32);
@@ -198,6 +205,7 @@ fn runtime(it: &mut Interpreter) {
     });
 }
 
+#[augur::staged]
 fn runtime_check() -> Check {
     Check {
         opts: CompileOptions {
@@ -211,6 +219,7 @@ fn runtime_check() -> Check {
 
 /// The runtime clamp, called in a branch and in a loop.
 #[test]
+#[augur::staged]
 fn user_runtime_function() {
     let ex = runtime_check().run(
         "use_clamp",
@@ -244,6 +253,7 @@ fn user_runtime_function() {
 
 /// A runtime function that fills a buffer the staged code then reads.
 #[test]
+#[augur::staged]
 fn user_runtime_function_with_pointer() {
     runtime_check().run(
         "use_fill",
@@ -277,6 +287,7 @@ fn user_runtime_function_with_pointer() {
 /// range of `printf` conversions print the same from compiled C and from
 /// the interpreter.
 #[test]
+#[augur::staged]
 fn strings_and_printf_conversions() {
     let ex = extract(
         "formats",

@@ -11,6 +11,7 @@ use augur::{
 
 type Unary = FnPtr<fn(f64) -> f64>;
 
+#[augur::staged]
 fn compiled(ex: &ExtractedModule) -> [CompiledModule; 2] {
     [Backend::C, Backend::Jit].map(|b| {
         ex.compile_with(&CompileOptions::default().with_backend(b))
@@ -21,6 +22,7 @@ fn compiled(ex: &ExtractedModule) -> [CompiledModule; 2] {
 /// `twice`, `square` and C's `sqrt`, chosen through a table by a dyn index.
 type Pick = Func<fn(i32, f64) -> f64>;
 
+#[augur::staged]
 fn table_module() -> (Module<'static>, Pick) {
     const SQRT: ExternFn<fn(f64) -> f64> = ExternFn::new("sqrt").header("math.h");
     let mut m = Builder::new().module();
@@ -40,6 +42,7 @@ fn table_module() -> (Module<'static>, Pick) {
 }
 
 #[test]
+#[augur::staged]
 fn a_table_of_function_pointers_dispatches_on_a_dyn_index() {
     let (m, pick) = table_module();
     let ex = m.extract().unwrap();
@@ -81,6 +84,7 @@ extern "C" fn cube(x: f64) -> f64 {
 
 type Apply = Func<fn(Unary, f64, i32) -> f64>;
 
+#[augur::staged]
 fn apply_module() -> (Module<'static>, Apply) {
     let mut m = Builder::new().module();
     // Applies `f` to `x` `n` times.
@@ -98,6 +102,7 @@ fn apply_module() -> (Module<'static>, Apply) {
 }
 
 #[test]
+#[augur::staged]
 fn compiled_code_calls_a_rust_callback_and_the_interpreter_a_registered_one() {
     let (m, apply) = apply_module();
     let ex = m.extract().unwrap();
@@ -143,6 +148,7 @@ fn compiled_code_calls_a_rust_callback_and_the_interpreter_a_registered_one() {
 /// function pointers (`double (*const *p)(double)`).
 type Run = Func<fn(*const Unary, i32, f64) -> f64>;
 
+#[augur::staged]
 fn chooser_module() -> (Module<'static>, Run) {
     let mut m = Builder::new().module();
     let neg: Func<fn(f64) -> f64> = m.declare("neg");
@@ -177,6 +183,7 @@ extern "C" fn halve(x: f64) -> f64 {
 }
 
 #[test]
+#[augur::staged]
 fn functions_return_function_pointers_and_read_them_from_memory() {
     let (m, run) = chooser_module();
     let ex = m.extract().unwrap();
@@ -230,6 +237,7 @@ fn functions_return_function_pointers_and_read_them_from_memory() {
 }
 
 #[test]
+#[augur::staged]
 fn a_kernel_cannot_call_through_a_function_pointer() {
     use augur::stage::gpu;
     let (mut m, _) = apply_module();

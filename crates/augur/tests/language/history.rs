@@ -9,6 +9,7 @@ use augur::{Builder, Dyn, ProphecyMode, Static};
 use common::{check, Check};
 
 /// Loops in generated C.
+#[augur::staged]
 fn loops(code: &str) -> usize {
     code.matches("while (").count() + code.matches("for (").count()
 }
@@ -16,6 +17,7 @@ fn loops(code: &str) -> usize {
 /// A dyn loop that records "the loop body ran" keeps its shape, and the
 /// code after the loop knows the fact.
 #[test]
+#[augur::staged]
 fn a_dyn_loop_recording_a_fact_keeps_its_shape() {
     let ex = check(
         "history_loop",
@@ -57,6 +59,7 @@ fn a_dyn_loop_recording_a_fact_keeps_its_shape() {
 /// is peeled. This is what breaks the paper's einsum listing, and why
 /// `History` exists.
 #[test]
+#[augur::staged]
 fn a_static_flag_in_the_same_loop_peels_it() {
     let ex = check(
         "static_loop",
@@ -95,6 +98,7 @@ fn a_static_flag_in_the_same_loop_peels_it() {
 /// Recorded on one side of a branch only: every path after the join sees
 /// it (the join over all paths, not the facts of the path taken).
 #[test]
+#[augur::staged]
 fn a_fact_from_one_branch_is_seen_on_every_path() {
     check(
         "one_branch",
@@ -118,6 +122,7 @@ fn a_fact_from_one_branch_is_seen_on_every_path() {
 /// Read before it is recorded (the record is in a later loop): the value
 /// read must already be the final one, so the extraction starts over once.
 #[test]
+#[augur::staged]
 fn a_read_before_a_later_record_restarts() {
     for mode in [
         ProphecyMode::Paper,
@@ -152,6 +157,7 @@ fn a_read_before_a_later_record_restarts() {
 /// Nested dyn loops record which of them ran into one set; both loops keep
 /// their shape and the code after them knows the whole set.
 #[test]
+#[augur::staged]
 fn nested_loops_record_into_one_set() {
     let ex = check(
         "nested_set",
@@ -186,6 +192,7 @@ fn nested_loops_record_into_one_set() {
 
 /// One history per call of a "kernel" helper (as `run_on_gpu` makes one per
 /// kernel): the two calls record different facts.
+#[augur::staged]
 fn kernel(x: Dyn<i32>, writes: bool) -> Dyn<i32> {
     let written = History::named("kernel wrote", false);
     let r = Dyn::new(x);
@@ -200,6 +207,7 @@ fn kernel(x: Dyn<i32>, writes: bool) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn each_call_site_has_its_own_history() {
     let ex = check(
         "kernels",

@@ -8,6 +8,7 @@ use common::{assert_contains, check, Buf};
 
 /// Sums `0..n` with a dyn while loop; `n <= 0` never enters it.
 #[test]
+#[augur::staged]
 fn sum_to_n() {
     let ex = check(
         "sum",
@@ -30,6 +31,7 @@ fn sum_to_n() {
 
 /// Three nested dyn loops with the counters all used in the body.
 #[test]
+#[augur::staged]
 fn nested_three_deep() {
     check(
         "nest3",
@@ -74,6 +76,7 @@ fn nested_three_deep() {
 
 /// `break` and `continue` inside a dyn loop.
 #[test]
+#[augur::staged]
 fn break_and_continue() {
     check(
         "brk",
@@ -112,6 +115,7 @@ fn break_and_continue() {
 
 /// A loop whose body is an if/else chain, with a nested loop in one arm.
 #[test]
+#[augur::staged]
 fn loop_with_ifs_and_inner_loop() {
     check(
         "mix",
@@ -155,6 +159,7 @@ fn loop_with_ifs_and_inner_loop() {
 
 /// `return x;` from inside a dyn if inside a dyn loop.
 #[test]
+#[augur::staged]
 fn early_return_from_loop() {
     check(
         "isqrt_up",
@@ -175,6 +180,7 @@ fn early_return_from_loop() {
 
 /// A loop-and-a-half: the exit test in the middle of the body.
 #[test]
+#[augur::staged]
 fn exit_in_the_middle() {
     check(
         "collatz",
@@ -208,6 +214,7 @@ fn exit_in_the_middle() {
 
 /// Euclid's gcd: a loop over two variables with a swap.
 #[test]
+#[augur::staged]
 fn gcd() {
     check(
         "gcd",
@@ -240,6 +247,7 @@ fn gcd() {
 
 /// Break out of the inner of two loops only.
 #[test]
+#[augur::staged]
 fn break_inner_only() {
     check(
         "inner_break",
@@ -266,6 +274,7 @@ fn break_inner_only() {
 
 /// Annotations: a pragma before a loop and a plain comment appear in the C.
 #[test]
+#[augur::staged]
 fn annotations() {
     let ex = check(
         "annotated",
@@ -292,6 +301,7 @@ fn annotations() {
 /// `i < n && p[i] != 0` as a loop condition: the load is guarded, so the
 /// interpreter never reads past `n`.
 #[test]
+#[augur::staged]
 fn guarded_condition() {
     check(
         "len_until_zero",
@@ -317,6 +327,7 @@ fn guarded_condition() {
 
 /// A loop controlled by a `Dyn<bool>` variable set at the end of the body.
 #[test]
+#[augur::staged]
 fn flag_controlled_loop() {
     check(
         "flag_loop",
@@ -347,6 +358,7 @@ fn flag_controlled_loop() {
 
 /// `return` from the inner of two nested dyn loops.
 #[test]
+#[augur::staged]
 fn return_from_nested_loops() {
     check(
         "ret_nested",
@@ -387,6 +399,7 @@ fn return_from_nested_loops() {
 
 /// `continue` and `break` in an inner loop, `continue` in the outer one.
 #[test]
+#[augur::staged]
 fn continue_in_both_loops() {
     check(
         "cont2",
@@ -450,6 +463,7 @@ fn continue_in_both_loops() {
 /// A float loop whose condition is false for NaN from the start, with a
 /// negated exit test in the middle.
 #[test]
+#[augur::staged]
 fn float_loop_with_nan() {
     check(
         "fsteps",

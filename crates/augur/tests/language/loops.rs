@@ -21,6 +21,7 @@ use probe_harness::diff;
 /// A plain Rust `for` over constants inside a dyn loop is straight-line
 /// code: it is unrolled in the body.
 #[test]
+#[augur::staged]
 fn plain_loop_inside_dyn_loop() {
     let ex = check(
         "unrolled_body",
@@ -43,6 +44,7 @@ fn plain_loop_inside_dyn_loop() {
 
 /// Two sequential loops over the same counter variable.
 #[test]
+#[augur::staged]
 fn sequential_loops() {
     let ex = check(
         "two_loops",
@@ -73,27 +75,32 @@ fn sequential_loops() {
 /// starts after the first loop made none), so this used to give a `while`
 /// without the `+ 100`; the batched check run turns both loops and sees
 /// the difference: a clear error naming both loops.
+/// Unannotated and trusted (`Builder::trust_unannotated`): the mechanism for
+/// state the engine cannot see (annotated, `count` is tracked: a clear error).
 #[test]
 fn state_from_one_loop_read_in_a_later_loops_second_turn() {
-    let r = Builder::new().extract("carried_across_loops", |n: Dyn<i32>| {
-        let s = Dyn::new(0);
-        let i = Dyn::new(0);
-        let mut count = 0;
-        while i.lt(n).is_true() {
-            i.set(i + 1);
-            count += 1;
-        }
-        let j = Dyn::new(0);
-        let mut turn = 0;
-        while j.lt(n).is_true() {
-            j.set(j + 1);
-            if turn == 1 && count >= 2 {
-                s.set(s + 100);
-            }
-            turn += 1;
-        }
-        s
-    });
+    let r =
+        Builder::new()
+            .trust_unannotated(true)
+            .extract("carried_across_loops", |n: Dyn<i32>| {
+                let s = Dyn::new(0);
+                let i = Dyn::new(0);
+                let mut count = 0;
+                while i.lt(n).is_true() {
+                    i.set(i + 1);
+                    count += 1;
+                }
+                let j = Dyn::new(0);
+                let mut turn = 0;
+                while j.lt(n).is_true() {
+                    j.set(j + 1);
+                    if turn == 1 && count >= 2 {
+                        s.set(s + 100);
+                    }
+                    turn += 1;
+                }
+                s
+            });
     let Err(e) = r else {
         panic!("an error, not code without the + 100")
     };
@@ -111,6 +118,7 @@ fn state_from_one_loop_read_in_a_later_loops_second_turn() {
 /// loop to the end of the closure sees the first stage leave it, so the
 /// loop is unrolled, not taken for a dyn loop.
 #[test]
+#[augur::staged]
 fn plain_loop_longer_than_the_audit_is_unrolled() {
     let ex = Builder::new()
         .extract("plain30", |x: Dyn<i32>| {
@@ -138,6 +146,7 @@ fn plain_loop_longer_than_the_audit_is_unrolled() {
 /// stage returns `s + 100` after 30 turns. A loop none of whose decisions
 /// can change from turn to turn is now unrolled.
 #[test]
+#[augur::staged]
 fn plain_loop_around_an_invariant_dyn_exit_is_unrolled() {
     common::check(
         "invariant_exit",
@@ -168,6 +177,7 @@ fn plain_loop_around_an_invariant_dyn_exit_is_unrolled() {
 #[test]
 #[allow(clippy::if_same_then_else)] // the two calls are the point
 fn same_operation_from_alternating_call_sites() {
+    #[augur::staged]
     fn bump(acc: Dyn<i64>) {
         acc.set(acc + 1);
     }
@@ -221,36 +231,41 @@ fn same_operation_from_alternating_call_sites() {
 /// whose turns flip a flag read after it is blamed by name, as when it is
 /// the only loop (`same_operation_from_alternating_call_sites`), not the
 /// innocent loop before it.
+/// Unannotated and trusted (`Builder::trust_unannotated`): the mechanism for
+/// state the engine cannot see (annotated, `flip` is tracked and the code exact).
 #[test]
 #[allow(clippy::if_same_then_else)] // the two calls are the point
 fn a_batched_check_that_fails_blames_the_loop_that_carries_state() {
+    #[augur::staged]
     fn bump(acc: Dyn<i64>) {
         acc.set(acc + 1);
     }
     let top = line!();
-    let r = Builder::new().extract("blame", |n: Dyn<i64>| {
-        let acc = Dyn::new(0i64);
-        let j = Dyn::new(0i64);
-        while j.lt(n).is_true() {
-            acc.set(acc + 2);
-            j.set(j + 1);
-        }
-        let i = Dyn::new(0i64);
-        let mut flip = false;
-        while i.lt(n).is_true() {
-            if flip {
-                bump(acc);
-            } else {
-                bump(acc);
+    let r = Builder::new()
+        .trust_unannotated(true)
+        .extract("blame", |n: Dyn<i64>| {
+            let acc = Dyn::new(0i64);
+            let j = Dyn::new(0i64);
+            while j.lt(n).is_true() {
+                acc.set(acc + 2);
+                j.set(j + 1);
             }
-            flip = !flip;
-            i.set(i + 1);
-        }
-        if flip {
-            acc.set(acc * 10);
-        }
-        acc
-    });
+            let i = Dyn::new(0i64);
+            let mut flip = false;
+            while i.lt(n).is_true() {
+                if flip {
+                    bump(acc);
+                } else {
+                    bump(acc);
+                }
+                flip = !flip;
+                i.set(i + 1);
+            }
+            if flip {
+                acc.set(acc * 10);
+            }
+            acc
+        });
     let Err(e) = r else {
         panic!("an error, not code for one parity")
     };
@@ -259,8 +274,8 @@ fn a_batched_check_that_fails_blames_the_loop_that_carries_state() {
         "a loop's own check explains the difference: {e}"
     );
     let text = e.to_string();
-    // The second `while`, ten lines below `top`.
-    let second_loop = format!("loops.rs:{}:", top + 10);
+    // The second `while`, twelve lines below `top`.
+    let second_loop = format!("loops.rs:{}:", top + 12);
     assert!(text.contains(&second_loop), "{second_loop} in {text}");
 }
 
@@ -270,6 +285,7 @@ fn a_batched_check_that_fails_blames_the_loop_that_carries_state() {
 /// returning the first turn's value (a check run replays the second turn's
 /// exit and sees it differ).
 #[test]
+#[augur::staged]
 fn loop_rebound_handle_used_after_loop() {
     never_closes(
         Builder::new().max_loop_iterations(200),
@@ -288,6 +304,7 @@ fn loop_rebound_handle_used_after_loop() {
 
 /// The same in audit mode.
 #[test]
+#[augur::staged]
 fn loop_rebound_handle_used_after_loop_audit() {
     let b = Builder::new().max_loop_iterations(200).audit();
     never_closes(b, "last_value", |n: Dyn<i32>| {
@@ -304,6 +321,7 @@ fn loop_rebound_handle_used_after_loop_audit() {
 /// A plain counter incremented in a dyn loop and read after it: reported,
 /// not silently 0.
 #[test]
+#[augur::staged]
 fn loop_plain_counter_used_after_loop() {
     never_closes(
         Builder::new().max_loop_iterations(200),
@@ -325,10 +343,14 @@ fn loop_plain_counter_used_after_loop() {
 /// the second turn and sees the flag's effect, so the loop is not closed on
 /// first-turn code. The flag never changes back, so the loop's state does not
 /// repeat: reported.
+/// Unannotated and trusted (`Builder::trust_unannotated`): the mechanism for state
+/// the engine cannot see (annotated, the flag is tracked and the code exact).
 #[test]
 fn loop_plain_flag_set_on_untaken_side() {
     never_closes(
-        Builder::new().max_loop_iterations(200),
+        Builder::new()
+            .trust_unannotated(true)
+            .max_loop_iterations(200),
         "plain_flag",
         |p: Dyn<*mut i32>, n: Dyn<i32>| {
             let i = Dyn::new(0);
@@ -349,6 +371,7 @@ fn loop_plain_flag_set_on_untaken_side() {
     );
 }
 
+#[augur::staged]
 fn never_closes<M, F: augur::stage::signature::StagedFn<M>>(b: Builder, name: &str, f: F) {
     match b.extract(name, f) {
         Err(augur::Error::LoopNeverCloses { location, .. }) => {
@@ -362,6 +385,7 @@ fn never_closes<M, F: augur::stage::signature::StagedFn<M>>(b: Builder, name: &s
 /// A `Static` toggle flipping each iteration: period two, the loop closes
 /// after two turns with both bodies in it.
 #[test]
+#[augur::staged]
 fn loop_static_toggle_period_two() {
     let o = diff(
         &Check::default(),
@@ -400,6 +424,7 @@ fn loop_static_toggle_period_two() {
 
 /// A `Static` cycling with period three and a dyn branch inside each body.
 #[test]
+#[augur::staged]
 fn loop_static_period_three_with_branches() {
     let o = diff(
         &Check::default(),
@@ -445,6 +470,7 @@ fn loop_static_period_three_with_branches() {
 /// A `Static` toggle whose value is used after the loop: the exits under
 /// each phase lead to different code.
 #[test]
+#[augur::staged]
 fn loop_static_toggle_used_after_loop() {
     let o = diff(
         &Check::default(),
@@ -477,6 +503,7 @@ fn loop_static_toggle_used_after_loop() {
 #[test]
 // Rebinding the Rust variable (not `+=`, which would assign the Dyn) is the point.
 #[allow(clippy::assign_op_pattern)]
+#[augur::staged]
 fn loop_carried_temporary_is_an_error() {
     let err = Builder::new()
         .extract("carried", |n: Dyn<i32>| {
@@ -501,11 +528,13 @@ fn loop_carried_temporary_is_an_error() {
 /// keeps the outer loop from closing, and every run replays more of its
 /// turns than the last. The run limit took hours to reach (minutes without
 /// a word before this limit); the work limit stops it with an error that
-/// names the loop's first operation and the fixes.
+/// names the loop's first operation and the fixes. (Trusted: unannotated,
+/// the engine would stop at the first unshared points instead.)
 #[test]
 fn runs_that_grow_without_end_stop_at_the_work_limit() {
-    let first_op_line = line!() + 9;
+    let first_op_line = line!() + 10;
     let err = Builder::new()
+        .trust_unannotated(true)
         .max_work(3_000_000)
         .extract("copy_pairs", |a: Dyn<*mut f32>, buf: Dyn<*mut f32>| {
             let end = Dyn::named("end", Dyn::lit(0i32) + 512);

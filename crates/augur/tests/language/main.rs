@@ -28,6 +28,7 @@ mod prophecy;
 mod prophecy_errors;
 mod qualifiers;
 mod semantics;
+mod sound_by_default;
 mod state_across_joins;
 mod static_values;
 mod structs;

@@ -8,6 +8,7 @@ use common::{assert_contains, check, Buf};
 
 /// A local `[i32; 8]` filled in a dyn loop and summed with a filter.
 #[test]
+#[augur::staged]
 fn local_array() {
     let ex = check(
         "local_arr",
@@ -41,6 +42,7 @@ fn local_array() {
 
 /// `y[i] = a * x[i] + y[i]` over two `float *` parameters.
 #[test]
+#[augur::staged]
 fn saxpy() {
     let v = |xs: &[f32]| Buf(xs.to_vec());
     check(
@@ -70,6 +72,7 @@ fn saxpy() {
 /// `deref`, `addr` and `offset`: swap two elements through pointers, and
 /// increment a local through its address.
 #[test]
+#[augur::staged]
 fn deref_addr_offset() {
     let ex = check(
         "ptrs",
@@ -102,6 +105,7 @@ fn deref_addr_offset() {
 /// An unsized array parameter `Dyn<[i32]>` (C `int32_t a[]`): in-place
 /// prefix sums.
 #[test]
+#[augur::staged]
 fn prefix_sums_unsized_array() {
     let ex = check(
         "prefix",
@@ -136,6 +140,7 @@ fn prefix_sums_unsized_array() {
 
 /// Bubble sort in place: nested loops, a data-dependent swap.
 #[test]
+#[augur::staged]
 fn bubble_sort() {
     check(
         "bubble",
@@ -169,6 +174,7 @@ fn bubble_sort() {
 /// Reading through a `*const` pointer made by casting a `*mut` one, and
 /// bytes of a buffer reinterpreted (`cast_ptr`).
 #[test]
+#[augur::staged]
 fn const_pointer_and_cast_ptr() {
     check(
         "bytes",
@@ -203,6 +209,7 @@ fn const_pointer_and_cast_ptr() {
 
 /// A local array of `f64` used as a small ring buffer.
 #[test]
+#[augur::staged]
 fn moving_average() {
     check(
         "movavg",
@@ -244,6 +251,7 @@ fn moving_average() {
 /// A loaded element is a value: after the element is overwritten it still
 /// holds what was read.
 #[test]
+#[augur::staged]
 fn loaded_value_keeps_old_contents() {
     check(
         "load_value",

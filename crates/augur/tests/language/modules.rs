@@ -14,6 +14,7 @@ type Built<H> = (Module<'static>, H);
 
 /// Extracts the module `make` builds twice (byte-identical C), and
 /// compiles it with both backends; gives the first build's handles.
+#[augur::staged]
 fn build<H>(make: impl Fn() -> Built<H>) -> (ExtractedModule, [CompiledModule; 2], H) {
     let (m, handles) = make();
     let ex = m.extract().unwrap();
@@ -31,6 +32,7 @@ fn build<H>(make: impl Fn() -> Built<H>) -> (ExtractedModule, [CompiledModule; 2
     (ex, [c, jit], handles)
 }
 
+#[augur::staged]
 fn fib_rust(n: i64) -> i64 {
     if n < 2 {
         n
@@ -41,6 +43,7 @@ fn fib_rust(n: i64) -> i64 {
 
 type Fib = Func<fn(i64) -> i64>;
 
+#[augur::staged]
 fn fib_module() -> Built<Fib> {
     let mut m = Builder::new().module();
     let fib: Fib = m.declare("fib");
@@ -55,6 +58,7 @@ fn fib_module() -> Built<Fib> {
 }
 
 #[test]
+#[augur::staged]
 fn staged_recursion_gives_a_recursive_c_function() {
     let (ex, libs, fib) = build(fib_module);
     let c = ex.c_code();
@@ -82,6 +86,7 @@ fn staged_recursion_gives_a_recursive_c_function() {
 
 type Power = Func<fn(f64) -> f64, u32>;
 
+#[augur::staged]
 fn power_module(exported: &[u32]) -> Built<Power> {
     let mut m = Builder::new().module();
     let power = m.declare_keyed::<u32, fn(f64) -> f64>("power");
@@ -102,6 +107,7 @@ fn power_module(exported: &[u32]) -> Built<Power> {
 }
 
 /// `x^k` in the order the staged `power` computes it.
+#[augur::staged]
 fn power_rust(k: u32, x: f64) -> f64 {
     match k {
         0 => 1.0,
@@ -114,6 +120,7 @@ fn power_rust(k: u32, x: f64) -> f64 {
 }
 
 #[test]
+#[augur::staged]
 fn a_keyed_family_gives_one_function_per_key_named_by_it() {
     let keys = [13, 5];
     let (ex, libs, power) = build(|| power_module(&keys));
@@ -152,6 +159,7 @@ trait BitsEq {
 }
 
 impl BitsEq for Value {
+    #[augur::staged]
     fn to_bits_eq(&self, want: f64) -> bool {
         match *self {
             Value::F64(x) => x.to_bits() == want.to_bits() || x.is_nan() && want.is_nan(),
@@ -162,6 +170,7 @@ impl BitsEq for Value {
 
 type Parity = Func<fn(u32) -> bool>;
 
+#[augur::staged]
 fn parity_module() -> Built<(Parity, Parity)> {
     let mut m = Builder::new().module();
     let even: Func<fn(u32) -> bool> = m.declare("is_even");
@@ -184,6 +193,7 @@ fn parity_module() -> Built<(Parity, Parity)> {
 }
 
 #[test]
+#[augur::staged]
 fn mutual_recursion_works_in_c_the_jit_and_the_interpreter() {
     let (ex, libs, (even, odd)) = build(parity_module);
     for n in [0u32, 1, 2, 7, 100, 1001] {
@@ -204,6 +214,7 @@ fn mutual_recursion_works_in_c_the_jit_and_the_interpreter() {
 
 type Sum = Func<fn(*const i32, i64) -> i64>;
 
+#[augur::staged]
 fn sum_module() -> Built<Sum> {
     let mut m = Builder::new().module();
     let sum: Func<fn(*const i32, i64) -> i64> = m.declare("sum");
@@ -219,6 +230,7 @@ fn sum_module() -> Built<Sum> {
 }
 
 #[test]
+#[augur::staged]
 fn pointers_pass_between_functions_and_deep_recursion_is_interpreted() {
     let (ex, libs, sum) = build(sum_module);
     let xs: Vec<i32> = (0..3000).map(|i| i * 7 - 1000).collect();
@@ -268,6 +280,7 @@ enum Node {
 }
 
 /// `(x + 3) * (x + 3) + -(x * 2)`, the `x + 3` node shared.
+#[augur::staged]
 fn tree() -> Vec<Node> {
     use Node::*;
     vec![
@@ -282,6 +295,7 @@ fn tree() -> Vec<Node> {
     ]
 }
 
+#[augur::staged]
 fn eval_rust(t: &[Node], i: usize, x: i32) -> i32 {
     match t[i] {
         Node::X => x,
@@ -294,6 +308,7 @@ fn eval_rust(t: &[Node], i: usize, x: i32) -> i32 {
 
 type Eval = Func<fn(i32) -> i32, usize>;
 
+#[augur::staged]
 fn tree_module() -> Built<Eval> {
     let t = tree();
     let mut m = Builder::new().module();
@@ -310,6 +325,7 @@ fn tree_module() -> Built<Eval> {
 }
 
 #[test]
+#[augur::staged]
 fn a_tree_walk_specialised_on_a_static_tree_has_a_function_per_node() {
     let (ex, libs, eval) = build(tree_module);
     // The shared `x + 3` node and `x` are one function each.
@@ -326,6 +342,7 @@ fn a_tree_walk_specialised_on_a_static_tree_has_a_function_per_node() {
 
 type Steps = Func<fn(u64) -> u32>;
 
+#[augur::staged]
 fn collatz_module() -> Built<Steps> {
     let mut m = Builder::new().module();
     let step: Func<fn(u64) -> u64> = m.declare("collatz_step");
@@ -350,6 +367,7 @@ fn collatz_module() -> Built<Steps> {
 }
 
 #[test]
+#[augur::staged]
 fn staged_calls_inside_dyn_loops_and_branches() {
     let (ex, libs, steps) = build(collatz_module);
     for n in [1u64, 2, 3, 27, 97, 871] {
@@ -368,11 +386,13 @@ fn staged_calls_inside_dyn_loops_and_branches() {
 
 // ----- errors -----
 
+#[augur::staged]
 fn error_of(m: Module<'_>) -> String {
     m.extract().unwrap_err().to_string()
 }
 
 #[test]
+#[augur::staged]
 fn a_function_called_but_never_defined_names_the_call() {
     let mut m = Builder::new().module();
     let g: Func<fn(i32) -> i32> = m.declare("g");
@@ -388,6 +408,7 @@ fn a_function_called_but_never_defined_names_the_call() {
 }
 
 #[test]
+#[augur::staged]
 fn misuse_of_the_module_api_is_reported_with_its_line() {
     // Two definitions.
     let mut m = Builder::new().module();
@@ -426,6 +447,7 @@ fn misuse_of_the_module_api_is_reported_with_its_line() {
 }
 
 #[test]
+#[augur::staged]
 fn a_staged_call_outside_a_module_is_an_error_and_the_thread_stays_usable() {
     let (m, fib) = fib_module();
     let e = Builder::new()
@@ -458,6 +480,7 @@ fn a_staged_call_outside_a_module_is_an_error_and_the_thread_stays_usable() {
 }
 
 #[test]
+#[augur::staged]
 fn a_key_that_never_repeats_stops_at_the_function_limit() {
     let mut m = Builder::new().module().max_functions(50);
     let up = m.declare_keyed::<u64, fn(i32) -> i32>("up");
@@ -474,6 +497,7 @@ fn a_key_that_never_repeats_stops_at_the_function_limit() {
 }
 
 #[test]
+#[augur::staged]
 fn an_extern_with_a_module_functions_name_must_have_its_signature() {
     const F: augur::ExternFn<fn(i64) -> i64> = augur::ExternFn::new("f");
     let mut m = Builder::new().module();
@@ -489,6 +513,7 @@ fn an_extern_with_a_module_functions_name_must_have_its_signature() {
 }
 
 #[test]
+#[augur::staged]
 fn a_kernel_that_calls_a_module_function_is_a_clear_error() {
     use augur::stage::gpu;
     let mut m = Builder::new().module();

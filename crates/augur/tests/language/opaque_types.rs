@@ -58,6 +58,7 @@ mod rust_library {
 
 /// Counts the even numbers below `n` with a library counter; the counter
 /// handle is kept in a variable and passed around.
+#[augur::staged]
 fn count_evens() -> Extracted<unsafe extern "C" fn(i32) -> i32> {
     Builder::new()
         .extract("count_evens", |n: Dyn<i32>| {
@@ -77,6 +78,7 @@ fn count_evens() -> Extracted<unsafe extern "C" fn(i32) -> i32> {
 }
 
 #[test]
+#[augur::staged]
 fn a_library_struct_is_used_through_pointers_in_c_the_jit_and_the_interpreter() {
     let ex = count_evens();
     let c = ex.c_code();
@@ -132,6 +134,7 @@ fn a_library_struct_is_used_through_pointers_in_c_the_jit_and_the_interpreter() 
 }
 
 #[test]
+#[augur::staged]
 fn a_header_that_declares_an_opaque_type_is_included() {
     const FPUTS: ExternFn<fn(*const CChar, *mut File) -> i32> =
         ExternFn::new("fputs").header("stdio.h");
@@ -160,6 +163,7 @@ fn a_header_that_declares_an_opaque_type_is_included() {
 }
 
 #[test]
+#[augur::staged]
 fn a_value_of_an_opaque_type_is_an_error_at_its_line() {
     let line = line!() + 3;
     let e = Builder::new()

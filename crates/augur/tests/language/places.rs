@@ -25,6 +25,7 @@ use probe_harness::diff;
 // (a `Place`-backed lvalue handle) rather than snapshots, or forbid `op=` on
 // them (Misuse) so the surprise is an error.
 #[test]
+#[augur::staged]
 fn compound_assign_on_loaded_element_twice() {
     let o = diff(
         &Check::default(),
@@ -60,6 +61,7 @@ fn compound_assign_on_loaded_element_twice() {
 // temporary at load time (`Let idx = i`) and build the place from the
 // snapshot; `addr()` of a loaded value needs the same.
 #[test]
+#[augur::staged]
 fn set_on_loaded_element_after_index_changes() {
     let o = diff(
         &Check::default(),
@@ -90,6 +92,7 @@ fn set_on_loaded_element_after_index_changes() {
 // `Deref(Var(q))`: C `int32_t var1 = *var0; var0 = var0 + 1; *var0 = var1 * 2;
 // int32_t *var2 = &*var0;`.
 #[test]
+#[augur::staged]
 fn set_on_deref_after_pointer_moves() {
     let o = diff(
         &Check::default(),

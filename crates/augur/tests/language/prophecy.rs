@@ -8,6 +8,7 @@ use augur::prophecy::{Flat, Max, Prophecy, Set};
 use augur::{Builder, Dyn, ProphecyMode, Static};
 use common::{assert_contains, check_modes, ByMode};
 
+#[augur::staged]
 fn builder(mode: ProphecyMode) -> Builder {
     Builder::new().prophecy_mode(mode)
 }
@@ -15,6 +16,7 @@ fn builder(mode: ProphecyMode) -> Builder {
 /// A requirement before any read: the value is joined in place, so the
 /// code already uses it; paper mode restarts anyway, as Algorithm 3 does.
 #[test]
+#[augur::staged]
 fn require_then_read_gives_the_required_value() {
     let ByMode {
         paper,
@@ -39,6 +41,7 @@ fn require_then_read_gives_the_required_value() {
 
 /// The classic order: read a prediction, require it later on one path.
 #[test]
+#[augur::staged]
 fn read_then_require_restarts_and_uses_the_new_value() {
     let ByMode {
         paper,
@@ -74,6 +77,7 @@ fn read_then_require_restarts_and_uses_the_new_value() {
 /// loop stays one loop, and a requirement reached on some turns only (a
 /// dyn branch inside) still raises it for the whole loop.
 #[test]
+#[augur::staged]
 fn prophecy_in_a_dyn_loop_is_shared_by_all_turns() {
     let ByMode {
         adaptive: collect, ..
@@ -109,6 +113,7 @@ fn prophecy_in_a_dyn_loop_is_shared_by_all_turns() {
 
 /// A prophecy created before a loop and required inside it.
 #[test]
+#[augur::staged]
 fn prophecy_before_a_loop_required_inside() {
     check_modes(
         "before_loop",
@@ -133,6 +138,7 @@ fn prophecy_before_a_loop_required_inside() {
 
 /// The helper's prophecy depends on where it is called from: two call
 /// sites, two prophecies with their own values.
+#[augur::staged]
 fn scaled(x: Dyn<i32>, need: bool) -> Dyn<i32> {
     let p = Prophecy::named("scale", false);
     let r = Dyn::new(x);
@@ -146,6 +152,7 @@ fn scaled(x: Dyn<i32>, need: bool) -> Dyn<i32> {
 }
 
 #[test]
+#[augur::staged]
 fn helper_called_twice_has_two_prophecies() {
     let ByMode {
         adaptive: collect, ..
@@ -167,6 +174,7 @@ fn helper_called_twice_has_two_prophecies() {
 /// One prophecy per item of a plain Rust loop (no dyn decision between
 /// the creations), as the paper's `run_on_gpu` makes one per tensor.
 #[test]
+#[augur::staged]
 fn plain_loop_makes_one_prophecy_per_item() {
     let ByMode { adaptive, .. } = check_modes(
         "per_item",
@@ -203,6 +211,7 @@ fn plain_loop_makes_one_prophecy_per_item() {
 
 /// Prophecies created inside dyn branches, required in nested branches.
 #[test]
+#[augur::staged]
 fn prophecies_nested_in_branches() {
     check_modes(
         "nested",
@@ -239,6 +248,7 @@ fn prophecies_nested_in_branches() {
 /// Prophecies inside a `Static`-counted loop: one per iteration (the
 /// counter is part of the creation point), each with its own value.
 #[test]
+#[augur::staged]
 fn prophecies_in_a_static_loop() {
     check_modes(
         "static_loop",
@@ -263,6 +273,7 @@ fn prophecies_in_a_static_loop() {
 /// Collect and adaptive modes: `k` independent violations settle in one
 /// restart; paper mode takes one restart per violation.
 #[test]
+#[augur::staged]
 fn collect_mode_settles_independent_violations_at_once() {
     let program = |x: Dyn<i32>| {
         let ps: Vec<Prophecy<bool>> = (0..8).map(|_| Prophecy::new(false)).collect();
@@ -308,6 +319,7 @@ fn collect_mode_settles_independent_violations_at_once() {
 /// only holds once the prophecy is right); collect mode takes that as the
 /// reason to restart with its pending joins, not as the result.
 #[test]
+#[augur::staged]
 fn collect_mode_retries_a_run_that_failed_under_a_stale_prediction() {
     for mode in [
         ProphecyMode::Paper,
@@ -343,6 +355,7 @@ fn collect_mode_retries_a_run_that_failed_under_a_stale_prediction() {
 /// `explain` names the line of each requirement that raised a value, and
 /// the final value.
 #[test]
+#[augur::staged]
 fn explain_names_the_requiring_lines() {
     let line_a = line!() + 10;
     let line_b = line!() + 12;
@@ -375,6 +388,7 @@ fn explain_names_the_requiring_lines() {
 /// two paths, far after they join: right after 40 operations, or far down
 /// the `else` side of a later dyn `if` (`on_other_side`). Returns
 /// `r + saved`, where `saved` is `x` once the prophecy settled on true.
+#[augur::staged]
 fn far_requirement(
     mode: ProphecyMode,
     on_other_side: bool,
@@ -419,6 +433,7 @@ fn far_requirement(
         .unwrap()
 }
 
+#[augur::staged]
 fn check_far_requirement(on_other_side: bool) {
     for mode in [ProphecyMode::Paper, ProphecyMode::Adaptive] {
         let ex = far_requirement(mode, on_other_side);
@@ -443,6 +458,7 @@ fn check_far_requirement(on_other_side: bool) {
 /// second path links to the first one's code only after following it to
 /// the end of the closure, running its own requirement on the way.
 #[test]
+#[augur::staged]
 fn requirement_far_after_a_join_is_run() {
     check_far_requirement(false);
 }
@@ -451,6 +467,7 @@ fn requirement_far_after_a_join_is_run() {
 /// run does not take: the link's check run takes the other sides, to the
 /// end of the closure.
 #[test]
+#[augur::staged]
 fn requirement_on_the_other_side_after_a_join_is_run() {
     check_far_requirement(true);
 }

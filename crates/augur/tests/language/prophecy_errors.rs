@@ -6,6 +6,7 @@ use augur::prophecy::{Lattice, Max, Prophecy};
 use augur::{Builder, Dyn, Error, History, ProphecyMode};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+#[augur::staged]
 fn ok_extraction(b: &Builder) {
     let ex = b
         .extract("after", |x: Dyn<i32>| {
@@ -24,6 +25,7 @@ fn ok_extraction(b: &Builder) {
 /// Each attempt requires one more than it read: an unbounded lattice. The
 /// error lists the prophecy's history with the requiring line.
 #[test]
+#[augur::staged]
 fn unbounded_growth_stops_with_each_prophecys_history() {
     for mode in [
         ProphecyMode::Paper,
@@ -66,15 +68,18 @@ fn unbounded_growth_stops_with_each_prophecys_history() {
 struct Latest(i32);
 
 impl Lattice for Latest {
+    #[augur::staged]
     fn satisfies(&self, required: &Self) -> bool {
         self.0 == required.0
     }
+    #[augur::staged]
     fn join(&mut self, required: &Self) {
         self.0 = required.0;
     }
 }
 
 #[test]
+#[augur::staged]
 fn a_join_that_is_not_monotone_is_reported() {
     let line = line!() + 6;
     let err = Builder::new()
@@ -105,13 +110,16 @@ fn a_join_that_is_not_monotone_is_reported() {
 struct Stuck;
 
 impl Lattice for Stuck {
+    #[augur::staged]
     fn satisfies(&self, _: &Self) -> bool {
         false
     }
+    #[augur::staged]
     fn join(&mut self, _: &Self) {}
 }
 
 #[test]
+#[augur::staged]
 fn a_join_that_misses_the_requirement_is_reported() {
     let err = Builder::new()
         .extract("stuck", |x: Dyn<i32>| {
@@ -124,6 +132,7 @@ fn a_join_that_misses_the_requirement_is_reported() {
     assert!(err.to_string().contains("not a lattice"), "{err}");
 }
 
+#[augur::staged]
 fn panic_text(r: std::thread::Result<()>) -> String {
     let p = r.expect_err("expected a panic");
     p.downcast_ref::<String>()
@@ -134,6 +143,7 @@ fn panic_text(r: std::thread::Result<()>) -> String {
 
 /// Outside an extraction there is nothing to predict: a clear panic.
 #[test]
+#[augur::staged]
 fn prophecies_outside_an_extraction_panic_clearly() {
     let made = panic_text(catch_unwind(|| {
         let _ = Prophecy::new(false);
@@ -153,6 +163,7 @@ fn prophecies_outside_an_extraction_panic_clearly() {
 
 /// A handle kept from one extraction and used in another (or after it).
 #[test]
+#[augur::staged]
 fn a_handle_from_another_extraction_is_refused() {
     let kept = std::cell::Cell::new(None);
     Builder::new()
@@ -189,6 +200,7 @@ fn a_handle_from_another_extraction_is_refused() {
 /// would never settle; with a bounded lattice it settles, whatever the
 /// order the runs take.
 #[test]
+#[augur::staged]
 fn bounded_lattices_always_settle() {
     let ex = Builder::new()
         .prophecy_mode(ProphecyMode::Paper)

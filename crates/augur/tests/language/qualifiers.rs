@@ -5,6 +5,7 @@
 use augur::{Builder, Dyn, Error, Interpreter, Value};
 
 /// `y[i] += a * x[i]` for `n` elements: `x` read-only, both restrict.
+#[augur::staged]
 fn axpy(b: Builder) -> augur::Extracted<unsafe extern "C" fn(f64, *const f64, *mut f64, i64)> {
     b.extract(
         "axpy",
@@ -20,6 +21,7 @@ fn axpy(b: Builder) -> augur::Extracted<unsafe extern "C" fn(f64, *const f64, *m
 }
 
 #[test]
+#[augur::staged]
 fn restrict_and_const_parameters_print_compile_and_run() {
     let f = axpy(Builder::new().restrict([1, 2]));
     let c = f.c_code();
@@ -46,6 +48,7 @@ fn restrict_and_const_parameters_print_compile_and_run() {
 }
 
 #[test]
+#[augur::staged]
 fn without_restrict_nothing_is_promised() {
     let c = axpy(Builder::new()).c_code();
     assert!(!c.contains("restrict"), "{c}");
@@ -53,6 +56,7 @@ fn without_restrict_nothing_is_promised() {
 }
 
 #[test]
+#[augur::staged]
 fn restrict_reads_back_from_the_ir_text_and_is_verified() {
     let f = axpy(Builder::new().restrict([2]));
     let text = f.ir().to_string();
@@ -67,6 +71,7 @@ fn restrict_reads_back_from_the_ir_text_and_is_verified() {
 }
 
 #[test]
+#[augur::staged]
 fn restrict_on_a_value_or_a_missing_parameter_is_a_misuse_error() {
     for (params, says) in [(vec![0], "of type f64"), (vec![7], "not one of the 4")] {
         let err = Builder::new()

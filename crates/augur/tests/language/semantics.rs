@@ -8,6 +8,7 @@ use common::{check, count, extract_with, Buf, Check};
 
 /// `let e = x + 1; x.set(5); y.set(e)` gives the old `x + 1`.
 #[test]
+#[augur::staged]
 fn values_are_snapshots() {
     check(
         "snapshot",
@@ -31,6 +32,7 @@ fn values_are_snapshots() {
 
 /// Copies of a variable's handle all see later assignments.
 #[test]
+#[augur::staged]
 fn handles_alias_their_variable() {
     check(
         "alias",
@@ -48,6 +50,7 @@ fn handles_alias_their_variable() {
 
 /// `set` on an element read with `at` stores back to that element.
 #[test]
+#[augur::staged]
 fn set_on_loaded_value_stores_back() {
     check(
         "store_back",
@@ -73,6 +76,7 @@ fn set_on_loaded_value_stores_back() {
 
 /// Parameters are variables: they can be assigned.
 #[test]
+#[augur::staged]
 fn parameters_are_variables() {
     check(
         "param_set",
@@ -89,6 +93,7 @@ fn parameters_are_variables() {
 /// A plain Rust `for` over integers around dyn branches, with `break`:
 /// the iterations are told apart and unrolled.
 #[test]
+#[augur::staged]
 fn plain_for_with_break() {
     let ex = check(
         "plain_break",
@@ -111,6 +116,7 @@ fn plain_for_with_break() {
 
 /// A plain Rust `for` around dyn branches, with `return` inside.
 #[test]
+#[augur::staged]
 fn plain_for_with_return() {
     let ex = check(
         "plain_return",
@@ -131,6 +137,7 @@ fn plain_for_with_return() {
 /// A plain Rust loop whose iterations are identical (nothing first-stage
 /// changes), at the audit bound of 16 iterations.
 #[test]
+#[augur::staged]
 fn plain_loop_identical_iterations() {
     check(
         "plain_same",
@@ -155,6 +162,7 @@ fn plain_loop_identical_iterations() {
 /// A plain Rust loop of more iterations than the audit rounds, with a
 /// builder that audits longer.
 #[test]
+#[augur::staged]
 fn plain_loop_longer_than_default_audit() {
     let c = Check {
         builder: Builder::new().loop_audit_rounds(40),
@@ -179,7 +187,9 @@ fn plain_loop_longer_than_default_audit() {
 /// Recursion over a plain parameter, depth 10, without dyn branches:
 /// straight-line code.
 #[test]
+#[augur::staged]
 fn plain_recursion_straight_line() {
+    #[augur::staged]
     fn rec(x: Dyn<i64>, d: i64) -> Dyn<i64> {
         if d == 0 {
             x
@@ -187,6 +197,7 @@ fn plain_recursion_straight_line() {
             rec(x * 3 + d, d - 1)
         }
     }
+    #[augur::staged]
     fn reference(x: i64, d: i64) -> i64 {
         if d == 0 {
             x
@@ -206,7 +217,9 @@ fn plain_recursion_straight_line() {
 /// Recursion over a plain parameter, depth 10, with a dyn branch at each
 /// level: ten sequential ifs.
 #[test]
+#[augur::staged]
 fn plain_recursion_with_branches() {
+    #[augur::staged]
     fn rec(x: Dyn<u32>, acc: Dyn<u32>, d: u32) {
         if d == 0 {
             return;
@@ -218,6 +231,7 @@ fn plain_recursion_with_branches() {
         }
         rec(x, acc, d - 1);
     }
+    #[augur::staged]
     fn reference(x: u32, acc: u32, d: u32) -> u32 {
         if d == 0 {
             acc
@@ -249,6 +263,7 @@ fn plain_recursion_with_branches() {
 
 /// A function with no parameters.
 #[test]
+#[augur::staged]
 fn no_parameters() {
     let ex = check(
         "answer",
@@ -266,6 +281,7 @@ fn no_parameters() {
 /// Audit mode (no memoization) computes the same function on loop-free
 /// code; the unwinder tagger gives the same C as frame pointers.
 #[test]
+#[augur::staged]
 fn audit_mode_and_unwinder_agree() {
     let f = |x: Dyn<i32>, y: Dyn<i32>| {
         let r = Dyn::new(0);
@@ -303,6 +319,7 @@ fn audit_mode_and_unwinder_agree() {
 
 /// `in_extraction` and `Static` outside an extraction.
 #[test]
+#[augur::staged]
 fn outside_an_extraction() {
     assert!(!augur::in_extraction());
     let mut s = Static::new(3);
@@ -323,6 +340,7 @@ fn outside_an_extraction() {
 /// A value computed before a loop keeps its value inside the loop while
 /// the variable it was computed from changes.
 #[test]
+#[augur::staged]
 fn snapshot_survives_a_loop() {
     check(
         "snap_loop",
@@ -352,6 +370,7 @@ fn snapshot_survives_a_loop() {
 
 /// A loaded element used in a branch after the element was overwritten.
 #[test]
+#[augur::staged]
 fn snapshot_of_memory_survives_a_store() {
     check(
         "snap_mem",
@@ -382,6 +401,7 @@ fn snapshot_of_memory_survives_a_store() {
 /// A `Static<String>` scoped to a dyn loop's body: made and dropped every
 /// iteration, its state at the loop head repeats, so the loop closes.
 #[test]
+#[augur::staged]
 fn scoped_static_in_loop_body() {
     let ex = check(
         "scoped_static",
@@ -408,6 +428,7 @@ fn scoped_static_in_loop_body() {
 
 /// A plain Rust loop around a dyn loop: two loops, one after the other.
 #[test]
+#[augur::staged]
 fn plain_loop_around_dyn_loop() {
     let ex = check(
         "plain_around",
@@ -431,6 +452,7 @@ fn plain_loop_around_dyn_loop() {
 /// `Stats::back_edges` ("loops closed") counts the loops of the result,
 /// not loops closed in attempts that were started over.
 #[test]
+#[augur::staged]
 fn back_edges_count_the_final_loops() {
     let ex = augur::Builder::new()
         .extract("plain_around", |n: Dyn<i32>| {
@@ -455,6 +477,7 @@ fn back_edges_count_the_final_loops() {
 /// run of straight-line code performs each recorded operation once (the
 /// return included); an `if` adds a second run that replays the prefix.
 #[test]
+#[augur::staged]
 fn operations_count_the_first_stages_work() {
     let straight = Builder::new()
         .extract("straight", |x: Dyn<i64>| {

@@ -14,6 +14,7 @@ use augur::{Builder, Dyn, Static};
 use common::Check;
 use probe_harness::diff;
 
+#[augur::staged]
 fn plain_k_across_join(x: Dyn<i32>) -> Dyn<i32> {
     let r = Dyn::new(x);
     let k = if x.gt(0).is_true() { 1 } else { 2 };
@@ -22,12 +23,14 @@ fn plain_k_across_join(x: Dyn<i32>) -> Dyn<i32> {
     r
 }
 
+#[augur::staged]
 fn plain_k_reference(&mut (x,): &mut (i32,)) -> i32 {
     x.wrapping_mul(3) + if x > 0 { 1 } else { 2 }
 }
 
 /// Audit mode gets plain state across a join right.
 #[test]
+#[augur::staged]
 fn plain_state_across_join_audit_mode() {
     let o = diff(
         &Check {
@@ -45,6 +48,7 @@ fn plain_state_across_join_audit_mode() {
 /// Normal extraction: the link audit (commit dc3008a) sees `r + 2` differ
 /// from the linked `r + 1` and gives the x <= 0 path its own code.
 #[test]
+#[augur::staged]
 fn plain_state_across_join_normal_mode() {
     let o = diff(
         &Check::default(),
@@ -60,6 +64,7 @@ fn plain_state_across_join_normal_mode() {
 /// A `Static` changed in one branch only: the code after the join is
 /// duplicated per value.
 #[test]
+#[augur::staged]
 fn static_changed_in_one_branch() {
     let o = diff(
         &Check::default(),
@@ -103,6 +108,7 @@ fn static_changed_in_one_branch() {
 // link-check job for the other side with the same budget) before accepting,
 // or accept provisionally and restart without the link on a later mismatch.
 #[test]
+#[augur::staged]
 fn plain_state_across_join_seen_on_else_side() {
     let o = diff(
         &Check::default(),
@@ -132,6 +138,7 @@ fn plain_state_across_join_seen_on_else_side() {
 /// link is verified along the linked code to the end of the closure, so
 /// the distance does not matter.
 #[test]
+#[augur::staged]
 fn plain_state_across_join_seen_late() {
     let o = diff(
         &Check::default(),
@@ -164,6 +171,7 @@ fn plain_state_across_join_seen_late() {
 // `check_definitions` then reports `UndefinedValue`, telling the user to
 // restructure code that the engine accepts in the then-side position.
 #[test]
+#[augur::staged]
 fn branch_bound_value_used_on_later_else_side() {
     let r = Builder::new().extract("bound_else", |x: Dyn<i32>, y: Dyn<i32>| {
         let r = Dyn::new(0);
@@ -199,6 +207,7 @@ fn branch_bound_value_used_on_later_else_side() {
 /// links were checked for 32 operations only). A join (a phi through a
 /// hoisted variable) would make the code linear; not done yet.
 #[test]
+#[augur::staged]
 fn branch_bound_values_blow_up() {
     for n in [4usize, 8, 10] {
         let t = std::time::Instant::now();
@@ -240,6 +249,7 @@ fn branch_bound_values_blow_up() {
 /// side everywhere does each link's own check past it), so the closure
 /// runs `n + 1` times to explore and once to check.
 #[test]
+#[augur::staged]
 fn sequential_links_share_one_check_run() {
     let n = 24;
     let ex = Builder::new()
@@ -271,6 +281,7 @@ fn sequential_links_share_one_check_run() {
 /// first link it passed is checked on its own, fails the same way, and its
 /// path gets its own code: exact on all eight paths.
 #[test]
+#[augur::staged]
 fn plain_flags_read_together_split_the_batched_links() {
     let o = diff(
         &Check::default(),

@@ -9,6 +9,7 @@ use common::{assert_lacks, check, count};
 
 /// `range(0..4)` around a dyn branch unrolls into four ifs.
 #[test]
+#[augur::staged]
 fn range_unrolls_with_branches() {
     let ex = check(
         "steps",
@@ -31,6 +32,7 @@ fn range_unrolls_with_branches() {
 
 /// A `Static` counter in a plain `while` around straight-line code.
 #[test]
+#[augur::staged]
 fn static_counter_unrolls() {
     let ex = check(
         "quad",
@@ -65,6 +67,7 @@ fn static_counter_unrolls() {
 
 /// `x^e` by repeated squaring over a static exponent: straight-line
 /// multiplications, a different program for each exponent.
+#[augur::staged]
 fn power(x: Dyn<i64>, exp: u32) -> Dyn<i64> {
     let r = Dyn::new(1i64);
     let b = Dyn::new(x);
@@ -82,6 +85,7 @@ fn power(x: Dyn<i64>, exp: u32) -> Dyn<i64> {
 }
 
 #[test]
+#[augur::staged]
 fn power_with_static_exponent() {
     for exp in [0u32, 1, 2, 7, 13, 16, 63] {
         let ex = check(
@@ -101,7 +105,9 @@ fn power_with_static_exponent() {
 /// Recursion whose depth is a `Static`: each level is a distinct program
 /// point with its own branch.
 #[test]
+#[augur::staged]
 fn recursion_over_static_depth() {
+    #[augur::staged]
     fn walk(x: Dyn<i32>, depth: &Static<u32>) -> Dyn<i32> {
         if **depth == 0 {
             return x;
@@ -115,6 +121,7 @@ fn recursion_over_static_depth() {
         }
         r
     }
+    #[augur::staged]
     fn reference(x: i32, depth: u32) -> i32 {
         if depth == 0 {
             x
@@ -136,6 +143,7 @@ fn recursion_over_static_depth() {
 
 /// A dyn loop whose `Static` state repeats at every head closes.
 #[test]
+#[augur::staged]
 fn dyn_loop_with_repeating_static_state() {
     let ex = check(
         "phases",
@@ -170,6 +178,7 @@ fn dyn_loop_with_repeating_static_state() {
 
 /// `range` around a dyn loop: three distinct loops.
 #[test]
+#[augur::staged]
 fn range_around_dyn_loop() {
     let ex = check(
         "three_loops",
@@ -193,6 +202,7 @@ fn range_around_dyn_loop() {
 /// `range` inside a dyn loop, with branches: the body is unrolled, the
 /// loop stays a loop.
 #[test]
+#[augur::staged]
 fn range_inside_dyn_loop() {
     check(
         "digits",
@@ -223,6 +233,7 @@ fn range_inside_dyn_loop() {
 
 /// A captured first-stage configuration specialises the program.
 #[test]
+#[augur::staged]
 fn captured_configuration() {
     for (scale, clamp) in [(1, false), (3, true), (-2, true)] {
         let ex = check(
@@ -250,6 +261,7 @@ fn captured_configuration() {
 
 /// `Static` values compare, update and read like plain values.
 #[test]
+#[augur::staged]
 fn static_api() {
     check(
         "static_api",
@@ -275,6 +287,7 @@ fn static_api() {
 /// variable. That is a peeled turn, not a plain Rust loop: the loops must
 /// still close.
 #[test]
+#[augur::staged]
 fn static_set_once_in_an_inner_dyn_loop() {
     check(
         "flag_in_inner_loop",

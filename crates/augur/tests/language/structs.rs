@@ -42,11 +42,13 @@ struct Buf {
 
 const BACKENDS: [Backend; 2] = [Backend::C, Backend::Jit];
 
+#[augur::staged]
 fn opts(b: Backend) -> CompileOptions {
     CompileOptions::default().with_backend(b)
 }
 
 /// Host bytes of `xs`, for the interpreter's memory.
+#[augur::staged]
 fn bytes<T: Copy>(xs: &[T]) -> Vec<u8> {
     let n = std::mem::size_of_val(xs);
     // SAFETY: `T` is a `#[repr(C)]` struct of plain numbers with no
@@ -56,6 +58,7 @@ fn bytes<T: Copy>(xs: &[T]) -> Vec<u8> {
 }
 
 #[test]
+#[augur::staged]
 fn layout_matches_repr_c() {
     for (ty, size, align) in [
         (
@@ -93,6 +96,7 @@ fn layout_matches_repr_c() {
 
 /// Grows every rectangle by `d` on each side, through nested fields of
 /// array elements and compound assignment.
+#[augur::staged]
 fn grow() -> augur::Extracted<unsafe extern "C" fn(*mut Rect, i32, f32)> {
     Builder::new()
         .extract("grow", |rs: Dyn<*mut Rect>, n: Dyn<i32>, d: Dyn<f32>| {
@@ -112,6 +116,7 @@ fn grow() -> augur::Extracted<unsafe extern "C" fn(*mut Rect, i32, f32)> {
 }
 
 #[test]
+#[augur::staged]
 fn nested_fields_of_array_elements_are_read_and_set() {
     let ex = grow();
     let c = ex.c_code();
@@ -178,6 +183,7 @@ fn nested_fields_of_array_elements_are_read_and_set() {
 }
 
 #[test]
+#[augur::staged]
 fn local_structs_and_arrays_of_them_are_copied_whole() {
     let ex = Builder::new()
         .extract("spread", |x: Dyn<f64>| {
@@ -212,6 +218,7 @@ fn local_structs_and_arrays_of_them_are_copied_whole() {
 }
 
 #[test]
+#[augur::staged]
 fn a_struct_holding_a_pointer_and_an_array() {
     let ex = Builder::new()
         .extract("total", |b: Dyn<*const Buf>| {
@@ -257,6 +264,7 @@ type Add = Func<fn(Point, Point) -> Point>;
 
 type Sum = Func<fn(*mut Point, i32) -> f32>;
 
+#[augur::staged]
 fn add_module() -> (augur::Module<'static>, Add, Sum) {
     let mut m = Builder::new().module();
     let add: Add = m.declare("add");
@@ -284,6 +292,7 @@ fn add_module() -> (augur::Module<'static>, Add, Sum) {
 }
 
 #[test]
+#[augur::staged]
 fn structs_pass_and_return_by_value_between_functions() {
     let (m, add, sum) = add_module();
     let ex = m.extract().unwrap();
@@ -323,6 +332,7 @@ fn structs_pass_and_return_by_value_between_functions() {
 }
 
 #[test]
+#[augur::staged]
 fn a_field_of_a_computed_struct_is_read_only_and_uninitialised_fields_are_caught() {
     let (mut m, add, _) = add_module();
     let bad: Func<fn(f32) -> f32> = m.declare("bad");
@@ -354,6 +364,7 @@ fn a_field_of_a_computed_struct_is_read_only_and_uninitialised_fields_are_caught
 /// declares the struct for host and device code (nvcc compiles it), and
 /// its CPU simulation gives what plain Rust gives.
 #[test]
+#[augur::staged]
 fn kernels_use_struct_fields() {
     use augur::stage::gpu;
     let ex = Builder::new()

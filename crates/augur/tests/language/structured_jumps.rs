@@ -36,6 +36,7 @@ fn flag_ladder(a: Dyn<i32>, b: Dyn<i32>, turns: u32) -> Dyn<i32> {
 }
 
 /// What [`flag_ladder`] computes.
+#[augur::staged]
 fn flag_ladder_ref(a: i32, b: i32, turns: u32) -> i32 {
     let (mut v0, mut v3, mut c) = (0i32, 0i32, 0i32);
     while c < b {
@@ -62,6 +63,7 @@ fn flag_ladder_ref(a: i32, b: i32, turns: u32) -> i32 {
 /// they are guards on a `jump` variable now: no goto, compiled, run and
 /// compared with plain Rust.
 #[test]
+#[augur::staged]
 fn forward_jumps_from_a_long_plain_loop_are_guards() {
     const TURNS: u32 = 62;
     let inputs: Vec<(i32, i32)> = [(0, 0), (0, 3), (2, 4), (6, 9), (-1, 5), (7, 2), (1000, 8)]

@@ -28,6 +28,7 @@ use probe_harness::{bufs, diff, rt_diff, BUMP};
 // itself the next merge, emit it as the else branch (duplicate the small
 // block) or give `jump` a way to fall into the following merge.
 #[test]
+#[augur::staged]
 fn structure_side_effect_between_and_decisions() {
     let o = diff(
         &Check::default(),
@@ -70,6 +71,7 @@ fn structure_side_effect_between_and_decisions() {
 // is not a pure let (cfg.rs:454), so `a && f() > 1` is not folded. A very
 // common pattern (`if i < n && next_token() == X`).
 #[test]
+#[augur::staged]
 fn structure_call_in_second_and_decision() {
     let o = rt_diff(
         "and_call",
@@ -102,6 +104,7 @@ fn structure_call_in_second_and_decision() {
 /// Three decisions mixing `&&` and `||`, in both nestings, and a negated
 /// `||`.
 #[test]
+#[augur::staged]
 fn structure_three_decision_short_circuits() {
     let o = diff(
         &Check::default(),
@@ -165,6 +168,7 @@ fn structure_three_decision_short_circuits() {
 // Fix: choose the follow as the common post-dominator of the exits (the tail)
 // and emit each exit block in place before its `break`.
 #[test]
+#[augur::staged]
 fn structure_two_breaks_to_different_code() {
     let o = diff(
         &Check::default(),
@@ -217,6 +221,7 @@ fn structure_two_breaks_to_different_code() {
 /// A deep else-if chain with early returns in some arms and a shared tail
 /// in the others.
 #[test]
+#[augur::staged]
 fn structure_else_if_chain_with_returns() {
     let o = diff(
         &Check::default(),
@@ -265,6 +270,7 @@ fn structure_else_if_chain_with_returns() {
 
 /// A dyn loop in one arm of an if, the join after it.
 #[test]
+#[augur::staged]
 fn structure_loop_in_one_arm_then_join() {
     let o = diff(
         &Check::default(),
@@ -301,6 +307,7 @@ fn structure_loop_in_one_arm_then_join() {
 // (a pragma there is silently lost). Fix: refuse to fold an annotated
 // branch, or merge all decisions' annotations.
 #[test]
+#[augur::staged]
 fn structure_annotation_on_second_and_decision() {
     let ex = extract("annot_and", |a: Dyn<bool>, b: Dyn<bool>| {
         let r = Dyn::new(0);
@@ -320,6 +327,7 @@ fn structure_annotation_on_second_and_decision() {
 /// A state machine in a `Static` with a jump into the middle of a loop
 /// (irreducible control flow): states 1 and 2 both enter the loop, and
 /// each is `work` operations long.
+#[augur::staged]
 fn irreducible_machine(x: Dyn<i32>, work: usize) -> Dyn<i32> {
     let r = Dyn::new(0);
     let mut pc = Static::new(0);
@@ -358,6 +366,7 @@ fn irreducible_machine(x: Dyn<i32>, work: usize) -> Dyn<i32> {
     }
 }
 
+#[augur::staged]
 fn irreducible_machine_ref(x: i32, work: usize) -> i32 {
     let flip = |r: i32| if work % 2 == 1 { r ^ 1 } else { r };
     let mut r = if x > 0 { 0 } else { flip(0) + 1 };
@@ -373,6 +382,7 @@ fn irreducible_machine_ref(x: i32, work: usize) -> i32 {
 /// The loop's two entries are small blocks: node splitting copies one into
 /// the other's path, and the C is structured loops.
 #[test]
+#[augur::staged]
 fn structure_irreducible_machine_is_split() {
     let o = diff(
         &Check::default(),
@@ -388,6 +398,7 @@ fn structure_irreducible_machine_is_split() {
 /// `goto`, which the interpreter runs; both it and the compiled C must be
 /// right.
 #[test]
+#[augur::staged]
 fn structure_irreducible_machine_with_long_states() {
     let o = diff(
         &Check::default(),
@@ -403,6 +414,7 @@ fn structure_irreducible_machine_with_long_states() {
 /// A dyn loop whose condition calls an extern that writes memory: the call
 /// runs once per test, the last test included.
 #[test]
+#[augur::staged]
 fn loop_condition_with_side_effect() {
     let o = rt_diff(
         "cond_call",
@@ -440,6 +452,7 @@ fn loop_condition_with_side_effect() {
 /// header (it would then run on `continue`), and the counter read after
 /// the loop must stay declared outside it.
 #[test]
+#[augur::staged]
 fn loop_for_shape_with_continue_and_counter_after() {
     let o = diff(
         &Check::default(),
@@ -488,6 +501,7 @@ fn loop_for_shape_with_continue_and_counter_after() {
 /// Nested loops where the inner loop's exit is the outer loop's next
 /// iteration, and the inner loop has a `continue` of its own.
 #[test]
+#[augur::staged]
 fn loop_inner_exit_continues_outer() {
     let o = diff(
         &Check::default(),
@@ -526,6 +540,7 @@ fn loop_inner_exit_continues_outer() {
 
 /// A value computed in a loop head, leaving the loop with `break value`.
 #[test]
+#[augur::staged]
 fn loop_break_with_value_from_head() {
     let o = diff(
         &Check::default(),

@@ -58,6 +58,7 @@ pub(super) const TYPES: [Scalar; 8] = [
     Scalar::F64,
 ];
 
+#[augur::staged]
 fn check_type(ty: Type) -> Result<(), Fail> {
     match ty {
         Type::Scalar(s) if TYPES.contains(&s) => Ok(()),
@@ -70,6 +71,7 @@ fn check_type(ty: Type) -> Result<(), Fail> {
 /// `text` split where `at` accepts a character outside brackets, empty
 /// pieces dropped: the steps of a case (at white space: `run=[1, 2]` is
 /// one step) and a step's arguments (at commas: `a, [1, 2], b`).
+#[augur::staged]
 pub(super) fn split_outside_brackets(text: &str, at: impl Fn(char) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     let (mut depth, mut cur) = (0, String::new());
@@ -92,6 +94,7 @@ pub(super) fn split_outside_brackets(text: &str, at: impl Fn(char) -> bool) -> V
 
 /// A run's report: the result (or the error), each array argument's
 /// elements after the run, what the program printed.
+#[augur::staged]
 pub(super) fn report(
     result: Result<String, String>,
     arrays: &[(usize, Vec<String>)],

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Compiles `f` with a `main` calling it on the arguments in `text`, runs
 /// it, and reports the run as the interpreter's `run` step does.
+#[augur::staged]
 pub(super) fn run(f: &Function, text: &str) -> Result<String, Fail> {
     let args = args::parse(f, text)?;
     if f.ret != Type::Void && kind(&f.ret).is_none() {
@@ -49,6 +50,7 @@ pub(super) fn run(f: &Function, text: &str) -> Result<String, Fail> {
 
 /// Writes `source`, compiles it and runs the program: its stdout, its
 /// stderr and whether it exited normally.
+#[augur::staged]
 fn compile_and_run(dir: &std::path::Path, source: &str) -> Result<(String, String, bool), Fail> {
     let (c, exe) = (dir.join("case.c"), dir.join("case"));
     std::fs::write(&c, source).map_err(|e| Fail::Case(e.to_string()))?;
@@ -89,6 +91,7 @@ enum Kind {
     F64,
 }
 
+#[augur::staged]
 fn kind(ty: &Type) -> Option<Kind> {
     Some(match ty {
         Type::Scalar(Scalar::Bool) => Kind::Bool,
@@ -101,6 +104,7 @@ fn kind(ty: &Type) -> Option<Kind> {
 }
 
 /// The C type of a scalar.
+#[augur::staged]
 fn c_type(ty: &Type) -> &'static str {
     match ty {
         Type::Scalar(Scalar::Bool) => "bool",
@@ -115,6 +119,7 @@ fn c_type(ty: &Type) -> &'static str {
 }
 
 /// A C constant of type `ty` from an argument's text.
+#[augur::staged]
 fn literal(ty: &Type, text: &str) -> String {
     match kind(ty) {
         Some(Kind::Bool) => (if text == "true" { "1" } else { "0" }).to_string(),
@@ -125,6 +130,7 @@ fn literal(ty: &Type, text: &str) -> String {
 }
 
 /// `fprintf(stderr, ...)` of `value` of type `ty`, as one `@@` line.
+#[augur::staged]
 fn print(ty: &Type, value: &str) -> String {
     let (fmt, cast) = match kind(ty) {
         Some(Kind::Bool) => ("%d", "int"),
@@ -137,6 +143,7 @@ fn print(ty: &Type, value: &str) -> String {
 }
 
 /// A value printed by [`print`], shown as the interpreter shows it.
+#[augur::staged]
 fn show(ty: &Type, text: &str) -> String {
     match kind(ty) {
         Some(Kind::Bool) => (text != "0").to_string(),
@@ -152,6 +159,7 @@ fn show(ty: &Type, text: &str) -> String {
 
 /// `main`: the arrays, the call, then the result and each array's
 /// elements on stderr.
+#[augur::staged]
 fn main(f: &Function, args: &[Arg]) -> String {
     let mut m = String::from("#include <stdio.h>\n\nint main(void) {\n");
     let mut call = Vec::new();

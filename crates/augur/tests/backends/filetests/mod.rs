@@ -52,6 +52,7 @@ mod cc;
 mod run;
 use std::path::{Path, PathBuf};
 
+#[augur::staged]
 fn cases(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -114,6 +115,7 @@ pub(super) enum Fail {
 }
 
 /// Runs one step on `f`; `Some` output for the output steps.
+#[augur::staged]
 fn apply(step: &str, f: &mut Function, removed: &mut Option<u64>) -> Result<Option<String>, Fail> {
     let fail = |e: augur::Error| Fail::Step(e.to_string());
     let (name, arg) = step.split_once('=').unwrap_or((step, ""));
@@ -159,6 +161,7 @@ fn apply(step: &str, f: &mut Function, removed: &mut Option<u64>) -> Result<Opti
 }
 
 /// `0:1,2:3`: pairs of parameter positions.
+#[augur::staged]
 fn slices(arg: &str) -> Result<Vec<(usize, usize)>, String> {
     let pair = |p: &str| -> Option<(usize, usize)> {
         let (a, b) = p.split_once(':')?;
@@ -171,6 +174,7 @@ fn slices(arg: &str) -> Result<Vec<(usize, usize)>, String> {
 }
 
 #[test]
+#[augur::staged]
 fn filetests() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("filetests");
     let mut files = Vec::new();

@@ -34,6 +34,7 @@ pub(super) fn interpret(f: &Function, text: &str) -> Result<String, Fail> {
 }
 
 /// The value of `text` as type `ty`.
+#[augur::staged]
 fn scalar(ty: Type, text: &str) -> Result<Value, String> {
     let bad = || format!("`{text}` is not a {ty}");
     let int = || text.parse::<i64>().map_err(|_| bad());
@@ -51,7 +52,9 @@ fn scalar(ty: Type, text: &str) -> Result<Value, String> {
 }
 
 /// `items` as an array of `elem` in the interpreter's memory.
+#[augur::staged]
 fn alloc(it: &mut Interpreter, elem: Type, items: &[String]) -> Result<Value, String> {
+    #[augur::staged]
     fn parse<T: std::str::FromStr>(items: &[String]) -> Result<Vec<T>, String> {
         (items.iter())
             .map(|s| s.parse().map_err(|_| format!("`{s}` is not an element")))
@@ -71,7 +74,9 @@ fn alloc(it: &mut Interpreter, elem: Type, items: &[String]) -> Result<Value, St
 }
 
 /// The `n` elements of type `elem` at `v`, printed.
+#[augur::staged]
 fn read(it: &Interpreter, elem: Type, v: Value, n: usize) -> Vec<String> {
+    #[augur::staged]
     fn show<T: Pod + std::fmt::Debug>(it: &Interpreter, v: Value, n: usize) -> Vec<String> {
         match it.memory().read_slice::<T>(v, n) {
             Ok(xs) => xs.iter().map(|x| format!("{x:?}")).collect(),

@@ -7,6 +7,7 @@
 use super::harness::{run_cases, Case};
 
 /// Inputs: `inp[0]` and `inp[1]` as pairs of small and edge `i32`s.
+#[augur::staged]
 fn inputs() -> Vec<[u64; 2]> {
     let xs: [i32; 9] = [0, 1, 2, 5, 9, -1, -6, 40, 1000];
     xs.iter()
@@ -15,6 +16,7 @@ fn inputs() -> Vec<[u64; 2]> {
 }
 
 /// A case reading `a` and `b` (`i32`) and writing `result` (an `i64`).
+#[augur::staged]
 fn case(body: &str) -> Case {
     Case {
         ir: format!(
@@ -32,6 +34,7 @@ fn case(body: &str) -> Case {
 }
 
 /// A case with externs declared before it.
+#[augur::staged]
 fn case_with(externs: &str, body: &str) -> Case {
     let mut c = case(body);
     c.ir = format!("{externs}\n{}", c.ir);
@@ -39,6 +42,7 @@ fn case_with(externs: &str, body: &str) -> Case {
 }
 
 #[test]
+#[augur::staged]
 fn loops_breaks_continues_and_returns() {
     let cases = vec![
         // while with continue and break
@@ -95,6 +99,7 @@ fn loops_breaks_continues_and_returns() {
 }
 
 #[test]
+#[augur::staged]
 fn gotos_forward_backward_and_into_loops() {
     let cases = vec![
         // a backward goto as a loop
@@ -133,6 +138,7 @@ fn gotos_forward_backward_and_into_loops() {
 }
 
 #[test]
+#[augur::staged]
 fn arrays_pointers_and_addresses() {
     let cases = vec![
         // a local array filled and summed through an index and a pointer
@@ -188,6 +194,7 @@ fn arrays_pointers_and_addresses() {
 }
 
 #[test]
+#[augur::staged]
 fn calls_of_libc_and_libm() {
     let externs = "extern abs(i32) -> i32 in \"stdlib.h\";\n\
                    extern sqrt(f64) -> f64 in \"math.h\";\n\

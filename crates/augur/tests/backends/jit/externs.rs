@@ -23,6 +23,7 @@ fn fmt(buf: *mut char, n: u64, x: i32, y: f64) -> i32 {
 type Fmt = unsafe extern "C" fn(*mut u8, u64, i32, f64) -> i32;
 
 #[test]
+#[augur::staged]
 fn variadic_calls_pass_arguments_as_c_does() {
     let f = parse(SNPRINTF).unwrap();
     let lib = compile(
@@ -64,6 +65,7 @@ fn show(x: i32, y: f64) -> i32 {
 "#;
 
 #[test]
+#[augur::staged]
 fn printf_child() {
     let Ok(backend) = std::env::var("AUGUR_JIT_PRINTF_CHILD") else {
         return; // only in the child process
@@ -88,6 +90,7 @@ fn printf_child() {
 }
 
 #[test]
+#[augur::staged]
 fn printf_writes_what_c_writes() {
     // The child test's name in this binary: its module path less the crate.
     let child = concat!(module_path!(), "::printf_child");
@@ -131,6 +134,7 @@ const MIX_C: &str = "#include <stdint.h>\n\
     double mix(int32_t a, double b, uint8_t c) { return a * b + c; }\n";
 
 #[test]
+#[augur::staged]
 fn user_externs_come_from_registered_addresses() {
     let ex = Builder::new()
         .extract("use_mix", |x: Dyn<i32>, y: Dyn<f64>| {
@@ -167,6 +171,7 @@ fn user_externs_come_from_registered_addresses() {
 }
 
 #[test]
+#[augur::staged]
 fn auto_uses_the_jit_without_a_compiler() {
     let ex = Builder::new().extract("neg", |x: Dyn<i64>| -x).unwrap();
     let opts = CompileOptions {
@@ -189,6 +194,7 @@ fn auto_uses_the_jit_without_a_compiler() {
 }
 
 #[test]
+#[augur::staged]
 fn what_the_jit_does_not_lower_is_an_error_naming_it() {
     let vla = parse("fn f(n: i32) -> i32 { var v: [i32] = n; v[0] = 1; return v[0]; }");
     if let Ok(f) = vla {
@@ -218,6 +224,7 @@ fn what_the_jit_does_not_lower_is_an_error_naming_it() {
 /// names, as in one C translation unit; a declaration that disagrees with
 /// the definition is an error.
 #[test]
+#[augur::staged]
 fn functions_of_one_module_call_each_other() {
     let sq = parse("fn sq(x: i64) -> i64 { return x * x; }").unwrap();
     let sum = parse(

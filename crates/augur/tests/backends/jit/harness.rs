@@ -19,6 +19,7 @@ type CaseFn = unsafe extern "C" fn(*mut u64, *mut u64);
 /// Parses the cases, names them `case_<i>`, compiles them as one C module
 /// and one JIT module, and checks every input: where the interpreter
 /// runs without error, C, the JIT and the interpreter write the same bytes.
+#[augur::staged]
 pub fn run_cases(test: &str, cases: &[Case]) {
     let fs: Vec<Function> = cases
         .iter()

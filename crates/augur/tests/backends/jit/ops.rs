@@ -13,6 +13,7 @@ use augur::ir::Scalar;
 const TYPES: [Scalar; 12] = Scalar::ALL;
 
 /// Interesting values of `s`, as the 8 little-endian bytes of an input word.
+#[augur::staged]
 fn values(s: Scalar) -> Vec<u64> {
     let ints: [i64; 16] = [
         0,
@@ -69,11 +70,13 @@ fn values(s: Scalar) -> Vec<u64> {
     }
 }
 
+#[augur::staged]
 fn name(s: Scalar) -> &'static str {
     s.rust_name()
 }
 
 /// A literal of type `s` for the constant-operand cases.
+#[augur::staged]
 fn literal(s: Scalar, k: i64) -> String {
     match s {
         Scalar::Bool => (k != 0).to_string(),
@@ -84,6 +87,7 @@ fn literal(s: Scalar, k: i64) -> String {
     }
 }
 
+#[augur::staged]
 fn binary_ops(s: Scalar) -> Vec<&'static str> {
     let cmp = ["==", "!=", "<", "<=", ">", ">="];
     let mut ops: Vec<&str> = match s {
@@ -95,6 +99,7 @@ fn binary_ops(s: Scalar) -> Vec<&'static str> {
     ops
 }
 
+#[augur::staged]
 fn result_type(s: Scalar, op: &str) -> Scalar {
     if ["==", "!=", "<", "<=", ">", ">=", "&&", "||"].contains(&op) {
         Scalar::Bool
@@ -104,6 +109,7 @@ fn result_type(s: Scalar, op: &str) -> Scalar {
 }
 
 /// `fn case(inp, out) { var a: A = ...; var b: B = ...; *out = <expr>; }`.
+#[augur::staged]
 fn case(a: Scalar, b: Scalar, out: Scalar, expr: &str) -> String {
     format!(
         "fn case(inp: *mut u64, out: *mut u64) {{\n\
@@ -117,6 +123,7 @@ fn case(a: Scalar, b: Scalar, out: Scalar, expr: &str) -> String {
     )
 }
 
+#[augur::staged]
 fn pairs(a: Scalar, b: Scalar) -> Vec<[u64; 2]> {
     let (va, vb) = (values(a), values(b));
     va.iter()

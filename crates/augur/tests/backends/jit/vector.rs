@@ -121,6 +121,7 @@ const LAYOUTS: [[usize; 3]; 5] = [
 
 type CaseFn = unsafe extern "C" fn(*mut u8, *mut u8, *mut u8, i32);
 
+#[augur::staged]
 fn function(i: usize, c: &Case) -> Function {
     let t = c.ty;
     let text = format!(
@@ -132,6 +133,7 @@ fn function(i: usize, c: &Case) -> Function {
 
 /// The test region: small values of the case's type (exact in floats,
 /// some negative), three arrays of `LEN`, in 8-byte words (aligned).
+#[augur::staged]
 fn region(ty: &str) -> Vec<u64> {
     let vals = (0..3 * LEN as i64 + 4).map(|k| (k * 7 + 3) % 19 - 9);
     let mut out = Vec::new();
@@ -148,6 +150,7 @@ fn region(ty: &str) -> Vec<u64> {
     out.chunks(8).map(word).collect()
 }
 
+#[augur::staged]
 fn size(ty: &str) -> usize {
     if ty.ends_with("32") {
         4
@@ -157,6 +160,7 @@ fn size(ty: &str) -> usize {
 }
 
 #[test]
+#[augur::staged]
 fn vector_loops_equal_c_and_the_interpreter_whatever_the_aliasing() {
     let fs: Vec<Function> = CASES
         .iter()
@@ -246,6 +250,7 @@ fn random_element_wise_loops_equal_c_and_the_interpreter() {
 
 /// Runs `f` on a fresh region in the interpreter, as C and as JIT code;
 /// all three must leave the same bytes.
+#[augur::staged]
 fn compare(ty: &str, f: &Function, layout: [usize; 3], n: i32, c_fn: CaseFn, jit_fn: CaseFn) {
     let esize = size(ty);
     let start = region(ty);
@@ -275,6 +280,7 @@ fn compare(ty: &str, f: &Function, layout: [usize; 3], n: i32, c_fn: CaseFn, jit
 /// The region with every NaN of a float type made one NaN: C leaves a
 /// NaN's sign and payload open (gcc and Cranelift may swap the operands
 /// of `+` and `*`, and a NaN operand's bits then win over another's).
+#[augur::staged]
 fn quiet(ty: &str, words: Vec<u64>) -> Vec<u64> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut out = Vec::with_capacity(bytes.len());
@@ -298,6 +304,7 @@ fn quiet(ty: &str, words: Vec<u64>) -> Vec<u64> {
 struct Rng(u64);
 
 impl Rng {
+    #[augur::staged]
     fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -309,6 +316,7 @@ impl Rng {
 /// A random loop over `ty` (see the test). Most are of the shape the JIT
 /// vectorizes (stores through one pointer at one index, no loads under a
 /// `?:` or `&&`); one in four is drawn without those rules.
+#[augur::staged]
 fn random_loop(rng: &mut Rng, ty: &str) -> String {
     let wild = rng.below(4) == 0;
     let to = ["out", "out", "a"][rng.below(3)];
@@ -366,6 +374,7 @@ struct Gen<'r> {
 
 impl Gen<'_> {
     /// An expression; without loads when `pure` (unless wild).
+    #[augur::staged]
     fn expr(&mut self, depth: usize, pure: bool) -> String {
         let ty = self.ty;
         let float = ty.starts_with('f');
@@ -404,6 +413,7 @@ impl Gen<'_> {
 
     /// A load: from `b` anywhere, from the other pointer anywhere, from
     /// the one stored to at the stored index (anything when wild).
+    #[augur::staged]
     fn load(&mut self) -> String {
         let p = ["a", "b", "out"][self.rng.below(3)];
         let at = if p == self.to && !self.wild {
@@ -414,6 +424,7 @@ impl Gen<'_> {
         format!("{p}[i + {at}]")
     }
 
+    #[augur::staged]
     fn mask(&mut self, depth: usize, pure: bool) -> String {
         if !self.masks.is_empty() && self.rng.below(3) == 0 {
             return self.masks[self.rng.below(self.masks.len())].clone();

@@ -51,6 +51,7 @@ pub struct Net {
 // required at the user's lines: that is what `explain` reports.
 impl Net {
     /// A `Net` whose state is also part of every tag (see `site`).
+    #[augur::staged]
     pub fn tagged() -> Net {
         Net {
             last_conv: None,
@@ -64,6 +65,7 @@ impl Net {
     /// only the *immediate* follower counts. Returns the prophecy so that a
     /// ReLU can see whether it was fused.
     #[track_caller]
+    #[augur::staged]
     pub fn follow(&mut self, me: Next) -> Option<Prophecy<Next>> {
         let p = self.last_conv.take()?;
         if let Some(site) = &mut self.site {
@@ -77,6 +79,7 @@ impl Net {
     /// values); with the ReLU applied as it writes when the prophecy says
     /// every follower is one ReLU threshold.
     #[track_caller]
+    #[augur::staged]
     pub fn conv(&mut self, x: Dyn<*mut f32>, y: Dyn<*mut f32>, n: Dyn<i32>) {
         self.follow(Flat::Conflict);
         let next = Prophecy::named("after conv", Flat::Unknown);
@@ -103,6 +106,7 @@ impl Net {
     /// `y[i] = y[i] > t ? y[i] : 0` in place, or nothing when the
     /// convolution just before already applied exactly this ReLU.
     #[track_caller]
+    #[augur::staged]
     pub fn relu(&mut self, y: Dyn<*mut f32>, n: Dyn<i32>, t: f32) {
         if let Some(p) = self.follow(Flat::Exactly(t)) {
             // Within an attempt every read agrees with the conv's read, so
@@ -121,6 +125,7 @@ impl Net {
     /// `y[i] *= s` in place: pointwise, but not a ReLU, so a convolution
     /// just before it must not fuse.
     #[track_caller]
+    #[augur::staged]
     pub fn scale(&mut self, y: Dyn<*mut f32>, n: Dyn<i32>, s: f32) {
         self.follow(Flat::Conflict);
         let i = Dyn::new(0);
@@ -135,6 +140,7 @@ impl Net {
     /// ReLU on one path and by nothing on another would fuse, and the
     /// other path would get a ReLU it never asked for.
     #[track_caller]
+    #[augur::staged]
     pub fn finish(&mut self) {
         self.follow(Flat::Conflict);
     }
@@ -142,6 +148,7 @@ impl Net {
 
 /// `v > t ? v : 0`, as a dyn branch.
 #[track_caller]
+#[augur::staged]
 pub fn relu_of(v: Dyn<f32>, t: f32) -> Dyn<f32> {
     Dyn::if_else(v.gt(t), || v, || Dyn::lit(0.0))
 }
@@ -150,6 +157,7 @@ pub fn relu_of(v: Dyn<f32>, t: f32) -> Dyn<f32> {
 // The plain-Rust meaning
 // ---------------------------------------------------------------------------
 
+#[augur::staged]
 pub fn conv_ref(x: &[f32], y: &mut [f32], n: usize) {
     for i in 0..n {
         let mut sum = 0.0f32;
@@ -160,12 +168,14 @@ pub fn conv_ref(x: &[f32], y: &mut [f32], n: usize) {
     }
 }
 
+#[augur::staged]
 pub fn relu_ref(y: &mut [f32], t: f32) {
     for v in y {
         *v = if *v > t { *v } else { 0.0 };
     }
 }
 
+#[augur::staged]
 pub fn scale_ref(y: &mut [f32], s: f32) {
     for v in y {
         *v *= s;
@@ -178,6 +188,7 @@ pub fn scale_ref(y: &mut [f32], s: f32) {
 
 /// `len` values in [-4, 4], multiples of 1/16 (exact arithmetic, see
 /// `FILTER`), from a small LCG so that inputs differ per `seed`.
+#[augur::staged]
 pub fn signal(len: usize, seed: u32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(12_345);
     (0..len)
@@ -190,6 +201,7 @@ pub fn signal(len: usize, seed: u32) -> Vec<f32> {
 
 /// An output buffer whose old contents show if a position is not written
 /// (or written where the reference does not).
+#[augur::staged]
 pub fn garbage(len: usize) -> Buf<f32> {
     Buf(vec![-7.0; len])
 }
@@ -207,6 +219,7 @@ pub type TwoLayers = (Buf<f32>, Buf<f32>, Buf<f32>, i32);
 pub const SIZES: [usize; 5] = [0, 1, 4, 9, 33];
 
 /// `(x, y, n)`: `x` holds `n + 2` values, `y` gets `n`.
+#[augur::staged]
 pub fn plain_inputs() -> Vec<Plain> {
     SIZES
         .iter()
@@ -216,6 +229,7 @@ pub fn plain_inputs() -> Vec<Plain> {
 }
 
 /// `(x, y, n, c)` with both outcomes of the branch `c` for every size.
+#[augur::staged]
 pub fn branch_inputs() -> Vec<Branch> {
     plain_inputs()
         .into_iter()
@@ -224,11 +238,13 @@ pub fn branch_inputs() -> Vec<Branch> {
 }
 
 /// Passes over tensors: loops in the C.
+#[augur::staged]
 pub fn loops(code: &str) -> usize {
     count(code, "for (") + count(code, "while (")
 }
 
 /// The final values of the extraction's prophecies, in creation order.
+#[augur::staged]
 pub fn prophecies<S: Copy>(ex: &Extracted<S>) -> Vec<String> {
     ex.explain().cells.iter().map(|c| c.value.clone()).collect()
 }

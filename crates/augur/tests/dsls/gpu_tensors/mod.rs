@@ -28,6 +28,7 @@ where
     G: HostArg,
     H: HostArg,
 {
+    #[augur::staged]
     fn values(&self, mem: &mut Memory) -> Vec<Value> {
         vec![
             self.0.to_value(mem),
@@ -40,6 +41,7 @@ where
             self.7.to_value(mem),
         ]
     }
+    #[augur::staged]
     fn read_back(&mut self, mem: &Memory, vals: &[Value]) {
         self.0.read_back(mem, vals[0]);
         self.1.read_back(mem, vals[1]);
@@ -65,6 +67,7 @@ where
     H: HostArg,
 {
     type Out = R;
+    #[augur::staged]
     unsafe fn invoke(self, a: &mut (A, B, C, D, E, F, G, H)) -> R {
         (self)(
             a.0.abi(),
@@ -113,6 +116,7 @@ pub const RUNTIME_C: &str = "#include <stdint.h>\n\
     void device_to_host(float *host, float *dev, int32_t n) { for (int32_t i = 0; i < n; i++) host[i] = dev[i]; }\n";
 
 /// `copy(dst, src, n)` in the interpreter's memory.
+#[augur::staged]
 pub fn copy_f32(mem: &mut Memory, a: &[Value]) -> augur::Result<Value> {
     let n = a[2].as_i64().expect("an int count") as usize;
     let data: Vec<f32> = mem.read_slice(a[1], n)?;
@@ -120,12 +124,14 @@ pub fn copy_f32(mem: &mut Memory, a: &[Value]) -> augur::Result<Value> {
     Ok(Value::Void)
 }
 
+#[augur::staged]
 pub fn runtime(it: &mut Interpreter) {
     it.register("host_to_device", copy_f32);
     it.register("device_to_host", copy_f32);
 }
 
 /// The check for programs that call the runtime, with this builder.
+#[augur::staged]
 pub fn gpu_check(builder: Builder) -> Check {
     Check {
         builder,
@@ -189,6 +195,7 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    #[augur::staged]
     pub fn new(arena: Ptr, policy: Policy) -> Gpu {
         Gpu {
             on_gpu: Cell::new(false),
@@ -201,6 +208,7 @@ impl Gpu {
 
     /// A `rows` x `cols` tensor in `host` (row-major); its device copy gets
     /// the next arena slot.
+    #[augur::staged]
     pub fn tensor(
         &self,
         name: &'static str,
@@ -208,7 +216,7 @@ impl Gpu {
         rows: Dyn<i32>,
         cols: Dyn<i32>,
     ) -> Tensor<'_> {
-        let mut ts = self.tensors.borrow_mut();
+        let ts = &mut *self.tensors.borrow_mut();
         let id = ts.len();
         assert!(id < TENSORS, "the arena holds {TENSORS} tensors");
         ts.push(State {
@@ -228,12 +236,13 @@ impl Gpu {
     /// `#[track_caller]`: the prophecies are reported as created at the
     /// user's `run_on_gpu` line.
     #[track_caller]
+    #[augur::staged]
     pub fn run_on_gpu(&self, kernel: impl FnOnce()) {
         let n = self.tensors.borrow().len();
         // A plain loop over all tensors, as in the paper: one prophecy and
         // one history per tensor and per `run_on_gpu` call.
         for id in 0..n {
-            let mut ts = self.tensors.borrow_mut();
+            let ts = &mut *self.tensors.borrow_mut();
             let t = &mut ts[id];
             let read = Prophecy::named(format!("{}.gpu_read", t.name), false);
             t.gpu_read = Some(read);
@@ -251,7 +260,7 @@ impl Gpu {
         kernel();
         self.on_gpu.set(false);
         for id in 0..n {
-            let mut ts = self.tensors.borrow_mut();
+            let ts = &mut *self.tensors.borrow_mut();
             let t = &mut ts[id];
             let written = match self.policy {
                 Policy::CopyAll => true,
@@ -280,8 +289,9 @@ impl Tensor<'_> {
     /// the GPU, a read requires the prediction "the kernel reads me" and a
     /// write records "the kernel wrote me".
     #[track_caller]
+    #[augur::staged]
     pub fn place(self, i: Dyn<i32>, j: Dyn<i32>, write: bool) -> Dyn<f32> {
-        let mut ts = self.gpu.tensors.borrow_mut();
+        let ts = &mut *self.gpu.tensors.borrow_mut();
         let t = &mut ts[self.id];
         let index = i * t.cols + j;
         if !self.gpu.on_gpu.get() {
@@ -300,18 +310,21 @@ impl Tensor<'_> {
 
     /// `t[i][j]`.
     #[track_caller]
+    #[augur::staged]
     pub fn get(self, i: Dyn<i32>, j: Dyn<i32>) -> Dyn<f32> {
         self.place(i, j, false)
     }
 
     /// `t[i][j] = v`.
     #[track_caller]
+    #[augur::staged]
     pub fn set(self, i: Dyn<i32>, j: Dyn<i32>, v: Dyn<f32>) {
         self.place(i, j, true).set(v);
     }
 
     /// `t[i][j] += v`: a read, then a write.
     #[track_caller]
+    #[augur::staged]
     pub fn add(self, i: Dyn<i32>, j: Dyn<i32>, v: Dyn<f32>) {
         let old = self.get(i, j);
         self.set(i, j, old + v);
@@ -319,6 +332,7 @@ impl Tensor<'_> {
 }
 
 /// `for i in 0..n` as a dyn loop, so the generated code has a real loop.
+#[augur::staged]
 pub fn dyn_for(n: Dyn<i32>, mut body: impl FnMut(Dyn<i32>)) {
     let i = Dyn::new(0);
     while i.lt(n).is_true() {
@@ -328,6 +342,7 @@ pub fn dyn_for(n: Dyn<i32>, mut body: impl FnMut(Dyn<i32>)) {
 }
 
 /// `i` as a float (the einsum examples fill tensors from their indices).
+#[augur::staged]
 pub fn float(i: Dyn<i32>) -> Dyn<f32> {
     i.cast::<f32>()
 }
@@ -338,6 +353,7 @@ pub fn float(i: Dyn<i32>) -> Dyn<f32> {
 /// The tensors A (m×n), B (n×o), C and D (m×o) on the host buffers, and
 /// the CPU part both programs share: A[i][j] = A[i][j] + i - j;
 /// B[i][j] = 4 + i + j; D *= 2.
+#[augur::staged]
 pub fn tensors_on_cpu(
     gpu: &Gpu,
     [a, b, c, d]: [Ptr; 4],
@@ -369,13 +385,16 @@ pub struct Device<'a> {
 }
 
 impl Device<'_> {
+    #[augur::staged]
     pub fn slot(&mut self, t: usize, len: usize) -> &mut [f32] {
         &mut self.arena[t * SLOT..t * SLOT + len]
     }
+    #[augur::staged]
     pub fn copy_in(&mut self, t: usize, host: &[f32]) {
         self.slot(t, host.len()).copy_from_slice(host);
         self.moved += host.len() as i32;
     }
+    #[augur::staged]
     pub fn copy_out(&mut self, t: usize, host: &mut [f32]) {
         host.copy_from_slice(self.slot(t, host.len()));
         self.moved += host.len() as i32;
@@ -383,6 +402,7 @@ impl Device<'_> {
 }
 
 /// The CPU part of `matrix_mul` before the kernel.
+#[augur::staged]
 pub fn cpu_prologue(a: &mut [f32], b: &mut [f32], d: &mut [f32], m: usize, n: usize, o: usize) {
     for i in 0..m {
         for j in 0..n {
@@ -400,6 +420,7 @@ pub fn cpu_prologue(a: &mut [f32], b: &mut [f32], d: &mut [f32], m: usize, n: us
 }
 
 /// `c += a * b` on the arena slots 0 (A), 1 (B), 2 (C).
+#[augur::staged]
 pub fn device_matmul(arena: &mut [f32], m: usize, n: usize, o: usize) {
     for i in 0..m {
         for j in 0..o {
@@ -414,6 +435,7 @@ pub fn device_matmul(arena: &mut [f32], m: usize, n: usize, o: usize) {
 /// Host buffers of the right sizes filled with small integers (so every
 /// sum and product is exact in `f32`, whatever order or contraction the C
 /// compiler picks), and an arena of sentinels.
+#[augur::staged]
 pub fn inputs() -> Vec<Inputs> {
     let fill = |len: usize, seed: usize| -> Buf<f32> {
         Buf((0..len)
@@ -451,6 +473,7 @@ pub fn inputs() -> Vec<Inputs> {
 }
 
 /// Elements a `(m, n, o)` input's tensors hold: |A|, |B|, |C| (= |D|).
+#[augur::staged]
 pub fn sizes(input: &Inputs) -> (i32, i32, i32) {
     let (m, n, o) = (input.5, input.6, input.7);
     (m * n, n * o, m * o)
@@ -459,6 +482,7 @@ pub fn sizes(input: &Inputs) -> (i32, i32, i32) {
 /// The copy calls in `code`, in order, as (function, host argument): the
 /// host argument names the tensor (`arg0`..`arg3` are A..D). Prototypes
 /// are not calls.
+#[augur::staged]
 pub fn copies(code: &str) -> Vec<(&'static str, String)> {
     code.lines()
         .filter(|l| !l.starts_with("void "))
@@ -474,6 +498,7 @@ pub fn copies(code: &str) -> Vec<(&'static str, String)> {
 }
 
 /// How many copies `code` makes in each direction: (in, out).
+#[augur::staged]
 pub fn copy_counts(code: &str) -> (usize, usize) {
     let c = copies(code);
     let ins = c.iter().filter(|(f, _)| *f == "host_to_device").count();

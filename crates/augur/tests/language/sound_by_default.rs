@@ -1,0 +1,186 @@
+//! The sound rule (`trace/frames.rs`): without `trust_unannotated`, the
+//! engine shares code only where every live frame is a body
+//! `#[augur::staged]` rewrote, called from one; elsewhere it unrolls
+//! exactly or stops with `Error::Unannotated`, naming the line to annotate.
+
+use crate::common::Check;
+use augur::{Builder, Dyn, Error};
+
+fn sound() -> Builder {
+    Builder::new().trust_unannotated(false)
+}
+
+/// The first shape: a plain loop of 18 turns around a dyn `return`,
+/// unannotated. Trusted, the engine closes it into a `while` that loses the
+/// `x * 2` after it; sound, it unrolls exactly.
+fn early_return(x: Dyn<i32>) -> Dyn<i32> {
+    for _ in 0..18 {
+        if x.gt(5).is_true() {
+            return x;
+        }
+        x.set(x + 1);
+    }
+    x * 2
+}
+
+fn early_return_rust(x: i32) -> i32 {
+    let mut x = x;
+    for _ in 0..18 {
+        if x > 5 {
+            return x;
+        }
+        x += 1;
+    }
+    x * 2
+}
+
+#[test]
+fn an_unannotated_plain_loop_unrolls_exactly() {
+    let check = Check {
+        builder: sound(),
+        ..Check::default()
+    };
+    let inputs = [(-100,), (-13,), (-12,), (0,), (6,), (100,)];
+    let ex = check.run(
+        "early",
+        early_return,
+        |a: &mut (i32,)| early_return_rust(a.0),
+        &inputs,
+    );
+    assert_eq!(ex.stats().back_edges, 0);
+    assert!(ex.stats().unshared > 0);
+    // Trusted, the same program is the documented wrong code.
+    let trusted = Builder::new()
+        .trust_unannotated(true)
+        .extract("early", early_return)
+        .unwrap();
+    let wrong = trusted.interpret(&[(-100i32).into()]).unwrap();
+    assert_ne!(wrong, early_return_rust(-100).into());
+}
+
+fn dyn_loop(n: Dyn<i32>) -> Dyn<i32> {
+    let i = Dyn::new(0);
+    while i.lt(n).is_true() {
+        i.set(i + 1);
+    }
+    i
+}
+
+#[test]
+fn an_unannotated_dyn_loop_is_an_error_naming_the_fix() {
+    let err = sound().extract("loop", dyn_loop).unwrap_err();
+    let Error::Unannotated { location, fix, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(location.file, file!());
+    assert!(fix.contains("closure handed to extract"), "{fix}");
+    let text = err.to_string();
+    assert!(text.contains("Builder::trust_unannotated"), "{text}");
+}
+
+#[test]
+#[augur::staged]
+fn an_annotated_dyn_loop_closes() {
+    let ex = sound()
+        .extract("loop", |n: Dyn<i32>| {
+            let i = Dyn::new(0);
+            while i.lt(n).is_true() {
+                i.set(i + 1);
+            }
+            i
+        })
+        .unwrap();
+    assert_eq!(ex.stats().back_edges, 1);
+    assert_eq!(ex.stats().unshared, 0);
+    assert_eq!(ex.interpret(&[7.into()]).unwrap(), 7.into());
+}
+
+/// Called from covered code, but not covered itself: its plain state is
+/// out of view, so its loop does not close, and the error names its line.
+fn uncovered_helper(n: Dyn<i32>) -> Dyn<i32> {
+    let i = Dyn::new(0);
+    while i.lt(n).is_true() {
+        i.set(i + 2);
+    }
+    i
+}
+
+#[test]
+#[augur::staged]
+fn a_loop_in_an_unannotated_helper_is_an_error_naming_its_line() {
+    let err = sound()
+        .extract("helper", |n: Dyn<i32>| uncovered_helper(n) + 1)
+        .unwrap_err();
+    let Error::Unannotated { at, fix, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(at.file, file!());
+    assert!(fix.contains(&format!("{}:{}", at.file, at.line)), "{fix}");
+    assert!(fix.contains("does not cover"), "{fix}");
+}
+
+/// Covered, but called from a frame that is not: the plain loop in
+/// `uncovered_driver` keeps state the engine cannot see, even though every
+/// operation is in covered code. `#[inline(always)]` puts the driver into
+/// its caller's machine frame; the rule reads caller lines, not frames.
+#[augur::staged]
+fn covered_step(x: Dyn<i32>) {
+    if x.gt(5).is_true() {
+        x.set(x - 1);
+    } else {
+        x.set(x + 2);
+    }
+}
+
+#[inline(always)]
+fn uncovered_driver(x: Dyn<i32>) {
+    for _ in 0..40 {
+        covered_step(x);
+    }
+}
+
+#[test]
+#[augur::staged]
+fn a_covered_function_called_from_uncovered_code_is_not_covered() {
+    let caller_line = line!() + 4;
+    let err = sound()
+        .extract("driver", |x: Dyn<i32>| {
+            let y = Dyn::new(x);
+            uncovered_driver(y);
+            y
+        })
+        .unwrap_err();
+    let Error::Unannotated { fix, .. } = &err else {
+        panic!("{err:?}");
+    };
+    // The call inside `uncovered_driver`, not the covered line above.
+    assert!(!fix.contains(&format!(":{caller_line}:")), "{fix}");
+    assert!(fix.contains("is called from"), "{fix}");
+    // Annotated, the same driver extracts exactly.
+    #[augur::staged]
+    fn covered_driver(x: Dyn<i32>) {
+        for _ in 0..40 {
+            covered_step(x);
+        }
+    }
+    let ex = sound()
+        .extract("driver", |x: Dyn<i32>| {
+            let y = Dyn::new(x);
+            covered_driver(y);
+            y
+        })
+        .unwrap();
+    let rust = |mut x: i32| {
+        for _ in 0..40 {
+            x = if x > 5 { x - 1 } else { x + 2 };
+        }
+        x
+    };
+    for x in [-50, 0, 5, 6, 90] {
+        assert_eq!(
+            ex.interpret(&[x.into()]).unwrap(),
+            rust(x).into(),
+            "x = {x}"
+        );
+    }
+}
