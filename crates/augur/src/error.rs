@@ -69,6 +69,9 @@ pub enum Error {
         at: SrcLoc,
         /// What to annotate, and where.
         fix: String,
+        /// The limit the unrolled code reached, if one stopped it (its
+        /// message).
+        reached: Option<String>,
     },
     /// A dyn loop whose turns read, through a plain Rust variable, a `Dyn`
     /// value the previous turn computed (`let mut t = f(x); while c { t =
@@ -230,14 +233,20 @@ impl fmt::Display for Error {
                  variables), or a first-stage loop longer than the limit \
                  (raise Builder::max_loop_iterations)"
             ),
-            Error::Unannotated { location, at, fix } => write!(
+            Error::Unannotated {
+                location,
+                at,
+                fix,
+                reached,
+            } => write!(
                 f,
-                "stopped at {location}: augur shares code (closes a loop, joins two paths) \
+                "stopped at {location}{}: augur shares code (closes a loop, joins two paths) \
                  only where it sees all the plain Rust state, and from {at} on it does not, \
                  so that code unrolls and grows with every turn and path: {fix} (its plain \
                  loops and mutable locals then become visible). Builder::trust_unannotated(true) \
                  shares code there once observation finds no difference instead, which is \
-                 silently wrong where state augur cannot see differs"
+                 silently wrong where state augur cannot see differs",
+                reached.as_ref().map_or(String::new(), |r| format!(" ({r})"))
             ),
             Error::CarriedValue {
                 loop_at,

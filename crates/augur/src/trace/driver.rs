@@ -181,6 +181,7 @@ pub(crate) fn extract(
     let start = Instant::now();
     let result = drive(body, ret_loc);
     let mut engine = scope.finish().expect("engine present during extraction");
+    let result = result.map_err(|e| engine.blame_unshared(e));
     engine.stats.time_trace = start.elapsed();
     result.map(|()| engine.into_trace())
 }

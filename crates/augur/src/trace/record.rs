@@ -86,9 +86,32 @@ impl Engine {
                 location: loc,
                 at,
                 fix: hidden.fix(),
+                reached: None,
             }));
         }
         Ok(false)
+    }
+
+    /// `e`, or, where the engine shared no code at some points because the
+    /// plain state there is out of view and `e` is a limit the unrolled
+    /// code then reached, `Error::Unannotated` naming the fix (the limit is
+    /// a symptom; the missing annotation is the cause).
+    pub(super) fn blame_unshared(&self, e: Error) -> Error {
+        let Some((at, hidden)) = self.learned.hidden else {
+            return e;
+        };
+        let location = match &e {
+            Error::Limit { location, .. } => location.unwrap_or(at),
+            Error::LoopNeverCloses { location, .. } => *location,
+            Error::CarriedValue { loop_at, .. } => *loop_at,
+            _ => return e,
+        };
+        Error::Unannotated {
+            location,
+            at,
+            fix: hidden.fix(),
+            reached: Some(e.to_string()),
+        }
     }
 
     /// True if `op` is node `n`'s operation on other variables that come
@@ -153,6 +176,7 @@ impl Engine {
                     location: loc,
                     at,
                     fix: hidden.fix(),
+                    reached: None,
                 }));
             }
             return Err(Ctl::fail(Error::LoopNeverCloses {

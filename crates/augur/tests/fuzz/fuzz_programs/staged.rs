@@ -15,6 +15,7 @@ enum Val {
     C(i32),
 }
 
+#[augur::staged]
 impl Val {
     fn dyn_(self) -> Dyn<i32> {
         match self {
@@ -24,6 +25,10 @@ impl Val {
     }
 }
 
+/// Annotated: both walks call it; an unannotated helper's operations are
+/// points where the engine cannot see the plain state, so it would share no
+/// code at them even in the annotated walk.
+#[augur::staged]
 fn staged_bin(op: BinOp, a: Val, b: Val) -> Val {
     macro_rules! apply {
         ($op:tt) => {
@@ -57,10 +62,17 @@ pub(crate) enum Walk {
     Plain,
     /// `augur::range` over the statement index, without the attribute: the
     /// index is part of every tag (like the program counter of a staged
-    /// bytecode interpreter), so only `Repeat` leaves the engine a plain
-    /// loop to detect by itself. Programs with plain values or long plain
-    /// loops are not walked this way (their plain state is invisible).
+    /// bytecode interpreter), but the walk's frames are not covered, so
+    /// under the sound rule (the default) the engine shares no code in it.
+    /// Every program must be exact or stop with `Error::Unannotated`.
     Indexed,
+    /// The indexed walk with `Builder::trust_unannotated(true)`, the
+    /// opt-out: the engine shares code after observing it repeat, and only
+    /// `Repeat` leaves it a plain loop to detect by itself. Programs with
+    /// plain values or long plain loops are not walked this way (their
+    /// plain state is invisible); the others must be exact or stop with the
+    /// documented error for a plain loop inside a dyn loop.
+    Trusted,
 }
 
 /// Everything a walk needs: the variables and parameters.
@@ -69,6 +81,7 @@ struct Vars {
     params: [Dyn<i32>; 2],
 }
 
+#[augur::staged]
 impl Vars {
     fn expr(&self, e: &Expr) -> Val {
         match e {
@@ -252,7 +265,7 @@ pub(crate) fn stage(p: &Program, walk: Walk, a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i3
             let w = Annotated(v);
             (w.stmt(&p.body, 0).0, w.0)
         }
-        Walk::Indexed => {
+        Walk::Indexed | Walk::Trusted => {
             let w = Bare(v);
             (w.stmt(&p.body, 0).0, w.0)
         }

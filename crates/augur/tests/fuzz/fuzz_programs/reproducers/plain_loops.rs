@@ -147,7 +147,7 @@ fn plain_loop_in_dyn_loop_fuzz_program() {
             ])),
         },
     };
-    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Trusted);
     check_ast(&p, Walk::Plain);
 }
 

@@ -176,7 +176,7 @@ fn join_with_temporaries_after_a_break_is_split() {
             ])),
         },
     };
-    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Trusted);
     check_ast(&p, Walk::Plain);
 }
 
@@ -235,7 +235,7 @@ fn splitting_keeps_only_copies_that_remove_gotos() {
             ),
         ]),
     };
-    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Trusted);
     check_ast(&p, Walk::Plain);
 }
 
@@ -299,7 +299,7 @@ fn shared_return_in_a_loop_is_not_its_follow() {
             Box::new(Stmt::Assign(2, Expr::Const(0))),
         ),
     };
-    check_ast(&p, Walk::Indexed);
+    check_ast(&p, Walk::Trusted);
     check_ast(&p, Walk::Plain);
 }
 
