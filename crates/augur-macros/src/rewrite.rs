@@ -40,11 +40,12 @@ fn impl_block(i: &mut syn::ItemImpl) {
 /// once, so that what they call reports their own lines, not the caller's.
 /// A function that is `#[track_caller]` already keeps its statements (its
 /// author wants its caller's lines reported); one that cannot be (`const`,
-/// `async`, another ABI, an `impl Trait` return type) registers as a
-/// closure does.
+/// `async`, another ABI, an `impl Trait` return type, `main`) registers as
+/// a closure does.
 fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Block) {
-    Rewriter::default().visit_block_mut(body);
+    // From the user's tokens, before the rewrite adds tokens of its own.
     let region = region_of(body.to_token_stream());
+    Rewriter::default().visit_block_mut(body);
     if sig.constness.is_some() {
         return;
     }
@@ -56,7 +57,9 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // A closure cannot name an `impl Trait` return type, and without it a
     // closure the body returns loses the signature the type gives it.
     let opaque = matches!(&sig.output, syn::ReturnType::Type(_, ty) if has_impl_trait(ty));
-    if sig.asyncness.is_some() || !plain_abi || opaque {
+    // `main` cannot be `#[track_caller]`; nothing staged calls it.
+    let main = sig.ident == "main";
+    if sig.asyncness.is_some() || !plain_abi || opaque || main {
         let frame = frame_closure(&region);
         body.stmts.insert(0, frame);
         return;
@@ -175,6 +178,10 @@ struct Rewriter {
     later: Vec<std::collections::HashSet<String>>,
     /// Loops and closures around the code being rewritten.
     loops: u32,
+    /// Per block being rewritten: tracked locals a `let` changed (and may
+    /// hold a `&mut` borrow of), re-hashed before the block's next
+    /// statement that names them; until then their trackers are poisoned.
+    deferred: Vec<Vec<Ident>>,
 }
 
 /// `body` entering the statement's call site first.
@@ -278,6 +285,17 @@ impl Rewriter {
                 let t = tracker(x);
                 let hash = hash_of(x);
                 parse_quote! { #t.update(#hash); }
+            })
+            .collect()
+    }
+
+    /// Poisonings of the trackers of the tracked locals among `xs`.
+    fn poisons(&self, xs: &[Ident]) -> Vec<Stmt> {
+        xs.iter()
+            .filter(|x| self.is_tracked(x))
+            .map(|x| {
+                let t = tracker(x);
+                parse_quote! { #t.poison(); }
             })
             .collect()
     }
@@ -418,8 +436,20 @@ impl VisitMut for Rewriter {
         }
         suffix.pop();
         self.later.push(Default::default());
+        self.deferred.push(Vec::new());
         for mut s in std::mem::take(&mut b.stmts) {
             *self.later.last_mut().expect("pushed above") = suffix.pop().unwrap_or_default();
+            // A local a `let` above changed is re-hashed before the first
+            // statement that names it: any borrow the `let` kept has ended.
+            let mut names = std::collections::HashSet::new();
+            idents(s.to_token_stream(), &mut names);
+            let due: Vec<Ident> = {
+                let d = self.deferred.last_mut().expect("pushed above");
+                let (due, keep) = d.drain(..).partition(|x| names.contains(&x.to_string()));
+                *d = keep;
+                due
+            };
+            out.extend(self.updates(&due));
             let outer_calls = self.calls.take();
             // Locals the statement may change through methods or `&mut`
             // are re-hashed after it (a tail expression's block gives its
@@ -439,8 +469,19 @@ impl VisitMut for Rewriter {
                     let mut bound = Vec::new();
                     bindings(&l.pat, &mut bound);
                     changed.retain(|x| !bound.contains(x) && self.used_later(x));
-                    let updates = self.updates(&changed);
-                    (self.track_local(l), updates)
+                    // The new binding may hold a `&mut` borrow of what the
+                    // initialiser changed (`let m = it.memory_mut();`), so
+                    // no re-hash can follow at once: poison the tracker
+                    // (the engine shares no code while one is poisoned) and
+                    // re-hash before the block next names the local.
+                    let poisons = self.poisons(&changed);
+                    let tracked: Vec<Ident> =
+                        changed.into_iter().filter(|x| self.is_tracked(x)).collect();
+                    self.deferred
+                        .last_mut()
+                        .expect("pushed above")
+                        .extend(tracked);
+                    (self.track_local(l), poisons)
                 }
                 Stmt::Item(i) => {
                     self.visit_item_mut(i);
@@ -471,6 +512,7 @@ impl VisitMut for Rewriter {
             out.extend(changed);
         }
         b.stmts = out;
+        self.deferred.pop();
         self.later.pop();
         self.scopes.pop();
     }
@@ -489,11 +531,12 @@ impl VisitMut for Rewriter {
             }
             Expr::Closure(c) => {
                 let pats: Vec<Pat> = c.inputs.iter().cloned().collect();
+                let region = region_of(c.body.to_token_stream());
                 self.loops += 1;
                 self.scoped(&pats, |r| r.visit_expr_mut(&mut c.body));
                 self.loops -= 1;
                 if c.asyncness.is_none() {
-                    let frame = frame_closure(&region_of(c.body.to_token_stream()));
+                    let frame = frame_closure(&region);
                     let body = &c.body;
                     *c.body = parse_quote! {{
                         #frame

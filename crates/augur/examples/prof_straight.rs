@@ -1,4 +1,5 @@
 use augur::{Builder, Dyn};
+#[augur::staged]
 fn main() {
     let n: usize = std::env::args().nth(1).map_or(2048, |s| s.parse().unwrap());
     let reps: usize = std::env::args().nth(2).map_or(20, |s| s.parse().unwrap());

@@ -11,11 +11,13 @@ use augur::exec::interp::Value;
 use augur::{Builder, Dyn, Interpreter};
 
 /// The computation both stages perform, in plain Rust.
+#[augur::staged]
 fn poly_ref(x: i64, y: i64) -> i64 {
     let t = x * x;
     t + 3 * y - 1
 }
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     let builder = Builder::new();
 

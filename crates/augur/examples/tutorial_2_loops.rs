@@ -11,6 +11,7 @@
 use augur::exec::interp::Value;
 use augur::{range, Builder, Dyn};
 
+#[augur::staged]
 fn gcd_ref(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -20,6 +21,7 @@ fn gcd_ref(mut a: u64, mut b: u64) -> u64 {
 
 /// Sums the values of `xs` that are not multiples of 3, stopping before the
 /// running sum would pass `limit`.
+#[augur::staged]
 fn capped_sum_ref(xs: &[i32], limit: i32) -> i32 {
     let mut s = 0;
     for &x in xs {
@@ -34,6 +36,7 @@ fn capped_sum_ref(xs: &[i32], limit: i32) -> i32 {
     s
 }
 
+#[augur::staged]
 fn buckets_ref(xs: &[i32]) -> i32 {
     xs.iter()
         .map(|&x| (0..3).filter(|&k| x > k * 10).count() as i32)
@@ -58,6 +61,7 @@ fn first_over(xs: Dyn<*mut i32>, n: Dyn<i32>, limits: &[i32]) -> Dyn<i32> {
     hits
 }
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     let builder = Builder::new();
 

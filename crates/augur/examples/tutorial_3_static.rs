@@ -13,6 +13,7 @@ use augur::{Builder, Dyn, Static};
 
 /// `x^exp` by repeated squaring; `exp` is first-stage, so the loop and its
 /// tests run now and only the multiplications remain.
+#[augur::staged]
 fn power(x: Dyn<i64>, exp: u32) -> Dyn<i64> {
     let res = Dyn::named("res", 1i64);
     let base = Dyn::named("base", x);
@@ -40,6 +41,7 @@ enum Ins {
     JumpIfPos(usize),
 }
 
+#[augur::staged]
 fn run_ref(prog: &[Ins], mut acc: i32, mut n: i32) -> i32 {
     let mut pc = 0;
     while pc < prog.len() {
@@ -60,6 +62,7 @@ fn run_ref(prog: &[Ins], mut acc: i32, mut n: i32) -> i32 {
 
 const WEIGHTS: [i32; 6] = [3, 0, 1, -1, 0, 2];
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     let builder = Builder::new();
 

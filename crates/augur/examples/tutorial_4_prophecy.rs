@@ -28,6 +28,7 @@ struct Summary {
     max: Dyn<i32>,
 }
 
+#[augur::staged]
 fn summarize(xs: Dyn<*mut i32>, n: Dyn<i32>) -> Summary {
     let wanted = Prophecy::named("statistics read", Set::new());
     let w = wanted.get(); // the prediction: read once, used while generating
@@ -60,6 +61,7 @@ impl Summary {
     /// The statistic `s`, and the requirement that the loop computes it.
     /// `#[track_caller]`: `explain` names the line that read it.
     #[track_caller]
+    #[augur::staged]
     fn get(&self, s: Stat) -> Dyn<i32> {
         self.wanted.require(Set::of([s]));
         match s {
@@ -70,6 +72,7 @@ impl Summary {
     }
 }
 
+#[augur::staged]
 fn sum_or_max_ref(xs: &[i32], which: i32) -> i32 {
     if which == 0 {
         xs.iter().sum()
@@ -78,6 +81,7 @@ fn sum_or_max_ref(xs: &[i32], which: i32) -> i32 {
     }
 }
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     // 1. The smallest prophecy: copy `x` only if some later path reads the
     //    copy. `reads_copy` is first-stage: two different programs.

@@ -35,6 +35,7 @@ struct Pipeline {
 }
 
 impl Pipeline {
+    #[augur::staged]
     fn new(n: Dyn<i32>) -> Pipeline {
         Pipeline {
             n,
@@ -44,6 +45,7 @@ impl Pipeline {
         }
     }
 
+    #[augur::staged]
     fn vector(&mut self, data: Dyn<*mut i32>) -> Vector {
         self.vectors += 1;
         Vector {
@@ -55,6 +57,7 @@ impl Pipeline {
     /// Tells the `affine` just before (if any) what follows it, and
     /// returns its prophecy and whether `me` is about its vector.
     #[track_caller]
+    #[augur::staged]
     fn follow(&mut self, me: Option<(usize, i32)>) -> Option<Prophecy<Next>> {
         let (p, wrote) = self.producers[(*self.last)?];
         self.last.set(None);
@@ -71,6 +74,7 @@ impl Pipeline {
     }
 
     /// A loop over `0..n`.
+    #[augur::staged]
     fn each(&self, body: impl Fn(Dyn<i32>)) {
         let i = Dyn::named("i", 0);
         while i.lt(self.n).is_true() {
@@ -82,6 +86,7 @@ impl Pipeline {
     /// `v[i] = a * v[i] + b`, clamped as it writes when every path says
     /// the next operation is the same clamp of `v`.
     #[track_caller]
+    #[augur::staged]
     fn affine(&mut self, v: Vector, a: i32, b: i32) {
         self.follow(None);
         let next = Prophecy::named(
@@ -103,6 +108,7 @@ impl Pipeline {
 
     /// `v[i] = max(v[i], lo)`, or nothing if the `affine` before did it.
     #[track_caller]
+    #[augur::staged]
     fn clamp(&mut self, v: Vector, lo: i32) {
         if let Some(p) = self.follow(Some((v.id, lo))) {
             // Every read in an attempt agrees with the affine's read.
@@ -118,6 +124,7 @@ impl Pipeline {
 
     /// `dst[i] += src[i]`.
     #[track_caller]
+    #[augur::staged]
     fn add(&mut self, dst: Vector, src: Vector) {
         self.follow(None);
         self.each(|i| dst.data.at(i).set(dst.data.at(i) + src.data.at(i)));
@@ -125,18 +132,22 @@ impl Pipeline {
 
     /// The end of the program also follows the last operation.
     #[track_caller]
+    #[augur::staged]
     fn finish(&mut self) {
         self.follow(None);
     }
 }
 
 // The same operations in plain Rust.
+#[augur::staged]
 fn affine_ref(v: &mut [i32], a: i32, b: i32) {
     v.iter_mut().for_each(|x| *x = a * *x + b);
 }
+#[augur::staged]
 fn clamp_ref(v: &mut [i32], lo: i32) {
     v.iter_mut().for_each(|x| *x = (*x).max(lo));
 }
+#[augur::staged]
 fn add_ref(dst: &mut [i32], src: &[i32]) {
     dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
 }
@@ -145,6 +156,7 @@ type Program = unsafe extern "C" fn(*mut i32, *mut i32, i32, i32);
 
 /// Extracts `body`, checks its loop count, runs it on a few inputs and
 /// compares with `reference`.
+#[augur::staged]
 fn check(
     name: &str,
     body: impl Fn(&mut Pipeline, Vector, Vector, Dyn<i32>),
@@ -180,6 +192,7 @@ fn check(
     Ok(())
 }
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     // Every path clamps x at 0 right after the affine: one fused loop (and
     // the add's loop).

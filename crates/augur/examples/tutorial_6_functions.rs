@@ -29,6 +29,7 @@ const TREE: [Node; 6] = [
     Node::Lit(2),
 ];
 
+#[augur::staged]
 fn eval(i: usize, x: i64) -> i64 {
     match TREE[i] {
         Node::X => x,
@@ -45,6 +46,7 @@ struct Handles {
     run: Func<fn(i32, i64) -> i64>,
 }
 
+#[augur::staged]
 fn module() -> (Module<'static>, Handles) {
     let mut m = Builder::new().module();
     let gcd: Func<fn(u64, u64) -> u64> = m.declare("gcd");
@@ -88,6 +90,7 @@ fn module() -> (Module<'static>, Handles) {
     (m, Handles { gcd, power, run })
 }
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     let (m, Handles { gcd, power, run }) = module();
     let ex = m.extract()?;

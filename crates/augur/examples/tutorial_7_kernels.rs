@@ -15,6 +15,7 @@ use augur::{stage::gpu, Builder, Dyn};
 const N: i32 = 12;
 const T: i32 = 4;
 
+#[augur::staged]
 fn main() -> augur::Result<()> {
     let ex = Builder::new().extract(
         "tiled",
@@ -60,12 +61,14 @@ fn main() -> augur::Result<()> {
     assert_eq!(z, want, "compiled simulation");
 
     let mut it = Interpreter::new();
-    let m = it.memory_mut();
-    let (ap, bp, cp) = (
-        m.alloc_slice(&a),
-        m.alloc_slice(&b),
-        m.alloc_slice(&vec![0.0f32; n * n]),
-    );
+    let (ap, bp, cp) = {
+        let m = it.memory_mut();
+        (
+            m.alloc_slice(&a),
+            m.alloc_slice(&b),
+            m.alloc_slice(&vec![0.0f32; n * n]),
+        )
+    };
     sim.interpret_in(&mut it, &[ap, bp, cp])?;
     assert_eq!(
         it.memory().read_slice::<f32>(cp, n * n)?,

@@ -19,19 +19,23 @@ use std::marker::PhantomData;
 /// Extracts staged closures into second-stage functions.
 ///
 /// ```
-/// use augur::{Builder, Dyn};
-/// let power = Builder::new()
-///     .extract("power", |x: Dyn<i64>| {
-///         let r = Dyn::new(1i64);
-///         let e = Dyn::new(x);
-///         for _ in 0..5 {
-///             r.set(r * e);
-///         }
-///         r
-///     })
-///     .unwrap();
-/// println!("{}", power.c_code());
-/// assert_eq!(power.interpret(&[2i64.into()]).unwrap(), 32i64.into());
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn};
+///     let power = Builder::new()
+///         .extract("power", |x: Dyn<i64>| {
+///             let r = Dyn::new(1i64);
+///             let e = Dyn::new(x);
+///             for _ in 0..5 {
+///                 r.set(r * e);
+///             }
+///             r
+///         })
+///         .unwrap();
+///     println!("{}", power.c_code());
+///     assert_eq!(power.interpret(&[2i64.into()]).unwrap(), 32i64.into());
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
@@ -238,22 +242,26 @@ impl Builder {
     /// undefined behaviour, as it would be from outside.
     ///
     /// ```
-    /// use augur::{Builder, Dyn};
-    /// let axpy = Builder::new()
-    ///     .restrict([1, 2])
-    ///     .extract("axpy", |a: Dyn<f32>, x: Dyn<*const f32>, y: Dyn<*mut f32>| {
-    ///         for i in 0..4 {
-    ///             y.at(i).set(y.at(i) + a * x.at(i));
-    ///         }
-    ///     })
-    ///     .unwrap();
-    /// let c = axpy.c_code();
-    /// assert!(c.contains("const float *restrict arg1, float *restrict arg2"), "{c}");
-    /// let (x, mut y) = ([1.0f32, 2.0, 3.0, 4.0], [1.0f32; 4]);
-    /// // SAFETY: `axpy` reads 4 floats at `x` and writes 4 at `y`, which do
-    /// // not overlap.
-    /// unsafe { axpy.compile().unwrap().get()(2.0, x.as_ptr(), y.as_mut_ptr()) };
-    /// assert_eq!(y, [3.0, 5.0, 7.0, 9.0]);
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{Builder, Dyn};
+    ///     let axpy = Builder::new()
+    ///         .restrict([1, 2])
+    ///         .extract("axpy", |a: Dyn<f32>, x: Dyn<*const f32>, y: Dyn<*mut f32>| {
+    ///             for i in 0..4 {
+    ///                 y.at(i).set(y.at(i) + a * x.at(i));
+    ///             }
+    ///         })
+    ///         .unwrap();
+    ///     let c = axpy.c_code();
+    ///     assert!(c.contains("const float *restrict arg1, float *restrict arg2"), "{c}");
+    ///     let (x, mut y) = ([1.0f32, 2.0, 3.0, 4.0], [1.0f32; 4]);
+    ///     // SAFETY: `axpy` reads 4 floats at `x` and writes 4 at `y`, which do
+    ///     // not overlap.
+    ///     unsafe { axpy.compile().unwrap().get()(2.0, x.as_ptr(), y.as_mut_ptr()) };
+    ///     assert_eq!(y, [3.0, 5.0, 7.0, 9.0]);
+    ///     Ok(())
+    /// }
     /// ```
     pub fn restrict(mut self, params: impl IntoIterator<Item = usize>) -> Self {
         self.options.restrict = params.into_iter().collect();
@@ -267,22 +275,26 @@ impl Builder {
     /// with a Rust slice for `ptr` and fills `len` in.
     ///
     /// ```
-    /// use augur::{Builder, Dyn};
-    /// let sum = Builder::new()
-    ///     .slice(0, 1)
-    ///     .extract("sum", |x: Dyn<*const f64>, n: Dyn<i64>| {
-    ///         let s = Dyn::new(0.0);
-    ///         let i = Dyn::new(0i64);
-    ///         while i.lt(n).is_true() {
-    ///             s.set(s + x.at(i));
-    ///             i.set(i + 1);
-    ///         }
-    ///         s
-    ///     })
-    ///     .unwrap();
-    /// let f = sum.safe().unwrap();
-    /// let xs = [1.0, 2.0, 3.5];
-    /// assert_eq!(f.call(&mut [(&xs[..]).into()]).unwrap(), 6.5.into());
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{Builder, Dyn};
+    ///     let sum = Builder::new()
+    ///         .slice(0, 1)
+    ///         .extract("sum", |x: Dyn<*const f64>, n: Dyn<i64>| {
+    ///             let s = Dyn::new(0.0);
+    ///             let i = Dyn::new(0i64);
+    ///             while i.lt(n).is_true() {
+    ///                 s.set(s + x.at(i));
+    ///                 i.set(i + 1);
+    ///             }
+    ///             s
+    ///         })
+    ///         .unwrap();
+    ///     let f = sum.safe().unwrap();
+    ///     let xs = [1.0, 2.0, 3.5];
+    ///     assert_eq!(f.call(&mut [(&xs[..]).into()]).unwrap(), 6.5.into());
+    ///     Ok(())
+    /// }
     /// ```
     pub fn slice(mut self, ptr: usize, len: usize) -> Self {
         self.options.slices.push((ptr, len));
@@ -422,19 +434,23 @@ impl<S: Copy> Extracted<S> {
     /// `#line` directives or comments that name the staging code's lines.
     ///
     /// ```
-    /// use augur::codegen::{CodegenOptions, LineMarkers};
-    /// use augur::{Builder, Dyn};
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::codegen::{CodegenOptions, LineMarkers};
+    ///     use augur::{Builder, Dyn};
     ///
-    /// let h_line = line!() + 3; // the line of `Dyn::new` below
-    /// let ex = Builder::new()
-    ///     .extract("half", |x: Dyn<i32>| {
-    ///         let h = Dyn::new(x / 2);
-    ///         h
-    ///     })
-    ///     .unwrap();
-    /// let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
-    /// let c = ex.c_code_with(&opts);
-    /// assert!(c.contains(&format!("#line {h_line} \"{}\"\n", file!())), "{c}");
+    ///     let h_line = line!() + 3; // the line of `Dyn::new` below
+    ///     let ex = Builder::new()
+    ///         .extract("half", |x: Dyn<i32>| {
+    ///             let h = Dyn::new(x / 2);
+    ///             h
+    ///         })
+    ///         .unwrap();
+    ///     let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
+    ///     let c = ex.c_code_with(&opts);
+    ///     assert!(c.contains(&format!("#line {h_line} \"{}\"\n", file!())), "{c}");
+    ///     Ok(())
+    /// }
     /// ```
     pub fn c_code_with(&self, opts: &CodegenOptions) -> String {
         program::c_code(&[&self.part.func], opts)
@@ -458,14 +474,18 @@ impl<S: Copy> Extracted<S> {
     /// JIT the [`symbols`](CompileOptions::symbols) of user externs.
     ///
     /// ```
-    /// use augur::exec::{Backend, CompileOptions};
-    /// use augur::{Builder, Dyn};
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::exec::{Backend, CompileOptions};
+    ///     use augur::{Builder, Dyn};
     ///
-    /// let ex = Builder::new().extract("inc", |x: Dyn<u8>| x + 1u8).unwrap();
-    /// let jit = ex.compile_with(&CompileOptions::default().with_backend(Backend::Jit)).unwrap();
-    /// assert_eq!(jit.backend(), Backend::Jit);
-    /// // SAFETY: `inc` is `uint8_t inc(uint8_t)`.
-    /// assert_eq!(unsafe { jit.get()(255) }, 0);
+    ///     let ex = Builder::new().extract("inc", |x: Dyn<u8>| x + 1u8).unwrap();
+    ///     let jit = ex.compile_with(&CompileOptions::default().with_backend(Backend::Jit)).unwrap();
+    ///     assert_eq!(jit.backend(), Backend::Jit);
+    ///     // SAFETY: `inc` is `uint8_t inc(uint8_t)`.
+    ///     assert_eq!(unsafe { jit.get()(255) }, 0);
+    ///     Ok(())
+    /// }
     /// ```
     pub fn compile_with(&self, opts: &CompileOptions) -> Result<Compiled<S>> {
         let code = program::compile(&[&self.part.func], opts)?;

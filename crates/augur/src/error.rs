@@ -340,22 +340,26 @@ impl Error {
     /// [`Error::Dsl`] or its error is of another type.
     ///
     /// ```
-    /// # use augur::{dsl, Builder, Dyn};
-    /// #[derive(Debug)]
-    /// struct Empty;
-    /// impl std::fmt::Display for Empty {
-    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    ///         f.write_str("an empty tensor")
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    /// #     use augur::{dsl, Builder, Dyn};
+    ///     #[derive(Debug)]
+    ///     struct Empty;
+    ///     impl std::fmt::Display for Empty {
+    ///         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///             f.write_str("an empty tensor")
+    ///         }
     ///     }
-    /// }
-    /// impl std::error::Error for Empty {}
+    ///     impl std::error::Error for Empty {}
     ///
-    /// let r = Builder::new().extract("f", |_: Dyn<i32>| -> Dyn<i32> {
-    ///     dsl::fail(Empty, std::panic::Location::caller())
-    /// });
-    /// let e = r.map(|_| ()).unwrap_err();
-    /// assert!(e.dsl_error::<Empty>().is_some());
-    /// assert!(e.dsl_error::<std::fmt::Error>().is_none());
+    ///     let r = Builder::new().extract("f", |_: Dyn<i32>| -> Dyn<i32> {
+    ///         dsl::fail(Empty, std::panic::Location::caller())
+    ///     });
+    ///     let e = r.map(|_| ()).unwrap_err();
+    ///     assert!(e.dsl_error::<Empty>().is_some());
+    ///     assert!(e.dsl_error::<std::fmt::Error>().is_none());
+    ///     Ok(())
+    /// }
     /// ```
     pub fn dsl_error<E: std::error::Error + 'static>(&self) -> Option<&E> {
         match self {

@@ -20,29 +20,32 @@
 //! operation can be fused into this loop.
 //!
 //! ```
-//! use augur::{Builder, Dyn, Static};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Static};
 //!
-//! // x^15 by repeated squaring: the exponent is first-stage and unrolls away.
-//! let power = Builder::new().extract("power15", |base: Dyn<i64>| {
-//!     let res = Dyn::named("res", 1i64);
-//!     let x = Dyn::named("x", base);
-//!     let mut exponent = Static::new(15u32);
-//!     while *exponent > 1 {
-//!         if *exponent % 2 == 1 {
-//!             res.set(res * x);
+//!     // x^15 by repeated squaring: the exponent is first-stage and unrolls away.
+//!     let power = Builder::new().extract("power15", |base: Dyn<i64>| {
+//!         let res = Dyn::named("res", 1i64);
+//!         let x = Dyn::named("x", base);
+//!         let mut exponent = Static::new(15u32);
+//!         while *exponent > 1 {
+//!             if *exponent % 2 == 1 {
+//!                 res.set(res * x);
+//!             }
+//!             x.set(x * x);
+//!             exponent.set(*exponent / 2);
 //!         }
-//!         x.set(x * x);
-//!         exponent.set(*exponent / 2);
-//!     }
-//!     res * x
-//! })?;
-//! println!("{}", power.c_code()); // int64_t power15(int64_t arg0) { ... }
+//!         res * x
+//!     })?;
+//!     println!("{}", power.c_code()); // int64_t power15(int64_t arg0) { ... }
 //!
-//! let f = power.compile()?; // cc, cached by content, loaded
-//! // SAFETY: power15 takes and returns an int64_t; no pointers involved.
-//! assert_eq!(unsafe { (f.get())(3) }, 3i64.pow(15));
-//! assert_eq!(power.interpret(&[3i64.into()])?, 3i64.pow(15).into());
-//! # Ok::<(), augur::Error>(())
+//!     let f = power.compile()?; // cc, cached by content, loaded
+//!     // SAFETY: power15 takes and returns an int64_t; no pointers involved.
+//!     assert_eq!(unsafe { (f.get())(3) }, 3i64.pow(15));
+//!     assert_eq!(power.interpret(&[3i64.into()])?, 3i64.pow(15).into());
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # Where to start
@@ -161,26 +164,19 @@ pub use trace::{Stats, Tagger};
 ///
 /// A tracked local changed through a method (`seen.push(c)`, `st.take()`)
 /// or a `&mut` borrow is re-hashed after the statement or condition that
-/// changes it. A `let` that keeps such a borrow alive does not compile,
-/// rather than hide the change from the engine; write the change as a
-/// statement instead:
+/// changes it. A `let` may keep such a borrow alive (`let last =
+/// w.last_mut().unwrap();`), so the local is re-hashed before the block
+/// next names it instead; until then its value is unknown, and the engine
+/// shares no code (a loop closing, a path joining in that stretch unrolls
+/// or stops with [`Error::Unannotated`] naming the `let`):
 ///
-/// ```compile_fail,E0502
+/// ```
 /// #[augur::staged]
 /// fn bump(v: &mut Vec<u8>) {
 ///     let mut w = v.clone();
-///     let last = w.last_mut().unwrap(); // keeps `w` borrowed: an error
+///     let last = w.last_mut().unwrap(); // `w` unknown from here...
 ///     *last += 1;
-///     *v = w;
-/// }
-/// ```
-///
-/// ```
-/// #[augur::staged]
-/// fn bump(v: &mut Vec<u8>) {
-///     let mut w = v.clone();
-///     *w.last_mut().unwrap() += 1; // one statement: re-hashed after it
-///     *v = w;
+///     *v = w; // ...to here, where it is re-hashed
 /// }
 /// let mut v = vec![1, 2];
 /// bump(&mut v);
@@ -198,32 +194,36 @@ pub use augur_macros::staged;
 /// pointer only.
 ///
 /// ```
-/// use augur::{Builder, Dyn, Staged};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn, Staged};
 ///
-/// #[derive(Clone, Copy, Debug, PartialEq, Staged)]
-/// #[repr(C)]
-/// struct Point {
-///     x: f32,
-///     y: f32,
+///     #[derive(Clone, Copy, Debug, PartialEq, Staged)]
+///     #[repr(C)]
+///     struct Point {
+///         x: f32,
+///         y: f32,
+///     }
+///
+///     let f = Builder::new()
+///         .extract("mirror", |ps: Dyn<*mut Point>, n: Dyn<i32>| {
+///             let i = Dyn::new(0);
+///             while i.lt(n).is_true() {
+///                 let p = ps.at(i);
+///                 let x = Dyn::new(p.x());
+///                 p.x().set(p.y());
+///                 p.y().set(x);
+///                 i.set(i + 1);
+///             }
+///         })
+///         .unwrap();
+///     assert!(f.c_code().contains("typedef struct Point {\n  float x;\n  float y;\n} Point;"));
+///     let mut ps = [Point { x: 1.0, y: 2.0 }, Point { x: 3.0, y: 4.0 }];
+///     // SAFETY: `mirror` swaps the fields of `n` points at `ps`.
+///     unsafe { f.compile().unwrap().get()(ps.as_mut_ptr(), 2) };
+///     assert_eq!(ps, [Point { x: 2.0, y: 1.0 }, Point { x: 4.0, y: 3.0 }]);
+///     Ok(())
 /// }
-///
-/// let f = Builder::new()
-///     .extract("mirror", |ps: Dyn<*mut Point>, n: Dyn<i32>| {
-///         let i = Dyn::new(0);
-///         while i.lt(n).is_true() {
-///             let p = ps.at(i);
-///             let x = Dyn::new(p.x());
-///             p.x().set(p.y());
-///             p.y().set(x);
-///             i.set(i + 1);
-///         }
-///     })
-///     .unwrap();
-/// assert!(f.c_code().contains("typedef struct Point {\n  float x;\n  float y;\n} Point;"));
-/// let mut ps = [Point { x: 1.0, y: 2.0 }, Point { x: 3.0, y: 4.0 }];
-/// // SAFETY: `mirror` swaps the fields of `n` points at `ps`.
-/// unsafe { f.compile().unwrap().get()(ps.as_mut_ptr(), 2) };
-/// assert_eq!(ps, [Point { x: 2.0, y: 1.0 }, Point { x: 4.0, y: 3.0 }]);
 /// ```
 pub use augur_macros::Staged;
 

@@ -16,20 +16,24 @@ use std::path::{Path, PathBuf};
 /// How generated code names the user's source lines.
 ///
 /// ```
-/// use augur::codegen::{CodegenOptions, LineMarkers};
-/// use augur::{Builder, Dyn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::codegen::{CodegenOptions, LineMarkers};
+///     use augur::{Builder, Dyn};
 ///
-/// let new_line = line!() + 3; // the line of `Dyn::new` below
-/// let ex = Builder::new()
-///     .extract("twice", |x: Dyn<i32>| {
-///         let y = Dyn::new(x * 2);
-///         y
-///     })
-///     .unwrap();
-/// let opts = CodegenOptions::default().with_line_markers(LineMarkers::Comments);
-/// let c = ex.c_code_with(&opts);
-/// let marker = format!("  // {}:{new_line}\n  int32_t var0 = arg0 * 2;\n", file!());
-/// assert!(c.contains(&marker), "{c}");
+///     let new_line = line!() + 3; // the line of `Dyn::new` below
+///     let ex = Builder::new()
+///         .extract("twice", |x: Dyn<i32>| {
+///             let y = Dyn::new(x * 2);
+///             y
+///         })
+///         .unwrap();
+///     let opts = CodegenOptions::default().with_line_markers(LineMarkers::Comments);
+///     let c = ex.c_code_with(&opts);
+///     let marker = format!("  // {}:{new_line}\n  int32_t var0 = arg0 * 2;\n", file!());
+///     assert!(c.contains(&marker), "{c}");
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum LineMarkers {
@@ -56,24 +60,28 @@ pub enum LineMarkers {
 /// Options of the C and CUDA writers. The default writes plain code.
 ///
 /// ```
-/// use augur::codegen::{CodegenOptions, LineMarkers};
-/// use augur::{Builder, Dyn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::codegen::{CodegenOptions, LineMarkers};
+///     use augur::{Builder, Dyn};
 ///
-/// let new_line = line!() + 3; // the line of `Dyn::new` below
-/// let ex = Builder::new()
-///     .extract("inc", |x: Dyn<i64>| {
-///         let y = Dyn::new(x + 1);
-///         y
-///     })
-///     .unwrap();
-/// let opts = CodegenOptions::default()
-///     .with_line_markers(LineMarkers::Directives)
-///     .with_source_root("/home/me/project");
-/// let c = ex.c_code_with(&opts);
-/// // `file!()` is relative (to the workspace root), so the root is prepended.
-/// let directive = format!("#line {new_line} \"/home/me/project/{}\"\n", file!());
-/// assert!(c.contains(&directive), "{c}");
-/// assert_eq!(ex.c_code(), ex.c_code_with(&CodegenOptions::default()));
+///     let new_line = line!() + 3; // the line of `Dyn::new` below
+///     let ex = Builder::new()
+///         .extract("inc", |x: Dyn<i64>| {
+///             let y = Dyn::new(x + 1);
+///             y
+///         })
+///         .unwrap();
+///     let opts = CodegenOptions::default()
+///         .with_line_markers(LineMarkers::Directives)
+///         .with_source_root("/home/me/project");
+///     let c = ex.c_code_with(&opts);
+///     // `file!()` is relative (to the workspace root), so the root is prepended.
+///     let directive = format!("#line {new_line} \"/home/me/project/{}\"\n", file!());
+///     assert!(c.contains(&directive), "{c}");
+///     assert_eq!(ex.c_code(), ex.c_code_with(&CodegenOptions::default()));
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CodegenOptions {

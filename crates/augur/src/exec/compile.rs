@@ -62,24 +62,28 @@ pub struct CompileOptions {
     /// the Rust lines. [`compile`] itself takes finished C and ignores it.
     ///
     /// ```
-    /// use augur::codegen::{CodegenOptions, LineMarkers};
-    /// use augur::exec::CompileOptions;
-    /// use augur::{Builder, Dyn};
-    /// use std::path::Path;
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::codegen::{CodegenOptions, LineMarkers};
+    ///     use augur::exec::CompileOptions;
+    ///     use augur::{Builder, Dyn};
+    ///     use std::path::Path;
     ///
-    /// let ex = Builder::new().extract("sq", |x: Dyn<f64>| x * x).unwrap();
-    /// // `file!()` paths are relative to the workspace root: find it.
-    /// let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    /// let root = manifest.ancestors().find(|d| d.join(file!()).is_file()).unwrap();
-    /// let mut opts = CompileOptions::default();
-    /// opts.flags.extend(["-g".to_string(), "-O0".to_string()]);
-    /// opts.codegen = CodegenOptions::default()
-    ///     .with_line_markers(LineMarkers::Directives)
-    ///     .with_source_root(root);
-    /// let sq = ex.compile_with(&opts).unwrap();
-    /// // SAFETY: `sq` is `double sq(double)`.
-    /// assert_eq!(unsafe { sq.get()(1.5) }, 2.25);
-    /// // gdb on a program calling it can `break` at the Rust line of `x * x`.
+    ///     let ex = Builder::new().extract("sq", |x: Dyn<f64>| x * x).unwrap();
+    ///     // `file!()` paths are relative to the workspace root: find it.
+    ///     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    ///     let root = manifest.ancestors().find(|d| d.join(file!()).is_file()).unwrap();
+    ///     let mut opts = CompileOptions::default();
+    ///     opts.flags.extend(["-g".to_string(), "-O0".to_string()]);
+    ///     opts.codegen = CodegenOptions::default()
+    ///         .with_line_markers(LineMarkers::Directives)
+    ///         .with_source_root(root);
+    ///     let sq = ex.compile_with(&opts).unwrap();
+    ///     // SAFETY: `sq` is `double sq(double)`.
+    ///     assert_eq!(unsafe { sq.get()(1.5) }, 2.25);
+    ///     // gdb on a program calling it can `break` at the Rust line of `x * x`.
+    ///     Ok(())
+    /// }
     /// ```
     pub codegen: CodegenOptions,
     /// How long the compiler may run before it is stopped and
@@ -157,22 +161,26 @@ impl CompileOptions {
     /// function must have the C signature the IR declares for `name`.
     ///
     /// ```
-    /// use augur::exec::{Backend, CompileOptions};
-    /// use augur::{Builder, Dyn, ExternFn};
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::exec::{Backend, CompileOptions};
+    ///     use augur::{Builder, Dyn, ExternFn};
     ///
-    /// extern "C" fn triple(x: i32) -> i32 {
-    ///     3 * x
+    ///     extern "C" fn triple(x: i32) -> i32 {
+    ///         3 * x
+    ///     }
+    ///     const TRIPLE: ExternFn<fn(i32) -> i32> = ExternFn::new("triple");
+    ///     let ex = Builder::new()
+    ///         .extract("f", |x: Dyn<i32>| TRIPLE.call(x) + 1)
+    ///         .unwrap();
+    ///     let opts = CompileOptions::default()
+    ///         .with_backend(Backend::Jit)
+    ///         .with_symbol("triple", triple as *const ());
+    ///     let f = ex.compile_with(&opts).unwrap();
+    ///     // SAFETY: `f` is `int32_t f(int32_t)`.
+    ///     assert_eq!(unsafe { f.get()(5) }, 16);
+    ///     Ok(())
     /// }
-    /// const TRIPLE: ExternFn<fn(i32) -> i32> = ExternFn::new("triple");
-    /// let ex = Builder::new()
-    ///     .extract("f", |x: Dyn<i32>| TRIPLE.call(x) + 1)
-    ///     .unwrap();
-    /// let opts = CompileOptions::default()
-    ///     .with_backend(Backend::Jit)
-    ///     .with_symbol("triple", triple as *const ());
-    /// let f = ex.compile_with(&opts).unwrap();
-    /// // SAFETY: `f` is `int32_t f(int32_t)`.
-    /// assert_eq!(unsafe { f.get()(5) }, 16);
     /// ```
     pub fn with_symbol(mut self, name: impl Into<String>, address: *const ()) -> Self {
         self.symbols.push(ExternSymbol {

@@ -40,37 +40,41 @@ pub const DEFAULT_MAX_FUNCTIONS: usize = 10_000;
 /// first-stage keys.
 ///
 /// ```
-/// use augur::{Builder, Dyn, Func};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn, Func};
 ///
-/// let mut m = Builder::new().module();
-/// // `fib` calls itself: a recursive C function.
-/// let fib: Func<fn(i64) -> i64> = m.declare("fib");
-/// m.define(fib, move |n: Dyn<i64>| {
-///     let r = Dyn::new(n);
-///     if n.ge(2).is_true() {
-///         r.set(fib.call(n - 1) + fib.call(n - 2));
-///     }
-///     r
-/// });
-/// // `power` is specialised on its exponent: `power_3` calls `power_2` ...
-/// let power = m.declare_keyed::<u32, fn(f64) -> f64>("power");
-/// m.define_keyed(power, move |k: u32, x: Dyn<f64>| {
-///     if k == 0 {
-///         Dyn::new(1.0)
-///     } else {
-///         x * power.at(k - 1).call(x)
-///     }
-/// });
-/// m.export(power.at(3));
+///     let mut m = Builder::new().module();
+///     // `fib` calls itself: a recursive C function.
+///     let fib: Func<fn(i64) -> i64> = m.declare("fib");
+///     m.define(fib, move |n: Dyn<i64>| {
+///         let r = Dyn::new(n);
+///         if n.ge(2).is_true() {
+///             r.set(fib.call(n - 1) + fib.call(n - 2));
+///         }
+///         r
+///     });
+///     // `power` is specialised on its exponent: `power_3` calls `power_2` ...
+///     let power = m.declare_keyed::<u32, fn(f64) -> f64>("power");
+///     m.define_keyed(power, move |k: u32, x: Dyn<f64>| {
+///         if k == 0 {
+///             Dyn::new(1.0)
+///         } else {
+///             x * power.at(k - 1).call(x)
+///         }
+///     });
+///     m.export(power.at(3));
 ///
-/// let ex = m.extract().unwrap();
-/// assert!(ex.c_code().contains("power_2(arg0)"));
-/// assert_eq!(ex.interpret(fib, &[10i64.into()]).unwrap(), 55i64.into());
-/// let lib = ex.compile().unwrap();
-/// // SAFETY: `fib` is `int64_t fib(int64_t)` and `power_3` `double power_3(double)`.
-/// unsafe {
-///     assert_eq!(lib.get(fib).unwrap()(20), 6765);
-///     assert_eq!(lib.get(power.at(3)).unwrap()(1.5), 3.375);
+///     let ex = m.extract().unwrap();
+///     assert!(ex.c_code().contains("power_2(arg0)"));
+///     assert_eq!(ex.interpret(fib, &[10i64.into()]).unwrap(), 55i64.into());
+///     let lib = ex.compile().unwrap();
+///     // SAFETY: `fib` is `int64_t fib(int64_t)` and `power_3` `double power_3(double)`.
+///     unsafe {
+///         assert_eq!(lib.get(fib).unwrap()(20), 6765);
+///         assert_eq!(lib.get(power.at(3)).unwrap()(1.5), 3.375);
+///     }
+///     Ok(())
 /// }
 /// ```
 pub struct Module<'a> {

@@ -24,27 +24,31 @@ use std::marker::PhantomData;
 /// The handle is a small `Copy` value: keep it in your DSL's structures.
 ///
 /// ```
-/// use augur::prophecy::Prophecy;
-/// use augur::{Builder, Dyn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::prophecy::Prophecy;
+///     use augur::{Builder, Dyn};
 ///
-/// // How big must the scratch buffer be? Only the code after it knows.
-/// let f = Builder::new()
-///     .extract("scratch", |n: Dyn<i32>| {
-///         let size = Prophecy::named("scratch size", augur::prophecy::Max(0));
-///         let scratch = Dyn::new(size.get().0); // allocation size, predicted
-///         let r = Dyn::new(n);
-///         if n.gt(10).is_true() {
-///             size.require(augur::prophecy::Max(64));
-///             r.set(r + 1);
-///         } else {
-///             size.require(augur::prophecy::Max(16));
-///         }
-///         r + scratch
-///     })
-///     .unwrap();
-/// assert_eq!(f.interpret(&[0.into()]).unwrap(), 64.into());
-/// assert_eq!(f.stats().prophecy_restarts, 1);
-/// println!("{}", f.explain());
+///     // How big must the scratch buffer be? Only the code after it knows.
+///     let f = Builder::new()
+///         .extract("scratch", |n: Dyn<i32>| {
+///             let size = Prophecy::named("scratch size", augur::prophecy::Max(0));
+///             let scratch = Dyn::new(size.get().0); // allocation size, predicted
+///             let r = Dyn::new(n);
+///             if n.gt(10).is_true() {
+///                 size.require(augur::prophecy::Max(64));
+///                 r.set(r + 1);
+///             } else {
+///                 size.require(augur::prophecy::Max(16));
+///             }
+///             r + scratch
+///         })
+///         .unwrap();
+///     assert_eq!(f.interpret(&[0.into()]).unwrap(), 64.into());
+///     assert_eq!(f.stats().prophecy_restarts, 1);
+///     println!("{}", f.explain());
+///     Ok(())
+/// }
 /// ```
 ///
 /// [`get`]: Prophecy::get
@@ -67,22 +71,26 @@ pub struct Prophecy<L> {
 /// violated prophecy. A record before any read costs nothing.
 ///
 /// ```
-/// use augur::prophecy::History;
-/// use augur::{Builder, Dyn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::prophecy::History;
+///     use augur::{Builder, Dyn};
 ///
-/// let f = Builder::new()
-///     .extract("count_up", |n: Dyn<i32>| {
-///         let wrote = History::named("loop wrote", false);
-///         let i = Dyn::new(0);
-///         while i.lt(n).is_true() {
-///             wrote.record(true); // inside a dyn loop: no peeling
-///             i.set(i + 1);
-///         }
-///         if wrote.get() { i * 2 } else { i }
-///     })
-///     .unwrap();
-/// assert_eq!(f.c_code().matches("while").count(), 1);
-/// assert_eq!(f.interpret(&[3.into()]).unwrap(), 6.into());
+///     let f = Builder::new()
+///         .extract("count_up", |n: Dyn<i32>| {
+///             let wrote = History::named("loop wrote", false);
+///             let i = Dyn::new(0);
+///             while i.lt(n).is_true() {
+///                 wrote.record(true); // inside a dyn loop: no peeling
+///                 i.set(i + 1);
+///             }
+///             if wrote.get() { i * 2 } else { i }
+///         })
+///         .unwrap();
+///     assert_eq!(f.c_code().matches("while").count(), 1);
+///     assert_eq!(f.interpret(&[3.into()]).unwrap(), 6.into());
+///     Ok(())
+/// }
 /// ```
 pub struct History<L> {
     cell: CellRef,

@@ -13,27 +13,31 @@
 //! first stage itself, run again.
 //!
 //! ```
-//! use augur::prophecy::Prophecy;
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::prophecy::Prophecy;
+//!     use augur::{Builder, Dyn};
 //!
-//! let f = Builder::new()
-//!     .extract("f", |x: Dyn<i32>| {
-//!         let needs_copy = Prophecy::named("x copied", false);
-//!         let copy = Dyn::new(0);
-//!         if needs_copy.get() {
-//!             copy.set(x); // generated only if some later code reads it
-//!         }
-//!         let r = Dyn::new(1);
-//!         if x.gt(0).is_true() {
-//!             needs_copy.require(true); // this path reads the copy
-//!             r.set(copy);
-//!         }
-//!         r
-//!     })
-//!     .unwrap();
-//! assert_eq!(f.interpret(&[5.into()]).unwrap(), 5.into());
-//! assert!(f.c_code().contains("= arg0;"));
-//! assert!(f.explain().to_string().contains("`x copied`"));
+//!     let f = Builder::new()
+//!         .extract("f", |x: Dyn<i32>| {
+//!             let needs_copy = Prophecy::named("x copied", false);
+//!             let copy = Dyn::new(0);
+//!             if needs_copy.get() {
+//!                 copy.set(x); // generated only if some later code reads it
+//!             }
+//!             let r = Dyn::new(1);
+//!             if x.gt(0).is_true() {
+//!                 needs_copy.require(true); // this path reads the copy
+//!                 r.set(copy);
+//!             }
+//!             r
+//!         })
+//!         .unwrap();
+//!     assert_eq!(f.interpret(&[5.into()]).unwrap(), 5.into());
+//!     assert!(f.c_code().contains("= arg0;"));
+//!     assert!(f.explain().to_string().contains("`x copied`"));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # Values, identity, lifetime

@@ -18,71 +18,74 @@
 //! line, and the caller gets it back typed with [`Error::dsl_error`].
 //!
 //! ```
-//! use augur::{dsl, Builder, Dyn, Error};
-//! use std::cell::Cell;
-//! use std::panic::Location;
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{dsl, Builder, Dyn, Error};
+//!     use std::cell::Cell;
+//!     use std::panic::Location;
 //!
-//! /// The state of a DSL of scaled outputs: the scale the program set last
-//! /// decides the code of every later `emit`, so tags see it; the count of
-//! /// scales set is bookkeeping.
-//! struct Scaler {
-//!     scale: dsl::Seen<i32>,
-//!     scales_set: Cell<u32>,
-//! }
-//!
-//! #[derive(Debug, PartialEq)]
-//! struct ZeroScale;
-//! impl std::fmt::Display for ZeroScale {
-//!     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-//!         write!(f, "scaler: a scale of 0 loses every output")
+//!     /// The state of a DSL of scaled outputs: the scale the program set last
+//!     /// decides the code of every later `emit`, so tags see it; the count of
+//!     /// scales set is bookkeeping.
+//!     struct Scaler {
+//!         scale: dsl::Seen<i32>,
+//!         scales_set: Cell<u32>,
 //!     }
-//! }
-//! impl std::error::Error for ZeroScale {}
 //!
-//! #[derive(Clone)]
-//! struct Dsl(dsl::State<Scaler>);
-//!
-//! impl Dsl {
-//!     fn new() -> Dsl {
-//!         Dsl(dsl::State::new(Scaler { scale: dsl::Seen::new(2), scales_set: Cell::new(0) }))
-//!     }
-//!     #[track_caller]
-//!     fn scale(&self, s: i32) {
-//!         if s == 0 {
-//!             dsl::fail(ZeroScale, Location::caller());
+//!     #[derive(Debug, PartialEq)]
+//!     struct ZeroScale;
+//!     impl std::fmt::Display for ZeroScale {
+//!         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+//!             write!(f, "scaler: a scale of 0 loses every output")
 //!         }
-//!         self.0.scale.set(s);
-//!         self.0.scales_set.set(self.0.scales_set.get() + 1);
 //!     }
-//!     fn emit(&self, out: Dyn<*mut i32>, v: Dyn<i32>) {
-//!         out.at(0).set(v * self.0.scale.get());
+//!     impl std::error::Error for ZeroScale {}
+//!
+//!     #[derive(Clone)]
+//!     struct Dsl(dsl::State<Scaler>);
+//!
+//!     impl Dsl {
+//!         fn new() -> Dsl {
+//!             Dsl(dsl::State::new(Scaler { scale: dsl::Seen::new(2), scales_set: Cell::new(0) }))
+//!         }
+//!         #[track_caller]
+//!         fn scale(&self, s: i32) {
+//!             if s == 0 {
+//!                 dsl::fail(ZeroScale, Location::caller());
+//!             }
+//!             self.0.scale.set(s);
+//!             self.0.scales_set.set(self.0.scales_set.get() + 1);
+//!         }
+//!         fn emit(&self, out: Dyn<*mut i32>, v: Dyn<i32>) {
+//!             out.at(0).set(v * self.0.scale.get());
+//!         }
 //!     }
+//!
+//!     // The scale differs between the sides of the branch: the `emit` after
+//!     // the join is generated once per scale, not shared.
+//!     let f = Builder::new().extract("scaled", |out: Dyn<*mut i32>, x: Dyn<i32>| {
+//!         let d = Dsl::new();
+//!         if x.gt(0).is_true() {
+//!             d.scale(3);
+//!         }
+//!         d.emit(out, x);
+//!     })?;
+//!     let c = f.c_code();
+//!     assert!(c.contains("arg1 * 3") && c.contains("arg1 * 2"), "{c}");
+//!
+//!     // A DSL error reaches the caller typed, at the user's line.
+//!     let line = line!() + 3;
+//!     let r = Builder::new().extract("zero", |out: Dyn<*mut i32>, x: Dyn<i32>| {
+//!         let d = Dsl::new();
+//!         d.scale(0);
+//!         d.emit(out, x);
+//!     });
+//!     let e = r.map(|_| ()).unwrap_err();
+//!     assert_eq!(e.dsl_error::<ZeroScale>(), Some(&ZeroScale));
+//!     assert!(matches!(e, Error::Dsl { location, .. } if location.line == line));
+//!     assert!(e.to_string().starts_with("scaler: a scale of 0 loses every output at "));
+//!     Ok(())
 //! }
-//!
-//! // The scale differs between the sides of the branch: the `emit` after
-//! // the join is generated once per scale, not shared.
-//! let f = Builder::new().extract("scaled", |out: Dyn<*mut i32>, x: Dyn<i32>| {
-//!     let d = Dsl::new();
-//!     if x.gt(0).is_true() {
-//!         d.scale(3);
-//!     }
-//!     d.emit(out, x);
-//! })?;
-//! let c = f.c_code();
-//! assert!(c.contains("arg1 * 3") && c.contains("arg1 * 2"), "{c}");
-//!
-//! // A DSL error reaches the caller typed, at the user's line.
-//! let line = line!() + 3;
-//! let r = Builder::new().extract("zero", |out: Dyn<*mut i32>, x: Dyn<i32>| {
-//!     let d = Dsl::new();
-//!     d.scale(0);
-//!     d.emit(out, x);
-//! });
-//! let e = r.map(|_| ()).unwrap_err();
-//! assert_eq!(e.dsl_error::<ZeroScale>(), Some(&ZeroScale));
-//! assert!(matches!(e, Error::Dsl { location, .. } if location.line == line));
-//! assert!(e.to_string().starts_with("scaler: a scale of 0 loses every output at "));
-//! # Ok::<(), augur::Error>(())
 //! ```
 
 use crate::error::Error;
@@ -310,25 +313,29 @@ pub fn fail(
 /// the DSL's own, so no other DSL reaches the value.
 ///
 /// ```
-/// use augur::{dsl, Builder, Dyn};
-/// use std::cell::Cell;
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{dsl, Builder, Dyn};
+///     use std::cell::Cell;
 ///
-/// #[derive(Default)]
-/// struct Runs(u64);
+///     #[derive(Default)]
+///     struct Runs(u64);
 ///
-/// let counted = Cell::new(0);
-/// let ex = Builder::new()
-///     .extract("f", |x: Dyn<i32>| {
-///         counted.set(dsl::local(|r: &mut Runs| {
-///             r.0 += 1;
-///             r.0
-///         }));
-///         if x.gt(0).is_true() { x } else { -x }
-///     })
-///     .unwrap();
-/// assert_eq!(counted.get(), ex.stats().total_runs);
-/// // The extraction's value is gone with it.
-/// assert_eq!(dsl::local(|r: &mut Runs| r.0), 0);
+///     let counted = Cell::new(0);
+///     let ex = Builder::new()
+///         .extract("f", |x: Dyn<i32>| {
+///             counted.set(dsl::local(|r: &mut Runs| {
+///                 r.0 += 1;
+///                 r.0
+///             }));
+///             if x.gt(0).is_true() { x } else { -x }
+///         })
+///         .unwrap();
+///     assert_eq!(counted.get(), ex.stats().total_runs);
+///     // The extraction's value is gone with it.
+///     assert_eq!(dsl::local(|r: &mut Runs| r.0), 0);
+///     Ok(())
+/// }
 /// ```
 pub fn local<T: Default + 'static, R>(f: impl FnOnce(&mut T) -> R) -> R {
     context::with(|c| c.local(Level::Extraction, f))
@@ -340,19 +347,23 @@ pub fn local<T: Default + 'static, R>(f: impl FnOnce(&mut T) -> R) -> R {
 /// is taken out or made.
 ///
 /// ```
-/// use augur::{dsl, Builder, Dyn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{dsl, Builder, Dyn};
 ///
-/// #[derive(Clone, Default)]
-/// struct Depth(u32);
+///     #[derive(Clone, Default)]
+///     struct Depth(u32);
 ///
-/// Builder::new()
-///     .extract("f", |x: Dyn<i32>| {
-///         assert_eq!(dsl::local_copy::<Depth>().0, 0);
-///         dsl::local(|d: &mut Depth| d.0 = 2);
-///         assert_eq!(dsl::local_copy::<Depth>().0, 2);
-///         x
-///     })
-///     .unwrap();
+///     Builder::new()
+///         .extract("f", |x: Dyn<i32>| {
+///             assert_eq!(dsl::local_copy::<Depth>().0, 0);
+///             dsl::local(|d: &mut Depth| d.0 = 2);
+///             assert_eq!(dsl::local_copy::<Depth>().0, 2);
+///             x
+///         })
+///         .unwrap();
+///     Ok(())
+/// }
 /// ```
 pub fn local_copy<T: Clone + Default + 'static>() -> T {
     context::with(|c| c.local_copy(Level::Extraction))

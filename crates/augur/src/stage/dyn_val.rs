@@ -20,17 +20,21 @@ use std::panic::Location;
 /// computed*, like any Rust value:
 ///
 /// ```
-/// use augur::{Builder, Dyn};
-/// let f = Builder::new()
-///     .extract("f", |x: Dyn<i32>| {
-///         let y = Dyn::new(0);
-///         let e = x + 1; // the value of x + 1 now
-///         x.set(5);
-///         y.set(e); // old x + 1, not 6
-///         y
-///     })
-///     .unwrap();
-/// assert_eq!(f.interpret(&[10.into()]).unwrap(), 11.into());
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn};
+///     let f = Builder::new()
+///         .extract("f", |x: Dyn<i32>| {
+///             let y = Dyn::new(0);
+///             let e = x + 1; // the value of x + 1 now
+///             x.set(5);
+///             y.set(e); // old x + 1, not 6
+///             y
+///         })
+///         .unwrap();
+///     assert_eq!(f.interpret(&[10.into()]).unwrap(), 11.into());
+///     Ok(())
+/// }
 /// ```
 ///
 /// Handles are `Copy`. A handle made by [`Dyn::new`] (or a parameter) names
@@ -57,11 +61,15 @@ impl<T: ?Sized> Copy for Dyn<T> {}
 /// used (the engine compares operations with their operands).
 ///
 /// ```
-/// use std::hash::{BuildHasher, RandomState};
-/// # augur::Builder::new().extract("f", |x: augur::Dyn<i32>| {
-/// let s = RandomState::new();
-/// assert_eq!(s.hash_one(x), s.hash_one(x + 1));
-/// # x }).unwrap();
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use std::hash::{BuildHasher, RandomState};
+/// #     augur::Builder::new().extract("f", |x: augur::Dyn<i32>| {
+///     let s = RandomState::new();
+///     assert_eq!(s.hash_one(x), s.hash_one(x + 1));
+/// #     x }).unwrap();
+///     Ok(())
+/// }
 /// ```
 impl<T: ?Sized> std::hash::Hash for Dyn<T> {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
@@ -140,15 +148,19 @@ impl<T: ?Sized> Dyn<T> {
     /// it to recognise a buffer it has seen before.
     ///
     /// ```
-    /// use augur::{Builder, Dyn};
-    /// Builder::new()
-    ///     .extract("same", |x: Dyn<i32>| {
-    ///         let y = x;
-    ///         assert!(x.same_handle(y));
-    ///         assert!(!x.same_handle(x + 0));
-    ///         x
-    ///     })
-    ///     .unwrap();
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{Builder, Dyn};
+    ///     Builder::new()
+    ///         .extract("same", |x: Dyn<i32>| {
+    ///             let y = x;
+    ///             assert!(x.same_handle(y));
+    ///             assert!(!x.same_handle(x + 0));
+    ///             x
+    ///         })
+    ///         .unwrap();
+    ///     Ok(())
+    /// }
     /// ```
     pub fn same_handle(self, other: Dyn<T>) -> bool {
         self.var == other.var && self.gen == other.gen
@@ -283,15 +295,19 @@ impl<T: CType + ?Sized> Dyn<T> {
     /// copy of the code that uses `v`).
     ///
     /// ```
-    /// use augur::{Builder, Dyn};
-    /// let f = Builder::new()
-    ///     .extract("pick", |x: Dyn<i32>| {
-    ///         let v = Dyn::if_else(x.gt(0), || x + 1, || x - 1);
-    ///         v * 2
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(f.interpret(&[3.into()]).unwrap(), 8.into());
-    /// assert_eq!(f.interpret(&[(-3).into()]).unwrap(), (-8).into());
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{Builder, Dyn};
+    ///     let f = Builder::new()
+    ///         .extract("pick", |x: Dyn<i32>| {
+    ///             let v = Dyn::if_else(x.gt(0), || x + 1, || x - 1);
+    ///             v * 2
+    ///         })
+    ///         .unwrap();
+    ///     assert_eq!(f.interpret(&[3.into()]).unwrap(), 8.into());
+    ///     assert_eq!(f.interpret(&[(-3).into()]).unwrap(), (-8).into());
+    ///     Ok(())
+    /// }
     /// ```
     #[track_caller]
     pub fn if_else(
@@ -477,17 +493,21 @@ impl Dyn<bool> {
     /// body and the exit of a `while`) end up in the generated code.
     ///
     /// ```
-    /// use augur::{Builder, Dyn};
-    /// let f = Builder::new()
-    ///     .extract("absolute", |x: Dyn<i32>| {
-    ///         let r = Dyn::new(x);
-    ///         if x.lt(0).is_true() {
-    ///             r.set(-x);
-    ///         }
-    ///         r
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!(f.interpret(&[(-4).into()]).unwrap(), 4.into());
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{Builder, Dyn};
+    ///     let f = Builder::new()
+    ///         .extract("absolute", |x: Dyn<i32>| {
+    ///             let r = Dyn::new(x);
+    ///             if x.lt(0).is_true() {
+    ///                 r.set(-x);
+    ///             }
+    ///             r
+    ///         })
+    ///         .unwrap();
+    ///     assert_eq!(f.interpret(&[(-4).into()]).unwrap(), 4.into());
+    ///     Ok(())
+    /// }
     /// ```
     #[track_caller]
     pub fn is_true(self) -> bool {

@@ -12,10 +12,14 @@ use std::marker::PhantomData;
 /// the generated code calls it by name.
 ///
 /// ```
-/// use augur::{Builder, Dyn, ExternFn};
-/// const ABS: ExternFn<fn(i32) -> i32> = ExternFn::new("abs").header("stdlib.h");
-/// let f = Builder::new().extract("f", |x: Dyn<i32>| ABS.call(x) + 1).unwrap();
-/// assert!(f.c_code().contains("abs(arg0) + 1"));
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn, ExternFn};
+///     const ABS: ExternFn<fn(i32) -> i32> = ExternFn::new("abs").header("stdlib.h");
+///     let f = Builder::new().extract("f", |x: Dyn<i32>| ABS.call(x) + 1).unwrap();
+///     assert!(f.c_code().contains("abs(arg0) + 1"));
+///     Ok(())
+/// }
 /// ```
 ///
 /// Functions with a `header` are declared by that header; the others get a

@@ -22,18 +22,22 @@ use std::marker::PhantomData;
 /// C `double (*)(double)`. Only a type: no value of it exists in Rust.
 ///
 /// ```
-/// use augur::{Builder, Dyn, FnPtr, Func};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn, FnPtr, Func};
 ///
-/// let mut m = Builder::new().module();
-/// let twice: Func<fn(f64) -> f64> = m.declare("twice");
-/// let apply: Func<fn(FnPtr<fn(f64) -> f64>, f64) -> f64> = m.declare("apply");
-/// let run: Func<fn(f64) -> f64> = m.declare("run");
-/// m.define(twice, |x: Dyn<f64>| x * 2.0);
-/// m.define(apply, |f: Dyn<FnPtr<fn(f64) -> f64>>, x: Dyn<f64>| f.call(x) + 1.0);
-/// m.define(run, move |x: Dyn<f64>| apply.call(twice.addr(), x));
-/// let ex = m.extract().unwrap();
-/// assert!(ex.c_code().contains("double apply(double (*arg0)(double), double arg1)"));
-/// assert_eq!(ex.interpret(run, &[4.0.into()]).unwrap(), 9.0.into());
+///     let mut m = Builder::new().module();
+///     let twice: Func<fn(f64) -> f64> = m.declare("twice");
+///     let apply: Func<fn(FnPtr<fn(f64) -> f64>, f64) -> f64> = m.declare("apply");
+///     let run: Func<fn(f64) -> f64> = m.declare("run");
+///     m.define(twice, |x: Dyn<f64>| x * 2.0);
+///     m.define(apply, |f: Dyn<FnPtr<fn(f64) -> f64>>, x: Dyn<f64>| f.call(x) + 1.0);
+///     m.define(run, move |x: Dyn<f64>| apply.call(twice.addr(), x));
+///     let ex = m.extract().unwrap();
+///     assert!(ex.c_code().contains("double apply(double (*arg0)(double), double arg1)"));
+///     assert_eq!(ex.interpret(run, &[4.0.into()]).unwrap(), 9.0.into());
+///     Ok(())
+/// }
 /// ```
 pub struct FnPtr<S>(PhantomData<S>);
 

@@ -41,25 +41,29 @@ fn shared_used<R>(f: impl FnOnce(&mut u32) -> R) -> R {
 /// (`Error::Kernel` says so at the launch).
 ///
 /// ```
-/// use augur::{stage::gpu, Builder, Dyn};
-/// let f = Builder::new()
-///     .extract("double_all", |x: Dyn<*mut f32>| {
-///         gpu::launch(2, 4, |bid, tid| {
-///             let i = bid * 4 + tid;
-///             x.at(i).set(x.at(i) * 2.0f32);
-///         });
-///     })
-///     .unwrap();
-/// assert!(f.c_code().contains("for ("));
-/// // The interpreter runs the launch as its loop nest: every thread.
-/// let mut interp = augur::exec::Interpreter::new();
-/// let x = interp.memory_mut().alloc_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
-/// f.interpret_in(&mut interp, &[x]).unwrap();
-/// let doubled: Vec<f32> = interp.memory().read_slice(x, 8).unwrap();
-/// assert_eq!(doubled, [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]);
-/// let cuda = augur::codegen::cuda::write_cuda(f.ir(), "").unwrap();
-/// assert!(cuda.contains("__global__ void double_all_k0("));
-/// assert!(cuda.contains("double_all_k0<<<2, 4>>>("));
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{stage::gpu, Builder, Dyn};
+///     let f = Builder::new()
+///         .extract("double_all", |x: Dyn<*mut f32>| {
+///             gpu::launch(2, 4, |bid, tid| {
+///                 let i = bid * 4 + tid;
+///                 x.at(i).set(x.at(i) * 2.0f32);
+///             });
+///         })
+///         .unwrap();
+///     assert!(f.c_code().contains("for ("));
+///     // The interpreter runs the launch as its loop nest: every thread.
+///     let mut interp = augur::exec::Interpreter::new();
+///     let x = interp.memory_mut().alloc_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+///     f.interpret_in(&mut interp, &[x]).unwrap();
+///     let doubled: Vec<f32> = interp.memory().read_slice(x, 8).unwrap();
+///     assert_eq!(doubled, [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0]);
+///     let cuda = augur::codegen::cuda::write_cuda(f.ir(), "").unwrap();
+///     assert!(cuda.contains("__global__ void double_all_k0("));
+///     assert!(cuda.contains("double_all_k0<<<2, 4>>>("));
+///     Ok(())
+/// }
 /// ```
 #[track_caller]
 pub fn launch(grid: u32, block: u32, mut body: impl FnMut(Dyn<i32>, Dyn<i32>)) {
@@ -100,25 +104,29 @@ pub fn sync_threads() {
 /// at the call.
 ///
 /// ```
-/// use augur::{stage::gpu, Builder, Dyn};
-/// // Each block of 4 threads reverses its stretch of `x` through shared memory.
-/// let f = Builder::new()
-///     .extract("reverse4", |x: Dyn<*mut i32>| {
-///         gpu::launch(2, 4, |bid, tid| {
-///             let tile = gpu::shared::<i32>(4);
-///             tile.at(tid).set(x.at(bid * 4 + tid));
-///             gpu::sync_threads();
-///             x.at(bid * 4 + tid).set(tile.at(3 - tid));
-///         });
-///     })
-///     .unwrap();
-/// let sim = f.simulated().unwrap();
-/// let mut interp = augur::exec::Interpreter::new();
-/// let x = interp.memory_mut().alloc_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
-/// sim.interpret_in(&mut interp, &[x]).unwrap();
-/// assert_eq!(interp.memory().read_slice::<i32>(x, 8).unwrap(), [4, 3, 2, 1, 8, 7, 6, 5]);
-/// let cuda = f.cuda_code("").unwrap();
-/// assert!(cuda.contains("reverse4_k0<<<2, 4, 16>>>("), "{cuda}");
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{stage::gpu, Builder, Dyn};
+///     // Each block of 4 threads reverses its stretch of `x` through shared memory.
+///     let f = Builder::new()
+///         .extract("reverse4", |x: Dyn<*mut i32>| {
+///             gpu::launch(2, 4, |bid, tid| {
+///                 let tile = gpu::shared::<i32>(4);
+///                 tile.at(tid).set(x.at(bid * 4 + tid));
+///                 gpu::sync_threads();
+///                 x.at(bid * 4 + tid).set(tile.at(3 - tid));
+///             });
+///         })
+///         .unwrap();
+///     let sim = f.simulated().unwrap();
+///     let mut interp = augur::exec::Interpreter::new();
+///     let x = interp.memory_mut().alloc_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+///     sim.interpret_in(&mut interp, &[x]).unwrap();
+///     assert_eq!(interp.memory().read_slice::<i32>(x, 8).unwrap(), [4, 3, 2, 1, 8, 7, 6, 5]);
+///     let cuda = f.cuda_code("").unwrap();
+///     assert!(cuda.contains("reverse4_k0<<<2, 4, 16>>>("), "{cuda}");
+///     Ok(())
+/// }
 /// ```
 #[track_caller]
 pub fn shared<T: CScalar>(n: u32) -> Dyn<*mut T> {
@@ -168,19 +176,23 @@ impl Atomic for f64 {}
 /// order on a GPU.
 ///
 /// ```
-/// use augur::{stage::gpu, Builder, Dyn};
-/// let f = Builder::new()
-///     .extract("histogram", |x: Dyn<*mut i32>, bins: Dyn<*mut i32>| {
-///         gpu::launch(2, 8, |bid, tid| {
-///             gpu::atomic_add(bins.at(x.at(bid * 8 + tid)).addr(), 1);
-///         });
-///     })
-///     .unwrap();
-/// let mut interp = augur::exec::Interpreter::new();
-/// let x = interp.memory_mut().alloc_slice(&[0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 0, 0, 1, 2, 3, 3]);
-/// let bins = interp.memory_mut().alloc_slice(&[0i32; 4]);
-/// f.simulated().unwrap().interpret_in(&mut interp, &[x, bins]).unwrap();
-/// assert_eq!(interp.memory().read_slice::<i32>(bins, 4).unwrap(), [3, 3, 4, 6]);
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{stage::gpu, Builder, Dyn};
+///     let f = Builder::new()
+///         .extract("histogram", |x: Dyn<*mut i32>, bins: Dyn<*mut i32>| {
+///             gpu::launch(2, 8, |bid, tid| {
+///                 gpu::atomic_add(bins.at(x.at(bid * 8 + tid)).addr(), 1);
+///             });
+///         })
+///         .unwrap();
+///     let mut interp = augur::exec::Interpreter::new();
+///     let x = interp.memory_mut().alloc_slice(&[0, 1, 1, 2, 2, 2, 3, 3, 3, 3, 0, 0, 1, 2, 3, 3]);
+///     let bins = interp.memory_mut().alloc_slice(&[0i32; 4]);
+///     f.simulated().unwrap().interpret_in(&mut interp, &[x, bins]).unwrap();
+///     assert_eq!(interp.memory().read_slice::<i32>(bins, 4).unwrap(), [3, 3, 4, 6]);
+///     Ok(())
+/// }
 /// ```
 #[track_caller]
 pub fn atomic_add<T: Atomic>(p: Dyn<*mut T>, v: impl IntoArg<T>) -> Dyn<T> {

@@ -1,13 +1,17 @@
 //! Common C library functions as [`ExternFn`]s.
 //!
 //! ```
-//! use augur::{libc, Builder, Dyn};
-//! let f = Builder::new()
-//!     .extract("hello", |x: Dyn<i32>| {
-//!         libc::PRINTF.call_with(&[Dyn::str("x = %d\n").into(), x.into()]);
-//!     })
-//!     .unwrap();
-//! assert!(f.c_code().contains("printf(\"x = %d\\n\", arg0);"));
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{libc, Builder, Dyn};
+//!     let f = Builder::new()
+//!         .extract("hello", |x: Dyn<i32>| {
+//!             libc::PRINTF.call_with(&[Dyn::str("x = %d\n").into(), x.into()]);
+//!         })
+//!         .unwrap();
+//!     assert!(f.c_code().contains("printf(\"x = %d\\n\", arg0);"));
+//!     Ok(())
+//! }
 //! ```
 
 use super::ctype::CChar;

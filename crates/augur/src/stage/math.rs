@@ -11,22 +11,26 @@
 //! code (results equal the compiled code's, bit for bit).
 //!
 //! ```
-//! use augur::math::POW;
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::math::POW;
+//!     use augur::{Builder, Dyn};
 //!
-//! let f = Builder::new()
-//!     .extract("norm", |x: Dyn<f64>, y: Dyn<f32>| {
-//!         let h = x.hypot(3.0).floor(); // double hypot, double floor
-//!         let s = y.sin().cast::<f64>(); // float sinf
-//!         POW.call(h, 2.0) + s
-//!     })
-//!     .unwrap();
-//! let c = f.c_code();
-//! assert!(c.contains("#include <math.h>"), "{c}");
-//! assert!(c.contains("hypot(arg0, 3.0)"), "{c}");
-//! assert!(c.contains("sinf(arg1)"), "{c}");
-//! let got = f.interpret(&[4.0f64.into(), 0.0f32.into()]).unwrap();
-//! assert_eq!(got, augur::Value::F64(25.0));
+//!     let f = Builder::new()
+//!         .extract("norm", |x: Dyn<f64>, y: Dyn<f32>| {
+//!             let h = x.hypot(3.0).floor(); // double hypot, double floor
+//!             let s = y.sin().cast::<f64>(); // float sinf
+//!             POW.call(h, 2.0) + s
+//!         })
+//!         .unwrap();
+//!     let c = f.c_code();
+//!     assert!(c.contains("#include <math.h>"), "{c}");
+//!     assert!(c.contains("hypot(arg0, 3.0)"), "{c}");
+//!     assert!(c.contains("sinf(arg1)"), "{c}");
+//!     let got = f.interpret(&[4.0f64.into(), 0.0f32.into()]).unwrap();
+//!     assert_eq!(got, augur::Value::F64(25.0));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! Not here: the classification macros (`isnan`, `signbit`, ...; compare

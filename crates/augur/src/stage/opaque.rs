@@ -8,21 +8,25 @@
 /// is an [`Error::Misuse`](crate::Error::Misuse) at its line.
 ///
 /// ```
-/// use augur::{Builder, CChar, Dyn, ExternFn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, CChar, Dyn, ExternFn};
 ///
-/// augur::opaque_type!(
-///     /// C's `FILE`.
-///     pub File = "FILE" in "stdio.h"
-/// );
-/// const FPUTS: ExternFn<fn(*const CChar, *mut File) -> i32> =
-///     ExternFn::new("fputs").header("stdio.h");
+///     augur::opaque_type!(
+///         /// C's `FILE`.
+///         pub File = "FILE" in "stdio.h"
+///     );
+///     const FPUTS: ExternFn<fn(*const CChar, *mut File) -> i32> =
+///         ExternFn::new("fputs").header("stdio.h");
 ///
-/// let f = Builder::new()
-///     .extract("greet", |out: Dyn<*mut File>| FPUTS.call(Dyn::str("hi\n"), out))
-///     .unwrap();
-/// let c = f.c_code();
-/// assert!(c.contains("#include <stdio.h>"), "{c}");
-/// assert!(c.contains("int32_t greet(FILE *arg0)"), "{c}");
+///     let f = Builder::new()
+///         .extract("greet", |out: Dyn<*mut File>| FPUTS.call(Dyn::str("hi\n"), out))
+///         .unwrap();
+///     let c = f.c_code();
+///     assert!(c.contains("#include <stdio.h>"), "{c}");
+///     assert!(c.contains("int32_t greet(FILE *arg0)"), "{c}");
+///     Ok(())
+/// }
 /// ```
 #[macro_export]
 macro_rules! opaque_type {

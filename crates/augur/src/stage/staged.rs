@@ -18,13 +18,13 @@
 //!   not share code, a dyn loop that changes it unrolls until its value
 //!   repeats (a state machine closes into a loop over its states);
 //!
-//!   A `let` that keeps a `&mut` borrow of a tracked local alive
-//!   (`let r = v.last_mut().unwrap(); *r += 1;`) does not compile under the
-//!   attribute: the re-hash after the `let` reads the local while the
-//!   borrow lives. Write the change as one statement
-//!   (`*v.last_mut().unwrap() += 1;`), which is re-hashed after it; a
-//!   borrow that hid changes from the tracker would be silently wrong code;
-//! * every closure handed to a call (`(0..n).any(|_| ..)`, `xs.map(|x| ..)`)
+//!   A `let` whose initialiser changes a tracked local may keep a `&mut`
+//!   borrow of it alive (`let r = v.last_mut().unwrap(); *r += 1;`), so no
+//!   re-hash can follow it at once: the tracker is *poisoned* instead
+//!   ([`Tracked::poison`]: the engine shares no code while one is) and
+//!   re-hashed before the block's next statement that names the local;
+//! * every closure handed to one of the standard library's adapters
+//!   (`(0..n).any(|_| ..)`, `xs.map(|x| ..)`)
 //!   counts its calls at a [`CallSite`] of the statement: each call
 //!   is a program point of its own, as each turn of a `for` loop is;
 //! * every function body starts with a [`Frame`], whose destructor keeps the
@@ -72,6 +72,8 @@ impl<I: Iterator> Iterator for Turns<I> {
 pub struct Tracked {
     /// The engine slot and the run it belongs to.
     slot: Option<(u32, u32)>,
+    /// Poisoned (see [`Tracked::poison`]) and not updated since.
+    poisoned: std::cell::Cell<bool>,
 }
 
 impl Tracked {
@@ -81,11 +83,43 @@ impl Tracked {
             let gen = driver::current_gen()?;
             Some((with(|e| Ok(e.static_register(h))), gen))
         });
-        Tracked { slot }
+        Tracked {
+            slot,
+            poisoned: std::cell::Cell::new(false),
+        }
+    }
+
+    /// A `let` changed the local and may hold a `&mut` borrow of it
+    /// (`let m = v.last_mut().unwrap();`), so its value cannot be read
+    /// until the borrow ends: until the next [`update`](Tracked::update),
+    /// the engine shares no code (see `trace/frames.rs`).
+    #[track_caller]
+    pub fn poison(&self) {
+        let Some((_, gen)) = self.slot else { return };
+        if self.poisoned.get() || driver::current_gen() != Some(gen) {
+            return;
+        }
+        self.poisoned.set(true);
+        let at = SrcLoc::from_location(Location::caller());
+        with(|e| {
+            e.borrowed(Some(at));
+            Ok(())
+        });
+    }
+
+    fn unpoison(&self) {
+        if self.poisoned.replace(false) {
+            driver::with_quiet(|e| e.borrowed(None));
+        }
     }
 
     /// The local was assigned: its value now hashes to `hash`.
     pub fn update(&self, hash: Option<u64>) {
+        if let Some((_, gen)) = self.slot {
+            if driver::current_gen() == Some(gen) {
+                self.unpoison();
+            }
+        }
         if let (Some((slot, gen)), Some(h)) = (self.slot, hash) {
             if driver::current_gen() == Some(gen) {
                 with(|e| {
@@ -101,6 +135,7 @@ impl Drop for Tracked {
     fn drop(&mut self) {
         if let Some((slot, gen)) = self.slot {
             if driver::current_gen() == Some(gen) {
+                self.unpoison();
                 driver::with_quiet(|e| e.static_drop(slot));
             }
         }

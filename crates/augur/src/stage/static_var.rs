@@ -22,19 +22,23 @@ use std::ops::{AddAssign, Deref, MulAssign, SubAssign};
 /// decision) and handled, but [`range`] makes the intent explicit and cheap.
 ///
 /// ```
-/// use augur::{Builder, Dyn, Static};
-/// let f = Builder::new()
-///     .extract("cube", |x: Dyn<i32>| {
-///         let r = Dyn::new(1);
-///         let mut n = Static::new(3);
-///         while *n > 0 {
-///             r.set(r * x);
-///             n -= 1;
-///         }
-///         r
-///     })
-///     .unwrap();
-/// assert_eq!(f.interpret(&[2.into()]).unwrap(), 8.into());
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn, Static};
+///     let f = Builder::new()
+///         .extract("cube", |x: Dyn<i32>| {
+///             let r = Dyn::new(1);
+///             let mut n = Static::new(3);
+///             while *n > 0 {
+///                 r.set(r * x);
+///                 n -= 1;
+///             }
+///             r
+///         })
+///         .unwrap();
+///     assert_eq!(f.interpret(&[2.into()]).unwrap(), 8.into());
+///     Ok(())
+/// }
 /// ```
 pub struct Static<T: Clone + Hash + Eq + 'static> {
     value: T,
@@ -148,19 +152,23 @@ static_assign!(AddAssign add_assign, SubAssign sub_assign, MulAssign mul_assign)
 /// its body contains dyn branches.
 ///
 /// ```
-/// use augur::{range, Builder, Dyn};
-/// let f = Builder::new()
-///     .extract("clamp3", |x: Dyn<i32>| {
-///         let r = Dyn::new(0);
-///         for i in range(0..3) {
-///             if x.gt(i).is_true() {
-///                 r.set(r + 1);
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{range, Builder, Dyn};
+///     let f = Builder::new()
+///         .extract("clamp3", |x: Dyn<i32>| {
+///             let r = Dyn::new(0);
+///             for i in range(0..3) {
+///                 if x.gt(i).is_true() {
+///                     r.set(r + 1);
+///                 }
 ///             }
-///         }
-///         r
-///     })
-///     .unwrap();
-/// assert_eq!(f.interpret(&[2.into()]).unwrap(), 2.into());
+///             r
+///         })
+///         .unwrap();
+///     assert_eq!(f.interpret(&[2.into()]).unwrap(), 2.into());
+///     Ok(())
+/// }
 /// ```
 pub fn range<T: StaticInt>(r: std::ops::Range<T>) -> StaticRange<T> {
     StaticRange {

@@ -333,7 +333,10 @@ mod tests {
     fn guarded_turns_do_not_nest() {
         let n = 200u32;
         let loc = crate::stage::dyn_val::caller();
+        // Trusted: this crate's own tests cannot use `#[augur::staged]`,
+        // and what is tested is the structure of the trace.
         let (trace, config) = Builder::new()
+            .trust_unannotated(true)
             .trace(
                 "state_machine",
                 move |x: Dyn<i64>| {

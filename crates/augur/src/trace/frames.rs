@@ -98,6 +98,10 @@ pub enum Hidden {
     },
     /// The operation at this location is outside every live covered body.
     Outside(SrcLoc),
+    /// A `let` at this location changed a tracked local and may hold a
+    /// `&mut` borrow of it, so its value is unknown until the local is
+    /// named again.
+    Borrowed(SrcLoc),
 }
 
 impl Hidden {
@@ -115,6 +119,12 @@ impl Hidden {
                 "the function at {body} is called by code #[augur::staged] does not cover \
                  (the closure handed to extract?): put #[augur::staged] on the function that \
                  holds that code"
+            ),
+            Hidden::Borrowed(at) => format!(
+                "the `let` at {at} changed a tracked local and may hold a `&mut` borrow of it, \
+                 so its value is unknown until the block names the local again: end the \
+                 borrow before dyn decisions (name the local, or bind the borrow in a block \
+                 of its own)"
             ),
             Hidden::Outside(at) => format!(
                 "{at} is in code #[augur::staged] does not cover: put #[augur::staged] on the \
@@ -138,6 +148,9 @@ pub(super) struct Frames {
     stack: Vec<Activation>,
     /// The run's first activation was entered.
     rooted: bool,
+    /// Where tracked locals are borrowed through a `let` now (see
+    /// `Tracked::poison`), in order.
+    borrowed: Vec<SrcLoc>,
 }
 
 impl Frames {
@@ -145,6 +158,18 @@ impl Frames {
     pub(super) fn reset(&mut self) {
         self.stack.clear();
         self.rooted = false;
+        self.borrowed.clear();
+    }
+
+    /// A tracked local is borrowed through a `let` at `at` (`Some`), or
+    /// one borrowed local was named again (`None`).
+    pub(super) fn borrowed(&mut self, at: Option<SrcLoc>) {
+        match at {
+            Some(at) => self.borrowed.push(at),
+            None => {
+                self.borrowed.pop();
+            }
+        }
     }
 
     /// A covered body starts; `caller` is where it was called from (`None`
@@ -186,6 +211,9 @@ impl Frames {
         };
         if let Some(h) = top.hidden {
             return Some(h);
+        }
+        if let Some(&at) = self.borrowed.first() {
+            return Some(Hidden::Borrowed(at));
         }
         if self.covers(loc) {
             None

@@ -213,6 +213,13 @@ impl<'e> Recorder<'e> {
         self.engine.run.frames.enter(region, caller, decided)
     }
 
+    /// A tracked local is borrowed through a `let` (`Some(where)`), or a
+    /// borrowed one was read again (`None`).
+    #[inline]
+    pub(crate) fn borrowed(&mut self, at: Option<SrcLoc>) {
+        self.engine.run.frames.borrowed(at)
+    }
+
     /// The body entered at `depth` ended.
     #[inline]
     pub(crate) fn frame_exit(&mut self, depth: u32) {

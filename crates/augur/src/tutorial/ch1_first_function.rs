@@ -15,21 +15,24 @@
 //! # Extracting a function
 //!
 //! ```
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn};
 //!
-//! let poly = Builder::new().extract("poly", |x: Dyn<i64>, y: Dyn<i64>| {
-//!     let x = x.name("x"); // names the parameters in the C
-//!     let y = y.name("y");
-//!     let t = Dyn::named("t", x * x); // int64_t t = x * x;
-//!     t.set(t + 3 * y); // t = t + 3 * y;
-//!     t - 1 // return t - 1;
-//! })?;
-//! let c = poly.c_code();
-//! println!("{c}");
-//! assert!(c.contains("int64_t poly(int64_t x, int64_t y) {"));
-//! assert!(c.contains("int64_t t = x * x;"));
-//! assert!(c.contains("return t - 1;"));
-//! # Ok::<(), augur::Error>(())
+//!     let poly = Builder::new().extract("poly", |x: Dyn<i64>, y: Dyn<i64>| {
+//!         let x = x.name("x"); // names the parameters in the C
+//!         let y = y.name("y");
+//!         let t = Dyn::named("t", x * x); // int64_t t = x * x;
+//!         t.set(t + 3 * y); // t = t + 3 * y;
+//!         t - 1 // return t - 1;
+//!     })?;
+//!     let c = poly.c_code();
+//!     println!("{c}");
+//!     assert!(c.contains("int64_t poly(int64_t x, int64_t y) {"));
+//!     assert!(c.contains("int64_t t = x * x;"));
+//!     assert!(c.contains("return t - 1;"));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! [`Builder::extract`](crate::Builder::extract) takes the C function's
@@ -62,21 +65,24 @@
 //! of an uninitialised variable) is an error naming the line.
 //!
 //! ```
-//! use augur::{Builder, Dyn, Value};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Value};
 //!
-//! let poly = Builder::new().extract("poly", |x: Dyn<i64>, y: Dyn<i64>| {
-//!     let t = Dyn::named("t", x * x);
-//!     t.set(t + 3 * y);
-//!     t - 1
-//! })?;
+//!     let poly = Builder::new().extract("poly", |x: Dyn<i64>, y: Dyn<i64>| {
+//!         let t = Dyn::named("t", x * x);
+//!         t.set(t + 3 * y);
+//!         t - 1
+//!     })?;
 //!
-//! let compiled = poly.compile()?;
-//! // SAFETY: `poly` takes two int64_t and returns one; no pointers involved.
-//! let r = unsafe { (compiled.get())(4, 5) };
-//! assert_eq!(r, 4 * 4 + 3 * 5 - 1);
+//!     let compiled = poly.compile()?;
+//!     // SAFETY: `poly` takes two int64_t and returns one; no pointers involved.
+//!     let r = unsafe { (compiled.get())(4, 5) };
+//!     assert_eq!(r, 4 * 4 + 3 * 5 - 1);
 //!
-//! assert_eq!(poly.interpret(&[4i64.into(), 5i64.into()])?, Value::I64(30));
-//! # Ok::<(), augur::Error>(())
+//!     assert_eq!(poly.interpret(&[4i64.into(), 5i64.into()])?, Value::I64(30));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! The function pointer's type follows from the closure:
@@ -93,15 +99,18 @@
 //! of the handle sees later assignments. Handles are `Copy`.
 //!
 //! ```
-//! use augur::{Builder, Dyn, Value};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Value};
 //!
-//! let f = Builder::new().extract("snapshot", |x: Dyn<i32>| {
-//!     let e = x + 1; // the value of x + 1 now
-//!     x.set(5);
-//!     e * 10 + x // (old x + 1) * 10 + 5
-//! })?;
-//! assert_eq!(f.interpret(&[7.into()])?, Value::I32(85));
-//! # Ok::<(), augur::Error>(())
+//!     let f = Builder::new().extract("snapshot", |x: Dyn<i32>| {
+//!         let e = x + 1; // the value of x + 1 now
+//!         x.set(5);
+//!         e * 10 + x // (old x + 1) * 10 + 5
+//!     })?;
+//!     assert_eq!(f.interpret(&[7.into()])?, Value::I32(85));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! This is why staged code reads like the Rust it stands for: you never
@@ -116,15 +125,18 @@
 //! `c ? a : b`, and `&`, `|`, `!` on `Dyn<bool>` are C's `&&`, `||`, `!`.
 //!
 //! ```
-//! use augur::{Builder, Dyn, Value};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Value};
 //!
-//! let mean = Builder::new().extract("mean_clamped", |a: Dyn<i32>, b: Dyn<i32>| {
-//!     let m = (a + b).cast::<f64>() / 2.0;
-//!     Dyn::select(m.gt(100.0), 100.0, m)
-//! })?;
-//! assert_eq!(mean.interpret(&[1.into(), 2.into()])?, Value::F64(1.5));
-//! assert_eq!(mean.interpret(&[150.into(), 100.into()])?, Value::F64(100.0));
-//! # Ok::<(), augur::Error>(())
+//!     let mean = Builder::new().extract("mean_clamped", |a: Dyn<i32>, b: Dyn<i32>| {
+//!         let m = (a + b).cast::<f64>() / 2.0;
+//!         Dyn::select(m.gt(100.0), 100.0, m)
+//!     })?;
+//!     assert_eq!(mean.interpret(&[1.into(), 2.into()])?, Value::F64(1.5));
+//!     assert_eq!(mean.interpret(&[150.into(), 100.into()])?, Value::F64(100.0));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # Pointers
@@ -136,26 +148,29 @@
 //! copy the data and from which you read it back.
 //!
 //! ```
-//! use augur::{Builder, Dyn, Interpreter};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Interpreter};
 //!
-//! let rotate = Builder::new().extract("rotate3", |p: Dyn<*mut i32>| {
-//!     let first = Dyn::named("first", p.at(0));
-//!     p.at(0).set(p.at(1));
-//!     p.at(1).set(p.at(2));
-//!     p.at(2).set(first);
-//! })?;
+//!     let rotate = Builder::new().extract("rotate3", |p: Dyn<*mut i32>| {
+//!         let first = Dyn::named("first", p.at(0));
+//!         p.at(0).set(p.at(1));
+//!         p.at(1).set(p.at(2));
+//!         p.at(2).set(first);
+//!     })?;
 //!
-//! let compiled = rotate.compile()?;
-//! let mut data = [10, 20, 30];
-//! // SAFETY: `data` holds the three int32_t that rotate3 reads and writes.
-//! unsafe { (compiled.get())(data.as_mut_ptr()) };
-//! assert_eq!(data, [20, 30, 10]);
+//!     let compiled = rotate.compile()?;
+//!     let mut data = [10, 20, 30];
+//!     // SAFETY: `data` holds the three int32_t that rotate3 reads and writes.
+//!     unsafe { (compiled.get())(data.as_mut_ptr()) };
+//!     assert_eq!(data, [20, 30, 10]);
 //!
-//! let mut interp = Interpreter::new();
-//! let buf = interp.memory_mut().alloc_slice(&[10i32, 20, 30]);
-//! rotate.interpret_in(&mut interp, &[buf])?;
-//! assert_eq!(interp.memory().read_slice::<i32>(buf, 3)?, [20, 30, 10]);
-//! # Ok::<(), augur::Error>(())
+//!     let mut interp = Interpreter::new();
+//!     let buf = interp.memory_mut().alloc_slice(&[10i32, 20, 30]);
+//!     rotate.interpret_in(&mut interp, &[buf])?;
+//!     assert_eq!(interp.memory().read_slice::<i32>(buf, 3)?, [20, 30, 10]);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # The closure runs more than once

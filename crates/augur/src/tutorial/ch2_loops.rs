@@ -17,23 +17,26 @@
 //! # Branches
 //!
 //! ```
-//! use augur::{Builder, Dyn, Value};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Value};
 //!
-//! let sign = Builder::new().extract("sign", |x: Dyn<i32>| {
-//!     let r = Dyn::named("r", 0);
-//!     if x.lt(0).is_true() {
-//!         r.set(-1);
-//!     } else if x.gt(0).is_true() {
-//!         r.set(1);
+//!     let sign = Builder::new().extract("sign", |x: Dyn<i32>| {
+//!         let r = Dyn::named("r", 0);
+//!         if x.lt(0).is_true() {
+//!             r.set(-1);
+//!         } else if x.gt(0).is_true() {
+//!             r.set(1);
+//!         }
+//!         r
+//!     })?;
+//!     assert!(sign.c_code().contains("if (arg0 < 0)"));
+//!     for (x, s) in [(-7, -1), (0, 0), (3, 1)] {
+//!         assert_eq!(sign.interpret(&[x.into()])?, Value::I32(s));
 //!     }
-//!     r
-//! })?;
-//! assert!(sign.c_code().contains("if (arg0 < 0)"));
-//! for (x, s) in [(-7, -1), (0, 0), (3, 1)] {
-//!     assert_eq!(sign.interpret(&[x.into()])?, Value::I32(s));
+//!     assert_eq!(sign.stats().runs, 3); // one run per path
+//!     Ok(())
 //! }
-//! assert_eq!(sign.stats().runs, 3); // one run per path
-//! # Ok::<(), augur::Error>(())
 //! ```
 //!
 //! A value chosen by a branch is best kept in a variable declared before
@@ -51,58 +54,64 @@
 //! it, and closes the loop.
 //!
 //! ```
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn};
 //!
-//! let gcd = Builder::new().extract("gcd", |a: Dyn<u64>, b: Dyn<u64>| {
-//!     let (a, b) = (a.name("a"), b.name("b"));
-//!     while b.ne(0).is_true() {
-//!         let r = a % b;
-//!         a.set(b);
-//!         b.set(r);
-//!     }
-//!     a
-//! })?;
-//! let c = gcd.c_code();
-//! assert!(c.contains("while (b != 0ull) {"), "{c}");
-//! let compiled = gcd.compile()?;
-//! // SAFETY: two uint64_t in, one out.
-//! assert_eq!(unsafe { (compiled.get())(12, 18) }, 6);
-//! # Ok::<(), augur::Error>(())
+//!     let gcd = Builder::new().extract("gcd", |a: Dyn<u64>, b: Dyn<u64>| {
+//!         let (a, b) = (a.name("a"), b.name("b"));
+//!         while b.ne(0).is_true() {
+//!             let r = a % b;
+//!             a.set(b);
+//!             b.set(r);
+//!         }
+//!         a
+//!     })?;
+//!     let c = gcd.c_code();
+//!     assert!(c.contains("while (b != 0ull) {"), "{c}");
+//!     let compiled = gcd.compile()?;
+//!     // SAFETY: two uint64_t in, one out.
+//!     assert_eq!(unsafe { (compiled.get())(12, 18) }, 6);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! `break` and `continue` come out as themselves. This one walks an array,
 //! skips multiples of 3 and stops before the sum passes a limit:
 //!
 //! ```
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn};
 //!
-//! let capped = Builder::new().extract(
-//!     "capped_sum",
-//!     |xs: Dyn<*mut i32>, n: Dyn<i32>, limit: Dyn<i32>| {
-//!         let s = Dyn::named("s", 0);
-//!         let i = Dyn::named("i", 0);
-//!         while i.lt(n).is_true() {
-//!             let x = Dyn::named("x", xs.at(i));
-//!             i.set(i + 1);
-//!             if (x % 3).eq(0).is_true() {
-//!                 continue;
+//!     let capped = Builder::new().extract(
+//!         "capped_sum",
+//!         |xs: Dyn<*mut i32>, n: Dyn<i32>, limit: Dyn<i32>| {
+//!             let s = Dyn::named("s", 0);
+//!             let i = Dyn::named("i", 0);
+//!             while i.lt(n).is_true() {
+//!                 let x = Dyn::named("x", xs.at(i));
+//!                 i.set(i + 1);
+//!                 if (x % 3).eq(0).is_true() {
+//!                     continue;
+//!                 }
+//!                 if (s + x).gt(limit).is_true() {
+//!                     break;
+//!                 }
+//!                 s.set(s + x);
 //!             }
-//!             if (s + x).gt(limit).is_true() {
-//!                 break;
-//!             }
-//!             s.set(s + x);
-//!         }
-//!         s
-//!     },
-//! )?;
-//! println!("{}", capped.c_code());
-//! assert!(capped.c_code().contains("break;"));
-//! let compiled = capped.compile()?;
-//! let mut xs = [1, 2, 3, 4, 5, 6, 7];
-//! // SAFETY: `xs` holds the 7 int32_t the function reads.
-//! let s = unsafe { (compiled.get())(xs.as_mut_ptr(), 7, 8) };
-//! assert_eq!(s, 1 + 2 + 4); // 3 skipped, then 7 + 5 > 8
-//! # Ok::<(), augur::Error>(())
+//!             s
+//!         },
+//!     )?;
+//!     println!("{}", capped.c_code());
+//!     assert!(capped.c_code().contains("break;"));
+//!     let compiled = capped.compile()?;
+//!     let mut xs = [1, 2, 3, 4, 5, 6, 7];
+//!     // SAFETY: `xs` holds the 7 int32_t the function reads.
+//!     let s = unsafe { (compiled.get())(xs.as_mut_ptr(), 7, 8) };
+//!     assert_eq!(s, 1 + 2 + 4); // 3 skipped, then 7 + 5 > 8
+//!     Ok(())
+//! }
 //! ```
 //!
 //! The C it prints:
@@ -137,19 +146,22 @@
 //! work is unrolled, here Horner's rule with fixed coefficients:
 //!
 //! ```
-//! use augur::{Builder, Dyn, Value};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Value};
 //!
-//! let horner = Builder::new().extract("horner", |x: Dyn<i64>| {
-//!     let acc = Dyn::named("acc", 0i64);
-//!     for c in [2i64, -3, 0, 5] {
-//!         acc.set(acc * x + c);
-//!     }
-//!     acc
-//! })?;
-//! let c = horner.c_code();
-//! assert_eq!(c.matches("acc = acc * arg0").count(), 4); // no loop left
-//! assert_eq!(horner.interpret(&[3i64.into()])?, Value::I64(2 * 27 - 3 * 9 + 5));
-//! # Ok::<(), augur::Error>(())
+//!     let horner = Builder::new().extract("horner", |x: Dyn<i64>| {
+//!         let acc = Dyn::named("acc", 0i64);
+//!         for c in [2i64, -3, 0, 5] {
+//!             acc.set(acc * x + c);
+//!         }
+//!         acc
+//!     })?;
+//!     let c = horner.c_code();
+//!     assert_eq!(c.matches("acc = acc * arg0").count(), 4); // no loop left
+//!     assert_eq!(horner.interpret(&[3i64.into()])?, Value::I64(2 * 27 - 3 * 9 + 5));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # `augur::range`: first-stage loops around decisions
@@ -161,29 +173,32 @@
 //! code. Here, for each element, three unrolled tests:
 //!
 //! ```
-//! use augur::{range, Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{range, Builder, Dyn};
 //!
-//! let buckets = Builder::new().extract("buckets", |xs: Dyn<*mut i32>, n: Dyn<i32>| {
-//!     let count = Dyn::named("count", 0);
-//!     let i = Dyn::named("i", 0);
-//!     while i.lt(n).is_true() {
-//!         for k in range(0..3) {
-//!             if xs.at(i).gt(k * 10).is_true() {
-//!                 count.set(count + 1);
+//!     let buckets = Builder::new().extract("buckets", |xs: Dyn<*mut i32>, n: Dyn<i32>| {
+//!         let count = Dyn::named("count", 0);
+//!         let i = Dyn::named("i", 0);
+//!         while i.lt(n).is_true() {
+//!             for k in range(0..3) {
+//!                 if xs.at(i).gt(k * 10).is_true() {
+//!                     count.set(count + 1);
+//!                 }
 //!             }
+//!             i.set(i + 1);
 //!         }
-//!         i.set(i + 1);
-//!     }
-//!     count
-//! })?;
-//! let c = buckets.c_code();
-//! assert_eq!(c.matches("for (").count(), 1);
-//! assert_eq!(c.matches("if (").count(), 3);
-//! let compiled = buckets.compile()?;
-//! let mut xs = [-1, 5, 15, 25];
-//! // SAFETY: `xs` holds the 4 int32_t the function reads.
-//! assert_eq!(unsafe { (compiled.get())(xs.as_mut_ptr(), 4) }, 6);
-//! # Ok::<(), augur::Error>(())
+//!         count
+//!     })?;
+//!     let c = buckets.c_code();
+//!     assert_eq!(c.matches("for (").count(), 1);
+//!     assert_eq!(c.matches("if (").count(), 3);
+//!     let compiled = buckets.compile()?;
+//!     let mut xs = [-1, 5, 15, 25];
+//!     // SAFETY: `xs` holds the 4 int32_t the function reads.
+//!     assert_eq!(unsafe { (compiled.get())(xs.as_mut_ptr(), 4) }, 6);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # `#[augur::staged]`: plain Rust loops anywhere

@@ -14,26 +14,29 @@
 //! first-stage value. Code that branches on it branches now:
 //!
 //! ```
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn};
 //!
-//! const WEIGHTS: [i32; 6] = [3, 0, 1, -1, 0, 2];
+//!     const WEIGHTS: [i32; 6] = [3, 0, 1, -1, 0, 2];
 //!
-//! let dot = Builder::new().extract("dot_weights", |p: Dyn<*mut i32>| {
-//!     let s = Dyn::named("s", 0);
-//!     for (i, &w) in WEIGHTS.iter().enumerate() {
-//!         match w {
-//!             0 => {}                         // nothing to add
-//!             1 => s.set(s + p.at(i)),        // no multiplication
-//!             -1 => s.set(s - p.at(i)),
-//!             _ => s.set(s + p.at(i) * w),
+//!     let dot = Builder::new().extract("dot_weights", |p: Dyn<*mut i32>| {
+//!         let s = Dyn::named("s", 0);
+//!         for (i, &w) in WEIGHTS.iter().enumerate() {
+//!             match w {
+//!                 0 => {}                         // nothing to add
+//!                 1 => s.set(s + p.at(i)),        // no multiplication
+//!                 -1 => s.set(s - p.at(i)),
+//!                 _ => s.set(s + p.at(i) * w),
+//!             }
 //!         }
-//!     }
-//!     s
-//! })?;
-//! let c = dot.c_code();
-//! assert!(c.contains("s = s + arg0[0] * 3;") && c.contains("s = s - arg0[3];"));
-//! assert!(!c.contains("arg0[1]") && !c.contains("arg0[4]"));
-//! # Ok::<(), augur::Error>(())
+//!         s
+//!     })?;
+//!     let c = dot.c_code();
+//!     assert!(c.contains("s = s + arg0[0] * 3;") && c.contains("s = s - arg0[3];"));
+//!     assert!(!c.contains("arg0[1]") && !c.contains("arg0[4]"));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # `Static<T>`: first-stage state the engine can see
@@ -51,33 +54,36 @@
 //! `-=` and `*=`. Repeated squaring with a first-stage exponent:
 //!
 //! ```
-//! use augur::{Builder, Dyn, Static};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Static};
 //!
-//! fn power(x: Dyn<i64>, exp: u32) -> Dyn<i64> {
-//!     let res = Dyn::named("res", 1i64);
-//!     let base = Dyn::named("base", x);
-//!     let mut e = Static::new(exp);
-//!     while *e > 0 {
-//!         if *e % 2 == 1 {
-//!             res.set(res * base);
+//!     fn power(x: Dyn<i64>, exp: u32) -> Dyn<i64> {
+//!         let res = Dyn::named("res", 1i64);
+//!         let base = Dyn::named("base", x);
+//!         let mut e = Static::new(exp);
+//!         while *e > 0 {
+//!             if *e % 2 == 1 {
+//!                 res.set(res * base);
+//!             }
+//!             e.set(*e / 2);
+//!             if *e > 0 {
+//!                 base.set(base * base);
+//!             }
 //!         }
-//!         e.set(*e / 2);
-//!         if *e > 0 {
-//!             base.set(base * base);
-//!         }
+//!         res
 //!     }
-//!     res
-//! }
 //!
-//! for exp in [0u32, 5, 15] {
-//!     let f = Builder::new().extract(&format!("power{exp}"), move |x: Dyn<i64>| power(x, exp))?;
-//!     let c = f.c_code();
-//!     assert!(!c.contains("while") && !c.contains("if"), "straight-line code");
-//!     let compiled = f.compile()?;
-//!     // SAFETY: int64_t in, int64_t out.
-//!     assert_eq!(unsafe { (compiled.get())(3) }, 3i64.pow(exp));
+//!     for exp in [0u32, 5, 15] {
+//!         let f = Builder::new().extract(&format!("power{exp}"), move |x: Dyn<i64>| power(x, exp))?;
+//!         let c = f.c_code();
+//!         assert!(!c.contains("while") && !c.contains("if"), "straight-line code");
+//!         let compiled = f.compile()?;
+//!         // SAFETY: int64_t in, int64_t out.
+//!         assert_eq!(unsafe { (compiled.get())(3) }, 3i64.pow(exp));
+//!     }
+//!     Ok(())
 //! }
-//! # Ok::<(), augur::Error>(())
 //! ```
 //!
 //! This loop makes no decisions, so a plain `u32` would do as well; the
@@ -96,42 +102,45 @@
 //! projection: a compiler, for free.)
 //!
 //! ```
-//! use augur::{Builder, Dyn, Static};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{Builder, Dyn, Static};
 //!
-//! #[derive(Clone, Copy)]
-//! enum Ins {
-//!     Add(i32),
-//!     Mul(i32),
-//!     Dec,              // n = n - 1
-//!     JumpIfPos(usize), // if n > 0, go to an instruction
-//! }
+//!     #[derive(Clone, Copy)]
+//!     enum Ins {
+//!         Add(i32),
+//!         Mul(i32),
+//!         Dec,              // n = n - 1
+//!         JumpIfPos(usize), // if n > 0, go to an instruction
+//!     }
 //!
-//! let prog = [Ins::Mul(2), Ins::Add(1), Ins::Dec, Ins::JumpIfPos(0), Ins::Add(100)];
-//! let run = Builder::new().extract("run_prog", move |acc: Dyn<i32>, n: Dyn<i32>| {
-//!     let acc = Dyn::named("acc", acc);
-//!     let n = Dyn::named("n", n);
-//!     let mut pc = Static::new(0usize);
-//!     while *pc < prog.len() {
-//!         match prog[*pc] {
-//!             Ins::Add(k) => acc.set(acc + k),
-//!             Ins::Mul(k) => acc.set(acc * k),
-//!             Ins::Dec => n.set(n - 1),
-//!             Ins::JumpIfPos(t) => {
-//!                 if n.gt(0).is_true() {
-//!                     pc.set(t);
-//!                     continue;
+//!     let prog = [Ins::Mul(2), Ins::Add(1), Ins::Dec, Ins::JumpIfPos(0), Ins::Add(100)];
+//!     let run = Builder::new().extract("run_prog", move |acc: Dyn<i32>, n: Dyn<i32>| {
+//!         let acc = Dyn::named("acc", acc);
+//!         let n = Dyn::named("n", n);
+//!         let mut pc = Static::new(0usize);
+//!         while *pc < prog.len() {
+//!             match prog[*pc] {
+//!                 Ins::Add(k) => acc.set(acc + k),
+//!                 Ins::Mul(k) => acc.set(acc * k),
+//!                 Ins::Dec => n.set(n - 1),
+//!                 Ins::JumpIfPos(t) => {
+//!                     if n.gt(0).is_true() {
+//!                         pc.set(t);
+//!                         continue;
+//!                     }
 //!                 }
 //!             }
+//!             pc += 1;
 //!         }
-//!         pc += 1;
-//!     }
-//!     acc
-//! })?;
-//! println!("{}", run.c_code());
-//! let compiled = run.compile()?;
-//! // SAFETY: two int32_t in, one out.
-//! assert_eq!(unsafe { (compiled.get())(1, 3) }, ((1 * 2 + 1) * 2 + 1) * 2 + 1 + 100);
-//! # Ok::<(), augur::Error>(())
+//!         acc
+//!     })?;
+//!     println!("{}", run.c_code());
+//!     let compiled = run.compile()?;
+//!     // SAFETY: two int32_t in, one out.
+//!     assert_eq!(unsafe { (compiled.get())(1, 3) }, ((1 * 2 + 1) * 2 + 1) * 2 + 1 + 100);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! It prints:
@@ -175,37 +184,40 @@
 //! points, so the loop keeps its shape:
 //!
 //! ```
-//! use augur::prophecy::History;
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::prophecy::History;
+//!     use augur::{Builder, Dyn};
 //!
-//! for allow_negative in [false, true] {
-//!     let f = Builder::new().extract("total", move |xs: Dyn<*mut i32>, n: Dyn<i32>| {
-//!         let may_be_negative = History::named("acc may be negative", false);
-//!         let acc = Dyn::named("acc", 0);
-//!         let i = Dyn::named("i", 0);
-//!         while i.lt(n).is_true() {
-//!             let x = xs.at(i);
-//!             if x.gt(0).is_true() {
-//!                 acc.set(acc + x);
-//!             } else if allow_negative {
-//!                 may_be_negative.record(true);
-//!                 acc.set(acc + x);
+//!     for allow_negative in [false, true] {
+//!         let f = Builder::new().extract("total", move |xs: Dyn<*mut i32>, n: Dyn<i32>| {
+//!             let may_be_negative = History::named("acc may be negative", false);
+//!             let acc = Dyn::named("acc", 0);
+//!             let i = Dyn::named("i", 0);
+//!             while i.lt(n).is_true() {
+//!                 let x = xs.at(i);
+//!                 if x.gt(0).is_true() {
+//!                     acc.set(acc + x);
+//!                 } else if allow_negative {
+//!                     may_be_negative.record(true);
+//!                     acc.set(acc + x);
+//!                 }
+//!                 i.set(i + 1);
 //!             }
-//!             i.set(i + 1);
-//!         }
-//!         // Clamp at 0, but only if some path may have gone below.
-//!         if may_be_negative.get() {
-//!             Dyn::select(acc.lt(0), 0, acc)
-//!         } else {
-//!             acc
-//!         }
-//!     })?;
-//!     let c = f.c_code();
-//!     assert_eq!(c.matches("for (").count(), 1, "one loop, not split");
-//!     assert_eq!(c.contains("acc < 0 ? 0 : acc"), allow_negative);
-//!     println!("{}", f.explain()); // the history's value and where it was recorded
+//!             // Clamp at 0, but only if some path may have gone below.
+//!             if may_be_negative.get() {
+//!                 Dyn::select(acc.lt(0), 0, acc)
+//!             } else {
+//!                 acc
+//!             }
+//!         })?;
+//!         let c = f.c_code();
+//!         assert_eq!(c.matches("for (").count(), 1, "one loop, not split");
+//!         assert_eq!(c.contains("acc < 0 ? 0 : acc"), allow_negative);
+//!         println!("{}", f.explain()); // the history's value and where it was recorded
+//!     }
+//!     Ok(())
 //! }
-//! # Ok::<(), augur::Error>(())
 //! ```
 //!
 //! A history is path-insensitive: its value is the same on every path, the

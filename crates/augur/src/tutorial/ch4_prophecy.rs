@@ -28,31 +28,34 @@
 //! copy:
 //!
 //! ```
-//! use augur::prophecy::Prophecy;
-//! use augur::{Builder, Dyn, Value};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::prophecy::Prophecy;
+//!     use augur::{Builder, Dyn, Value};
 //!
-//! for reads_copy in [false, true] {
-//!     let f = Builder::new().extract("first_digit", move |x: Dyn<i32>| {
-//!         let needed = Prophecy::named("original read", false);
-//!         let original = Dyn::named("original", 0);
-//!         if needed.get() {
-//!             original.set(x); // generated only if a later path reads it
-//!         }
-//!         while x.gt(9).is_true() {
-//!             x.set(x / 10);
-//!         }
-//!         if reads_copy && x.eq(1).is_true() {
-//!             needed.require(true); // this path reads the copy
-//!             x.set(original);
-//!         }
-//!         x
-//!     })?;
-//!     assert_eq!(f.c_code().contains("original = arg0"), reads_copy);
-//!     assert_eq!(f.stats().prophecy_restarts, u64::from(reads_copy));
-//!     let want = if reads_copy { 1234 } else { 1 };
-//!     assert_eq!(f.interpret(&[1234.into()])?, Value::I32(want));
+//!     for reads_copy in [false, true] {
+//!         let f = Builder::new().extract("first_digit", move |x: Dyn<i32>| {
+//!             let needed = Prophecy::named("original read", false);
+//!             let original = Dyn::named("original", 0);
+//!             if needed.get() {
+//!                 original.set(x); // generated only if a later path reads it
+//!             }
+//!             while x.gt(9).is_true() {
+//!                 x.set(x / 10);
+//!             }
+//!             if reads_copy && x.eq(1).is_true() {
+//!                 needed.require(true); // this path reads the copy
+//!                 x.set(original);
+//!             }
+//!             x
+//!         })?;
+//!         assert_eq!(f.c_code().contains("original = arg0"), reads_copy);
+//!         assert_eq!(f.stats().prophecy_restarts, u64::from(reads_copy));
+//!         let want = if reads_copy { 1234 } else { 1 };
+//!         assert_eq!(f.interpret(&[1234.into()])?, Value::I32(want));
+//!     }
+//!     Ok(())
 //! }
-//! # Ok::<(), augur::Error>(())
 //! ```
 //!
 //! With `reads_copy`, the first attempt predicts `false`, generates no
@@ -111,79 +114,82 @@
 //! all of them:
 //!
 //! ```
-//! use augur::prophecy::{Prophecy, Set};
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::prophecy::{Prophecy, Set};
+//!     use augur::{Builder, Dyn};
 //!
-//! #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-//! enum Stat {
-//!     Sum,
-//!     Min,
-//!     Max,
-//! }
-//!
-//! struct Summary {
-//!     wanted: Prophecy<Set<Stat>>,
-//!     sum: Dyn<i32>,
-//!     min: Dyn<i32>,
-//!     max: Dyn<i32>,
-//! }
-//!
-//! fn summarize(xs: Dyn<*mut i32>, n: Dyn<i32>) -> Summary {
-//!     let wanted = Prophecy::named("statistics read", Set::new());
-//!     let w = wanted.get();
-//!     let sum = Dyn::named("sum", 0);
-//!     let min = Dyn::named("min", i32::MAX);
-//!     let max = Dyn::named("max", i32::MIN);
-//!     let i = Dyn::named("i", 0);
-//!     while i.lt(n).is_true() {
-//!         let x = Dyn::named("x", xs.at(i));
-//!         if w.contains(&Stat::Sum) {
-//!             sum.set(sum + x);
-//!         }
-//!         if w.contains(&Stat::Min) {
-//!             min.set(Dyn::select(x.lt(min), x, min));
-//!         }
-//!         if w.contains(&Stat::Max) {
-//!             max.set(Dyn::select(x.gt(max), x, max));
-//!         }
-//!         i.set(i + 1);
+//!     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+//!     enum Stat {
+//!         Sum,
+//!         Min,
+//!         Max,
 //!     }
-//!     Summary { wanted, sum, min, max }
-//! }
 //!
-//! impl Summary {
-//!     #[track_caller]
-//!     fn get(&self, s: Stat) -> Dyn<i32> {
-//!         self.wanted.require(Set::of([s]));
-//!         // Not computed yet? Then this attempt is discarded: any value will do.
-//!         match s {
-//!             Stat::Sum => self.sum,
-//!             Stat::Min => self.min,
-//!             Stat::Max => self.max,
+//!     struct Summary {
+//!         wanted: Prophecy<Set<Stat>>,
+//!         sum: Dyn<i32>,
+//!         min: Dyn<i32>,
+//!         max: Dyn<i32>,
+//!     }
+//!
+//!     fn summarize(xs: Dyn<*mut i32>, n: Dyn<i32>) -> Summary {
+//!         let wanted = Prophecy::named("statistics read", Set::new());
+//!         let w = wanted.get();
+//!         let sum = Dyn::named("sum", 0);
+//!         let min = Dyn::named("min", i32::MAX);
+//!         let max = Dyn::named("max", i32::MIN);
+//!         let i = Dyn::named("i", 0);
+//!         while i.lt(n).is_true() {
+//!             let x = Dyn::named("x", xs.at(i));
+//!             if w.contains(&Stat::Sum) {
+//!                 sum.set(sum + x);
+//!             }
+//!             if w.contains(&Stat::Min) {
+//!                 min.set(Dyn::select(x.lt(min), x, min));
+//!             }
+//!             if w.contains(&Stat::Max) {
+//!                 max.set(Dyn::select(x.gt(max), x, max));
+//!             }
+//!             i.set(i + 1);
+//!         }
+//!         Summary { wanted, sum, min, max }
+//!     }
+//!
+//!     impl Summary {
+//!         #[track_caller]
+//!         fn get(&self, s: Stat) -> Dyn<i32> {
+//!             self.wanted.require(Set::of([s]));
+//!             // Not computed yet? Then this attempt is discarded: any value will do.
+//!             match s {
+//!                 Stat::Sum => self.sum,
+//!                 Stat::Min => self.min,
+//!                 Stat::Max => self.max,
+//!             }
 //!         }
 //!     }
-//! }
 //!
-//! let f = Builder::new().extract(
-//!     "sum_or_max",
-//!     |xs: Dyn<*mut i32>, n: Dyn<i32>, which: Dyn<i32>| {
-//!         let s = summarize(xs, n);
-//!         Dyn::if_else(which.eq(0), || s.get(Stat::Sum), || s.get(Stat::Max))
-//!     },
-//! )?;
-//! let c = f.c_code();
-//! assert!(c.contains("sum = sum + x;") && c.contains("x > max ? x : max"));
-//! assert!(!c.contains("x < min"), "nobody reads the minimum");
+//!     let f = Builder::new().extract(
+//!         "sum_or_max",
+//!         |xs: Dyn<*mut i32>, n: Dyn<i32>, which: Dyn<i32>| {
+//!             let s = summarize(xs, n);
+//!             Dyn::if_else(which.eq(0), || s.get(Stat::Sum), || s.get(Stat::Max))
+//!         },
+//!     )?;
+//!     let c = f.c_code();
+//!     assert!(c.contains("sum = sum + x;") && c.contains("x > max ? x : max"));
+//!     assert!(!c.contains("x < min"), "nobody reads the minimum");
 //!
-//! let compiled = f.compile()?;
-//! let mut xs = [3, -8, 11, 0];
-//! // SAFETY: `xs` holds the 4 int32_t the function reads.
-//! unsafe {
-//!     assert_eq!((compiled.get())(xs.as_mut_ptr(), 4, 0), 6);
-//!     assert_eq!((compiled.get())(xs.as_mut_ptr(), 4, 1), 11);
+//!     let compiled = f.compile()?;
+//!     let mut xs = [3, -8, 11, 0];
+//!     // SAFETY: `xs` holds the 4 int32_t the function reads.
+//!     unsafe {
+//!         assert_eq!((compiled.get())(xs.as_mut_ptr(), 4, 0), 6);
+//!         assert_eq!((compiled.get())(xs.as_mut_ptr(), 4, 1), 11);
+//!     }
+//!     println!("{}", f.explain());
+//!     Ok(())
 //! }
-//! println!("{}", f.explain());
-//! # Ok::<(), augur::Error>(())
 //! ```
 //!
 //! The loop it generates computes two of the three statistics:
@@ -232,28 +238,31 @@
 //! the collect and adaptive modes, and in one restart each in paper mode:
 //!
 //! ```
-//! use augur::prophecy::{Prophecy, Set};
-//! use augur::{Builder, Dyn, ProphecyMode};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::prophecy::{Prophecy, Set};
+//!     use augur::{Builder, Dyn, ProphecyMode};
 //!
-//! let staged = |x: Dyn<i32>| {
-//!     let read = Prophecy::named("read", Set::new());
-//!     let r = Dyn::new(0);
-//!     for k in read.get().iter() {
-//!         r.set(r + x * *k); // one term per required k
-//!     }
-//!     if x.gt(0).is_true() {
-//!         read.require(Set::of([2]));
-//!     } else {
-//!         read.require(Set::of([3]));
-//!     }
-//!     r
-//! };
-//! let paper = Builder::new().prophecy_mode(ProphecyMode::Paper).extract("f", staged)?;
-//! let collect = Builder::new().prophecy_mode(ProphecyMode::Collect).extract("f", staged)?;
-//! assert_eq!(paper.c_code(), collect.c_code());
-//! assert_eq!(paper.stats().prophecy_restarts, 2);
-//! assert_eq!(collect.stats().prophecy_restarts, 1);
-//! # Ok::<(), augur::Error>(())
+//!     let staged = |x: Dyn<i32>| {
+//!         let read = Prophecy::named("read", Set::new());
+//!         let r = Dyn::new(0);
+//!         for k in read.get().iter() {
+//!             r.set(r + x * *k); // one term per required k
+//!         }
+//!         if x.gt(0).is_true() {
+//!             read.require(Set::of([2]));
+//!         } else {
+//!             read.require(Set::of([3]));
+//!         }
+//!         r
+//!     };
+//!     let paper = Builder::new().prophecy_mode(ProphecyMode::Paper).extract("f", staged)?;
+//!     let collect = Builder::new().prophecy_mode(ProphecyMode::Collect).extract("f", staged)?;
+//!     assert_eq!(paper.c_code(), collect.c_code());
+//!     assert_eq!(paper.stats().prophecy_restarts, 2);
+//!     assert_eq!(collect.stats().prophecy_restarts, 1);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # Which prophecy is which

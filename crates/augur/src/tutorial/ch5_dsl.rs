@@ -27,157 +27,160 @@
 //! *every* path clamps at `lo`, and fusion is never wrong.
 //!
 //! ```
-//! use augur::prophecy::{Flat, Prophecy};
-//! use augur::{Builder, Dyn, Static};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::prophecy::{Flat, Prophecy};
+//!     use augur::{Builder, Dyn, Static};
 //!
-//! /// A vector of the pipeline's length in the caller's memory.
-//! #[derive(Clone, Copy)]
-//! struct Vector {
-//!     data: Dyn<*mut i32>,
-//!     id: usize,
-//! }
-//!
-//! struct Pipeline {
-//!     n: Dyn<i32>,
-//!     vectors: usize,
-//!     /// Each affine's prophecy and the vector it wrote.
-//!     producers: Vec<(Prophecy<Flat<i32>>, usize)>,
-//!     /// The affine just before the current operation (an index into
-//!     /// `producers`). A `Static`: see "Rules of thumb" below.
-//!     last: Static<Option<usize>>,
-//! }
-//!
-//! impl Pipeline {
-//!     fn new(n: Dyn<i32>) -> Pipeline {
-//!         Pipeline { n, vectors: 0, producers: Vec::new(), last: Static::new(None) }
+//!     /// A vector of the pipeline's length in the caller's memory.
+//!     #[derive(Clone, Copy)]
+//!     struct Vector {
+//!         data: Dyn<*mut i32>,
+//!         id: usize,
 //!     }
 //!
-//!     fn vector(&mut self, data: Dyn<*mut i32>) -> Vector {
-//!         self.vectors += 1;
-//!         Vector { data, id: self.vectors }
+//!     struct Pipeline {
+//!         n: Dyn<i32>,
+//!         vectors: usize,
+//!         /// Each affine's prophecy and the vector it wrote.
+//!         producers: Vec<(Prophecy<Flat<i32>>, usize)>,
+//!         /// The affine just before the current operation (an index into
+//!         /// `producers`). A `Static`: see "Rules of thumb" below.
+//!         last: Static<Option<usize>>,
 //!     }
 //!
-//!     /// Tells the affine just before (if any) what follows it: `me` is
-//!     /// `Some((vector, lo))` for a clamp. Returns its prophecy when `me`
-//!     /// is a clamp of the vector that affine wrote.
-//!     #[track_caller]
-//!     fn follow(&mut self, me: Option<(usize, i32)>) -> Option<Prophecy<Flat<i32>>> {
-//!         let (p, wrote) = self.producers[(*self.last)?];
-//!         self.last.set(None);
-//!         match me {
-//!             Some((v, lo)) if v == wrote => {
-//!                 p.require(Flat::Exactly(lo));
-//!                 Some(p)
-//!             }
-//!             _ => {
-//!                 p.require(Flat::Conflict);
-//!                 None
-//!             }
+//!     impl Pipeline {
+//!         fn new(n: Dyn<i32>) -> Pipeline {
+//!             Pipeline { n, vectors: 0, producers: Vec::new(), last: Static::new(None) }
 //!         }
-//!     }
 //!
-//!     /// `for (i = 0; i < n; i++) body(i)`.
-//!     fn each(&self, body: impl Fn(Dyn<i32>)) {
-//!         let i = Dyn::named("i", 0);
-//!         while i.lt(self.n).is_true() {
-//!             body(i);
-//!             i.set(i + 1);
+//!         fn vector(&mut self, data: Dyn<*mut i32>) -> Vector {
+//!             self.vectors += 1;
+//!             Vector { data, id: self.vectors }
 //!         }
-//!     }
 //!
-//!     #[track_caller]
-//!     fn affine(&mut self, v: Vector, a: i32, b: i32) {
-//!         self.follow(None);
-//!         let next = Prophecy::named(format!("after affine #{}", self.producers.len()), Flat::Unknown);
-//!         let fused = next.get().exactly().copied();
-//!         self.each(|i| {
-//!             let y = v.data.at(i) * a + b;
-//!             let y = match fused {
-//!                 Some(lo) => Dyn::select(y.lt(lo), lo, y),
-//!                 None => y,
-//!             };
-//!             v.data.at(i).set(y);
-//!         });
-//!         self.producers.push((next, v.id));
-//!         self.last.set(Some(self.producers.len() - 1));
-//!     }
-//!
-//!     #[track_caller]
-//!     fn clamp(&mut self, v: Vector, lo: i32) {
-//!         if let Some(p) = self.follow(Some((v.id, lo))) {
-//!             // Within an attempt this read agrees with the affine's.
-//!             if p.get() == Flat::Exactly(lo) {
-//!                 return; // the affine already clamped
+//!         /// Tells the affine just before (if any) what follows it: `me` is
+//!         /// `Some((vector, lo))` for a clamp. Returns its prophecy when `me`
+//!         /// is a clamp of the vector that affine wrote.
+//!         #[track_caller]
+//!         fn follow(&mut self, me: Option<(usize, i32)>) -> Option<Prophecy<Flat<i32>>> {
+//!             let (p, wrote) = self.producers[(*self.last)?];
+//!             self.last.set(None);
+//!             match me {
+//!                 Some((v, lo)) if v == wrote => {
+//!                     p.require(Flat::Exactly(lo));
+//!                     Some(p)
+//!                 }
+//!                 _ => {
+//!                     p.require(Flat::Conflict);
+//!                     None
+//!                 }
 //!             }
 //!         }
-//!         self.each(|i| {
-//!             let x = v.data.at(i);
-//!             v.data.at(i).set(Dyn::select(x.lt(lo), lo, x));
-//!         });
-//!     }
 //!
-//!     #[track_caller]
-//!     fn finish(&mut self) {
-//!         self.follow(None); // the end of the program follows too
-//!     }
-//! }
-//!
-//! // Every path clamps at 0 right after the affine: one fused loop.
-//! let agree = Builder::new().extract(
-//!     "agree",
-//!     |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
-//!         let mut p = Pipeline::new(n);
-//!         let x = p.vector(x);
-//!         p.affine(x, 3, -4);
-//!         if c.eq(0).is_true() {
-//!             p.clamp(x, 0);
-//!         } else {
-//!             p.clamp(x, 0);
-//!             p.affine(x, 1, 1);
+//!         /// `for (i = 0; i < n; i++) body(i)`.
+//!         fn each(&self, body: impl Fn(Dyn<i32>)) {
+//!             let i = Dyn::named("i", 0);
+//!             while i.lt(self.n).is_true() {
+//!                 body(i);
+//!                 i.set(i + 1);
+//!             }
 //!         }
-//!         p.finish();
-//!     },
-//! )?;
-//! let code = agree.c_code();
-//! println!("{code}{}", agree.explain());
-//! assert_eq!(code.matches("for (").count(), 2, "fused, plus the second affine");
-//! assert!(code.contains("var0 < 0 ? 0 : var0"));
 //!
-//! let compiled = agree.compile()?;
-//! for c in [0, 1] {
+//!         #[track_caller]
+//!         fn affine(&mut self, v: Vector, a: i32, b: i32) {
+//!             self.follow(None);
+//!             let next = Prophecy::named(format!("after affine #{}", self.producers.len()), Flat::Unknown);
+//!             let fused = next.get().exactly().copied();
+//!             self.each(|i| {
+//!                 let y = v.data.at(i) * a + b;
+//!                 let y = match fused {
+//!                     Some(lo) => Dyn::select(y.lt(lo), lo, y),
+//!                     None => y,
+//!                 };
+//!                 v.data.at(i).set(y);
+//!             });
+//!             self.producers.push((next, v.id));
+//!             self.last.set(Some(self.producers.len() - 1));
+//!         }
+//!
+//!         #[track_caller]
+//!         fn clamp(&mut self, v: Vector, lo: i32) {
+//!             if let Some(p) = self.follow(Some((v.id, lo))) {
+//!                 // Within an attempt this read agrees with the affine's.
+//!                 if p.get() == Flat::Exactly(lo) {
+//!                     return; // the affine already clamped
+//!                 }
+//!             }
+//!             self.each(|i| {
+//!                 let x = v.data.at(i);
+//!                 v.data.at(i).set(Dyn::select(x.lt(lo), lo, x));
+//!             });
+//!         }
+//!
+//!         #[track_caller]
+//!         fn finish(&mut self) {
+//!             self.follow(None); // the end of the program follows too
+//!         }
+//!     }
+//!
+//!     // Every path clamps at 0 right after the affine: one fused loop.
+//!     let agree = Builder::new().extract(
+//!         "agree",
+//!         |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
+//!             let mut p = Pipeline::new(n);
+//!             let x = p.vector(x);
+//!             p.affine(x, 3, -4);
+//!             if c.eq(0).is_true() {
+//!                 p.clamp(x, 0);
+//!             } else {
+//!                 p.clamp(x, 0);
+//!                 p.affine(x, 1, 1);
+//!             }
+//!             p.finish();
+//!         },
+//!     )?;
+//!     let code = agree.c_code();
+//!     println!("{code}{}", agree.explain());
+//!     assert_eq!(code.matches("for (").count(), 2, "fused, plus the second affine");
+//!     assert!(code.contains("var0 < 0 ? 0 : var0"));
+//!
+//!     let compiled = agree.compile()?;
+//!     for c in [0, 1] {
+//!         let mut x = [-3, -1, 0, 2, 5];
+//!         let mut want = x.map(|v| (3 * v - 4).max(0));
+//!         if c != 0 {
+//!             want = want.map(|v| v + 1);
+//!         }
+//!         // SAFETY: `x` holds the 5 int32_t the function reads and writes.
+//!         unsafe { (compiled.get())(x.as_mut_ptr(), 5, c) };
+//!         assert_eq!(x, want);
+//!     }
+//!
+//!     // The paths clamp at different bounds: the prediction is `Conflict`,
+//!     // and each operation keeps its own loop.
+//!     let disagree = Builder::new().extract(
+//!         "disagree",
+//!         |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
+//!             let mut p = Pipeline::new(n);
+//!             let x = p.vector(x);
+//!             p.affine(x, 3, -4);
+//!             if c.eq(0).is_true() {
+//!                 p.clamp(x, 0);
+//!             } else {
+//!                 p.clamp(x, 5);
+//!             }
+//!             p.finish();
+//!         },
+//!     )?;
+//!     assert_eq!(disagree.c_code().matches("for (").count(), 3);
+//!     let compiled = disagree.compile()?;
 //!     let mut x = [-3, -1, 0, 2, 5];
-//!     let mut want = x.map(|v| (3 * v - 4).max(0));
-//!     if c != 0 {
-//!         want = want.map(|v| v + 1);
-//!     }
 //!     // SAFETY: `x` holds the 5 int32_t the function reads and writes.
-//!     unsafe { (compiled.get())(x.as_mut_ptr(), 5, c) };
-//!     assert_eq!(x, want);
+//!     unsafe { (compiled.get())(x.as_mut_ptr(), 5, 1) };
+//!     assert_eq!(x, [5, 5, 5, 5, 11]);
+//!     Ok(())
 //! }
-//!
-//! // The paths clamp at different bounds: the prediction is `Conflict`,
-//! // and each operation keeps its own loop.
-//! let disagree = Builder::new().extract(
-//!     "disagree",
-//!     |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
-//!         let mut p = Pipeline::new(n);
-//!         let x = p.vector(x);
-//!         p.affine(x, 3, -4);
-//!         if c.eq(0).is_true() {
-//!             p.clamp(x, 0);
-//!         } else {
-//!             p.clamp(x, 5);
-//!         }
-//!         p.finish();
-//!     },
-//! )?;
-//! assert_eq!(disagree.c_code().matches("for (").count(), 3);
-//! let compiled = disagree.compile()?;
-//! let mut x = [-3, -1, 0, 2, 5];
-//! // SAFETY: `x` holds the 5 int32_t the function reads and writes.
-//! unsafe { (compiled.get())(x.as_mut_ptr(), 5, 1) };
-//! assert_eq!(x, [5, 5, 5, 5, 11]);
-//! # Ok::<(), augur::Error>(())
 //! ```
 //!
 //! The fused program:
@@ -250,79 +253,82 @@
 //! state of the path can say:
 //!
 //! ```
-//! use augur::{dsl, Builder, Dyn};
-//! use std::cell::Cell;
-//! use std::panic::Location;
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{dsl, Builder, Dyn};
+//!     use std::cell::Cell;
+//!     use std::panic::Location;
 //!
-//! struct Shared {
-//!     n: Dyn<i32>,
-//!     vectors: Cell<usize>, // bookkeeping
-//!     /// The clamp just before (vector, bound): it decides what the next
-//!     /// clamp generates, so tags see it.
-//!     last: dsl::Seen<Option<(usize, i32)>>,
-//! }
-//!
-//! #[derive(Debug, PartialEq)]
-//! struct NegativeBound(i32);
-//! impl std::fmt::Display for NegativeBound {
-//!     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-//!         write!(f, "clamp at {}: bounds are at least 0", self.0)
+//!     struct Shared {
+//!         n: Dyn<i32>,
+//!         vectors: Cell<usize>, // bookkeeping
+//!         /// The clamp just before (vector, bound): it decides what the next
+//!         /// clamp generates, so tags see it.
+//!         last: dsl::Seen<Option<(usize, i32)>>,
 //!     }
-//! }
-//! impl std::error::Error for NegativeBound {}
 //!
-//! #[derive(Clone)]
-//! struct Vector {
-//!     data: Dyn<*mut i32>,
-//!     id: usize,
-//!     shared: dsl::State<Shared>,
-//! }
-//!
-//! fn vector(shared: &dsl::State<Shared>, data: Dyn<*mut i32>) -> Vector {
-//!     let id = shared.vectors.get();
-//!     shared.vectors.set(id + 1);
-//!     Vector { data, id, shared: shared.clone() }
-//! }
-//!
-//! impl Vector {
-//!     #[track_caller]
-//!     fn clamp(&self, lo: i32) {
-//!         if lo < 0 {
-//!             dsl::fail(NegativeBound(lo), Location::caller());
-//!         }
-//!         if self.shared.last.replace(Some((self.id, lo))) == Some((self.id, lo)) {
-//!             return; // clamped already
-//!         }
-//!         let i = Dyn::named("i", 0);
-//!         while i.lt(self.shared.n).is_true() {
-//!             let x = self.data.at(i);
-//!             self.data.at(i).set(Dyn::select(x.lt(lo), lo, x));
-//!             i.set(i + 1);
+//!     #[derive(Debug, PartialEq)]
+//!     struct NegativeBound(i32);
+//!     impl std::fmt::Display for NegativeBound {
+//!         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+//!             write!(f, "clamp at {}: bounds are at least 0", self.0)
 //!         }
 //!     }
-//! }
+//!     impl std::error::Error for NegativeBound {}
 //!
-//! let program = |lo: i32| {
-//!     move |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
-//!         let shared = dsl::State::new(Shared {
-//!             n,
-//!             vectors: Cell::new(0),
-//!             last: dsl::Seen::new(None),
-//!         });
-//!         let x = vector(&shared, x);
-//!         if c.eq(0).is_true() {
-//!             x.clamp(0);
-//!         }
-//!         x.clamp(lo); // a loop on one path only
+//!     #[derive(Clone)]
+//!     struct Vector {
+//!         data: Dyn<*mut i32>,
+//!         id: usize,
+//!         shared: dsl::State<Shared>,
 //!     }
-//! };
-//! let f = Builder::new().extract("clamped", program(0))?;
-//! assert_eq!(f.c_code().matches("for (").count(), 2, "{}", f.c_code());
 //!
-//! let e = Builder::new().extract("negative", program(-1)).map(|_| ()).unwrap_err();
-//! assert_eq!(e.dsl_error::<NegativeBound>(), Some(&NegativeBound(-1)));
-//! assert!(e.to_string().starts_with("clamp at -1: bounds are at least 0 at "));
-//! # Ok::<(), augur::Error>(())
+//!     fn vector(shared: &dsl::State<Shared>, data: Dyn<*mut i32>) -> Vector {
+//!         let id = shared.vectors.get();
+//!         shared.vectors.set(id + 1);
+//!         Vector { data, id, shared: shared.clone() }
+//!     }
+//!
+//!     impl Vector {
+//!         #[track_caller]
+//!         fn clamp(&self, lo: i32) {
+//!             if lo < 0 {
+//!                 dsl::fail(NegativeBound(lo), Location::caller());
+//!             }
+//!             if self.shared.last.replace(Some((self.id, lo))) == Some((self.id, lo)) {
+//!                 return; // clamped already
+//!             }
+//!             let i = Dyn::named("i", 0);
+//!             while i.lt(self.shared.n).is_true() {
+//!                 let x = self.data.at(i);
+//!                 self.data.at(i).set(Dyn::select(x.lt(lo), lo, x));
+//!                 i.set(i + 1);
+//!             }
+//!         }
+//!     }
+//!
+//!     let program = |lo: i32| {
+//!         move |x: Dyn<*mut i32>, n: Dyn<i32>, c: Dyn<i32>| {
+//!             let shared = dsl::State::new(Shared {
+//!                 n,
+//!                 vectors: Cell::new(0),
+//!                 last: dsl::Seen::new(None),
+//!             });
+//!             let x = vector(&shared, x);
+//!             if c.eq(0).is_true() {
+//!                 x.clamp(0);
+//!             }
+//!             x.clamp(lo); // a loop on one path only
+//!         }
+//!     };
+//!     let f = Builder::new().extract("clamped", program(0))?;
+//!     assert_eq!(f.c_code().matches("for (").count(), 2, "{}", f.c_code());
+//!
+//!     let e = Builder::new().extract("negative", program(-1)).map(|_| ()).unwrap_err();
+//!     assert_eq!(e.dsl_error::<NegativeBound>(), Some(&NegativeBound(-1)));
+//!     assert!(e.to_string().starts_with("clamp at -1: bounds are at least 0 at "));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! `augur-einsum` and `augur-nn` keep their state this way.

@@ -14,25 +14,28 @@
 //!   nest, which `compile` and `interpret` run directly.
 //!
 //! ```
-//! use augur::{stage::gpu, Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::{stage::gpu, Builder, Dyn};
 //!
-//! let ex = Builder::new()
-//!     .extract("saxpy", |a: Dyn<f32>, x: Dyn<*mut f32>, y: Dyn<*mut f32>| {
-//!         gpu::launch(2, 4, |bid, tid| {
-//!             let i = bid * 4 + tid;
-//!             y.at(i).set(a * x.at(i) + y.at(i));
-//!         });
-//!     })?;
-//! let cuda = ex.cuda_code("")?;
-//! assert!(cuda.contains("__global__ void saxpy_k0("));
-//! assert!(cuda.contains("saxpy_k0<<<2, 4>>>("));
+//!     let ex = Builder::new()
+//!         .extract("saxpy", |a: Dyn<f32>, x: Dyn<*mut f32>, y: Dyn<*mut f32>| {
+//!             gpu::launch(2, 4, |bid, tid| {
+//!                 let i = bid * 4 + tid;
+//!                 y.at(i).set(a * x.at(i) + y.at(i));
+//!             });
+//!         })?;
+//!     let cuda = ex.cuda_code("")?;
+//!     assert!(cuda.contains("__global__ void saxpy_k0("));
+//!     assert!(cuda.contains("saxpy_k0<<<2, 4>>>("));
 //!
-//! let (mut x, mut y) = ([1.0f32; 8], [2.0f32; 8]);
-//! let f = ex.compile()?;
-//! // SAFETY: both buffers hold the 8 floats the launch touches.
-//! unsafe { f.get()(3.0, x.as_mut_ptr(), y.as_mut_ptr()) };
-//! assert_eq!(y, [5.0; 8]);
-//! # Ok::<(), augur::Error>(())
+//!     let (mut x, mut y) = ([1.0f32; 8], [2.0f32; 8]);
+//!     let f = ex.compile()?;
+//!     // SAFETY: both buffers hold the 8 floats the launch touches.
+//!     unsafe { f.get()(3.0, x.as_mut_ptr(), y.as_mut_ptr()) };
+//!     assert_eq!(y, [5.0; 8]);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! A kernel reads host values (`a`, the pointers) as parameters, and
@@ -50,41 +53,44 @@
 //! halving is a plain Rust loop, so each step is its own code:
 //!
 //! ```
-//! use augur::exec::Interpreter;
-//! use augur::{stage::gpu, Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::exec::Interpreter;
+//!     use augur::{stage::gpu, Builder, Dyn};
 //!
-//! const BLOCK: i32 = 8;
-//! let ex = Builder::new().extract("block_sums", |x: Dyn<*mut i32>, sums: Dyn<*mut i32>| {
-//!     gpu::launch(3, BLOCK as u32, |bid, tid| {
-//!         let part = gpu::shared::<i32>(BLOCK as u32);
-//!         part.at(tid).set(x.at(bid * BLOCK + tid));
-//!         gpu::sync_threads();
-//!         let mut half = BLOCK / 2;
-//!         while half > 0 {
-//!             if tid.lt(half).is_true() {
-//!                 part.at(tid).set(part.at(tid) + part.at(tid + half));
-//!             }
+//!     const BLOCK: i32 = 8;
+//!     let ex = Builder::new().extract("block_sums", |x: Dyn<*mut i32>, sums: Dyn<*mut i32>| {
+//!         gpu::launch(3, BLOCK as u32, |bid, tid| {
+//!             let part = gpu::shared::<i32>(BLOCK as u32);
+//!             part.at(tid).set(x.at(bid * BLOCK + tid));
 //!             gpu::sync_threads();
-//!             half /= 2;
-//!         }
-//!         if tid.eq(0).is_true() {
-//!             sums.at(bid).set(part.at(0));
-//!         }
-//!     });
-//! })?;
-//! // CUDA gets the shared memory with the launch: 8 ints a block.
-//! assert!(ex.cuda_code("")?.contains("block_sums_k0<<<3, 8, 32>>>("));
+//!             let mut half = BLOCK / 2;
+//!             while half > 0 {
+//!                 if tid.lt(half).is_true() {
+//!                     part.at(tid).set(part.at(tid) + part.at(tid + half));
+//!                 }
+//!                 gpu::sync_threads();
+//!                 half /= 2;
+//!             }
+//!             if tid.eq(0).is_true() {
+//!                 sums.at(bid).set(part.at(0));
+//!             }
+//!         });
+//!     })?;
+//!     // CUDA gets the shared memory with the launch: 8 ints a block.
+//!     assert!(ex.cuda_code("")?.contains("block_sums_k0<<<3, 8, 32>>>("));
 //!
-//! // The simulation runs each block's phases between barriers in turn. In
-//! // the interpreter, every thread's memory accesses are checked against
-//! // the others' of the same phase.
-//! let sim = ex.simulated()?;
-//! let mut it = Interpreter::new();
-//! let x: Vec<i32> = (1..=24).collect();
-//! let (xp, sp) = (it.memory_mut().alloc_slice(&x), it.memory_mut().alloc_slice(&[0i32; 3]));
-//! sim.interpret_in(&mut it, &[xp, sp])?;
-//! assert_eq!(it.memory().read_slice::<i32>(sp, 3)?, [36, 100, 164]);
-//! # Ok::<(), augur::Error>(())
+//!     // The simulation runs each block's phases between barriers in turn. In
+//!     // the interpreter, every thread's memory accesses are checked against
+//!     // the others' of the same phase.
+//!     let sim = ex.simulated()?;
+//!     let mut it = Interpreter::new();
+//!     let x: Vec<i32> = (1..=24).collect();
+//!     let (xp, sp) = (it.memory_mut().alloc_slice(&x), it.memory_mut().alloc_slice(&[0i32; 3]));
+//!     sim.interpret_in(&mut it, &[xp, sp])?;
+//!     assert_eq!(it.memory().read_slice::<i32>(sp, 3)?, [36, 100, 164]);
+//!     Ok(())
+//! }
 //! ```
 //!
 //! A value a thread computes before a barrier and uses after it (an
@@ -103,31 +109,34 @@
 //! interpreter reports the race:
 //!
 //! ```
-//! use augur::exec::Interpreter;
-//! use augur::{stage::gpu, Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::exec::Interpreter;
+//!     use augur::{stage::gpu, Builder, Dyn};
 //!
-//! let count = |atomic: bool| {
-//!     Builder::new().extract("count", move |x: Dyn<*mut i32>, bins: Dyn<*mut i32>| {
-//!         gpu::launch(2, 4, |bid, tid| {
-//!             let bin = bins.at(x.at(bid * 4 + tid));
-//!             if atomic {
-//!                 gpu::atomic_add(bin.addr(), 1);
-//!             } else {
-//!                 bin.set(bin + 1);
-//!             }
-//!         });
-//!     })
-//! };
-//! let run = |atomic: bool| -> augur::Result<Vec<i32>> {
-//!     let mut it = Interpreter::new();
-//!     let x = it.memory_mut().alloc_slice(&[0, 1, 1, 2, 0, 0, 1, 2]);
-//!     let bins = it.memory_mut().alloc_slice(&[0i32; 3]);
-//!     count(atomic)?.interpret_in(&mut it, &[x, bins])?;
-//!     it.memory().read_slice(bins, 3)
-//! };
-//! assert_eq!(run(true)?, [3, 3, 2]);
-//! assert!(run(false).unwrap_err().to_string().contains("data race"));
-//! # Ok::<(), augur::Error>(())
+//!     let count = |atomic: bool| {
+//!         Builder::new().extract("count", move |x: Dyn<*mut i32>, bins: Dyn<*mut i32>| {
+//!             gpu::launch(2, 4, |bid, tid| {
+//!                 let bin = bins.at(x.at(bid * 4 + tid));
+//!                 if atomic {
+//!                     gpu::atomic_add(bin.addr(), 1);
+//!                 } else {
+//!                     bin.set(bin + 1);
+//!                 }
+//!             });
+//!         })
+//!     };
+//!     let run = |atomic: bool| -> augur::Result<Vec<i32>> {
+//!         let mut it = Interpreter::new();
+//!         let x = it.memory_mut().alloc_slice(&[0, 1, 1, 2, 0, 0, 1, 2]);
+//!         let bins = it.memory_mut().alloc_slice(&[0i32; 3]);
+//!         count(atomic)?.interpret_in(&mut it, &[x, bins])?;
+//!         it.memory().read_slice(bins, 3)
+//!     };
+//!     assert_eq!(run(true)?, [3, 3, 2]);
+//!     assert!(run(false).unwrap_err().to_string().contains("data race"));
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # What is checked where

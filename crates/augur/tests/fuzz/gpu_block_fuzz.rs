@@ -68,6 +68,7 @@ struct Since {
 
 impl Since {
     /// A block barrier: shared memory is settled.
+    #[augur::staged]
     fn block_barrier(&mut self) {
         (self.wrote, self.read) = (false, false);
     }
@@ -180,6 +181,7 @@ struct Program {
     body: Vec<Step>,
 }
 
+#[augur::staged]
 fn program(rng: &mut Rng) -> Program {
     let shape = Shape {
         grid_sync: rng.chance(30),
@@ -201,6 +203,7 @@ fn program(rng: &mut Rng) -> Program {
 }
 
 /// A loop's turns on block `bid`.
+#[augur::staged]
 fn turns(_: &Program, bid: i32, reps: i32) -> i32 {
     bid % 2 + reps
 }
@@ -219,6 +222,7 @@ struct Model<'a> {
 }
 
 impl Model<'_> {
+    #[augur::staged]
     fn run(p: &Program, x: &[i32]) -> (Vec<i32>, Vec<i32>) {
         let threads = (p.grid * p.block) as usize;
         let mut m = Model {
@@ -233,6 +237,7 @@ impl Model<'_> {
         (m.y, m.bins)
     }
 
+    #[augur::staged]
     fn steps(&mut self, steps: &[Step], on: &[bool]) {
         let (b, threads) = (self.p.block as i32, on.len() as i32);
         for step in steps {
@@ -356,6 +361,7 @@ impl Staged {
 
 type KernelFn = unsafe extern "C" fn(*mut i32, *mut i32, *mut i32);
 
+#[augur::staged]
 fn stage(p: &Program) -> augur::Extracted<KernelFn> {
     let q = p.clone();
     Builder::new()
@@ -383,6 +389,7 @@ fn stage(p: &Program) -> augur::Extracted<KernelFn> {
 }
 
 #[test]
+#[augur::staged]
 fn random_block_kernels_run_as_their_rust_model() {
     let count = fuzz_env::cases("AUGUR_GPU_CASES");
     let seed = fuzz_env::seed("AUGUR_GPU_SEED", 0x6b10_c4ed);

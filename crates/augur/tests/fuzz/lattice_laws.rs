@@ -9,10 +9,12 @@ use common::Rng;
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 
+#[augur::staged]
 fn gen_bool(r: &mut Rng) -> bool {
     r.below(2) == 1
 }
 
+#[augur::staged]
 fn gen_flat(r: &mut Rng) -> Flat<u8> {
     match r.below(4) {
         0 => Flat::Unknown,
@@ -22,16 +24,19 @@ fn gen_flat(r: &mut Rng) -> Flat<u8> {
     }
 }
 
+#[augur::staged]
 fn gen_set(r: &mut Rng) -> Set<u8> {
     let n = r.below(5);
     (0..n).map(|_| r.below(8) as u8).collect()
 }
 
+#[augur::staged]
 fn gen_max(r: &mut Rng) -> Max<i16> {
     Max(r.below(7) as i16 - 3)
 }
 
 /// Checks the laws on `rounds` random sample sets of each size.
+#[augur::staged]
 fn laws<L: Lattice>(name: &str, rounds: u64, gen: impl Fn(&mut Rng) -> L) {
     for seed in 0..rounds {
         let mut r = Rng(seed);
@@ -43,6 +48,7 @@ fn laws<L: Lattice>(name: &str, rounds: u64, gen: impl Fn(&mut Rng) -> L) {
 }
 
 #[test]
+#[augur::staged]
 fn builtin_lattices_obey_the_laws() {
     laws("bool", 50, gen_bool);
     laws("Flat<u8>", 300, gen_flat);
@@ -61,12 +67,14 @@ fn builtin_lattices_obey_the_laws() {
 }
 
 /// Equivalent under the order: each satisfies the other.
+#[augur::staged]
 fn equivalent<L: Lattice>(a: &L, b: &L) -> bool {
     a.satisfies(b) && b.satisfies(a)
 }
 
 /// Joining the same requirements in any order gives an equivalent value:
 /// which run reaches a requirement first cannot change the prediction.
+#[augur::staged]
 fn order_independent<L: Lattice>(name: &str, gen: impl Fn(&mut Rng) -> L) {
     for seed in 0..300 {
         let mut r = Rng(seed);
@@ -92,6 +100,7 @@ fn order_independent<L: Lattice>(name: &str, gen: impl Fn(&mut Rng) -> L) {
 }
 
 #[test]
+#[augur::staged]
 fn joins_do_not_depend_on_order() {
     order_independent("bool", gen_bool);
     order_independent("Flat<u8>", gen_flat);
@@ -100,12 +109,14 @@ fn joins_do_not_depend_on_order() {
     order_independent("(Set, Flat)", |r| (gen_set(r), gen_flat(r)));
 }
 
+#[augur::staged]
 fn model(s: &Set<u8>) -> BTreeSet<u8> {
     s.iter().copied().collect()
 }
 
 /// `Set` is a sorted vector: its answers must be those of a `BTreeSet`.
 #[test]
+#[augur::staged]
 fn set_agrees_with_a_btreeset() {
     for seed in 0..2000 {
         let mut r = Rng(seed);
@@ -147,12 +158,14 @@ enum Flaw {
 }
 
 impl Lattice for Broken {
+    #[augur::staged]
     fn satisfies(&self, r: &Self) -> bool {
         match self.flaw {
             Flaw::NotReflexive => self.v > r.v,
             _ => self.v >= r.v,
         }
     }
+    #[augur::staged]
     fn join(&mut self, r: &Self) {
         self.v = match self.flaw {
             Flaw::JoinForgets => r.v,
@@ -163,6 +176,7 @@ impl Lattice for Broken {
 }
 
 #[test]
+#[augur::staged]
 fn check_laws_finds_broken_lattices() {
     for (flaw, law) in [
         (Flaw::NotReflexive, "not reflexive"),
@@ -175,11 +189,13 @@ fn check_laws_finds_broken_lattices() {
     }
 }
 
+#[augur::staged]
 fn assert_debug<T: Debug>(v: T, want: &str) {
     assert_eq!(format!("{v:?}"), want);
 }
 
 #[test]
+#[augur::staged]
 fn values_print_readably() {
     assert_debug(Set::of([3u8, 1, 3]), "{1, 3}");
     assert_debug(Flat::Exactly(1.5f32), "Exactly(1.5)");

@@ -66,6 +66,7 @@ struct Body {
 
 type Specs = Vec<Vec<Body>>;
 
+#[augur::staged]
 fn expr(rng: &mut Rng, depth: u32, calls: &mut u32, key: u8) -> E {
     let leaf = depth == 0 || rng.chance(30);
     if leaf {
@@ -93,6 +94,7 @@ fn expr(rng: &mut Rng, depth: u32, calls: &mut u32, key: u8) -> E {
     E::Bin(op, Box::new(a), Box::new(b))
 }
 
+#[augur::staged]
 fn body(rng: &mut Rng, key: u8) -> Body {
     let mut none = 0;
     let mut calls = 2;
@@ -107,12 +109,14 @@ fn body(rng: &mut Rng, key: u8) -> Body {
     }
 }
 
+#[augur::staged]
 fn specs(rng: &mut Rng) -> Specs {
     (0..FAMILIES)
         .map(|_| (0..=MAX_KEY).map(|k| body(rng, k)).collect())
         .collect()
 }
 
+#[augur::staged]
 fn tag(fam: usize, key: u8) -> i32 {
     (fam as i32) * 16 + i32::from(key) + 1
 }
@@ -125,6 +129,7 @@ struct Model<'a> {
 }
 
 impl Model<'_> {
+    #[augur::staged]
     fn call(&mut self, fam: usize, key: u8, fuel: i32, x: i32) -> i32 {
         self.log.push(tag(fam, key));
         let b = &self.specs[fam][usize::from(key)];
@@ -141,6 +146,7 @@ impl Model<'_> {
         r ^ x
     }
 
+    #[augur::staged]
     fn eval(&mut self, e: &E, fuel: i32, x: i32, r: i32) -> i32 {
         match e {
             E::Fuel => fuel,
@@ -178,6 +184,7 @@ struct Stage<'a> {
 }
 
 impl Stage<'_> {
+    #[augur::staged]
     fn eval(&self, e: &E, r: Dyn<i32>) -> Dyn<i32> {
         match e {
             E::Fuel => self.fuel + 0,
@@ -207,6 +214,7 @@ impl Stage<'_> {
         }
     }
 
+    #[augur::staged]
     fn body(&self, b: &Body, t: i32) -> Dyn<i32> {
         let n = self.log.at(0);
         self.log.at(n + 1).set(t);
@@ -225,6 +233,7 @@ impl Stage<'_> {
     }
 }
 
+#[augur::staged]
 fn module(specs: &Rc<Specs>) -> (Module<'static>, Vec<Fam>) {
     let mut m = Builder::new().module();
     let fams: Vec<Fam> = (0..FAMILIES)
@@ -250,6 +259,7 @@ fn module(specs: &Rc<Specs>) -> (Module<'static>, Vec<Fam>) {
 }
 
 #[test]
+#[augur::staged]
 fn random_modules_run_as_their_rust_model() {
     let count = fuzz_env::cases("AUGUR_MODULE_CASES") as usize;
     let seed = fuzz_env::seed("AUGUR_MODULE_SEED", 0x05ee_d0f0_d01e);

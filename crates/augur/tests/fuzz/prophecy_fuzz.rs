@@ -30,6 +30,7 @@ enum Stmt {
     Loop(Vec<Stmt>),
 }
 
+#[augur::staged]
 fn gen_block(r: &mut Rng, k: usize, depth: u32, len: u64) -> Vec<Stmt> {
     (0..1 + r.below(len))
         .map(|_| match r.below(if depth == 0 { 3 } else { 5 }) {
@@ -48,6 +49,7 @@ fn gen_block(r: &mut Rng, k: usize, depth: u32, len: u64) -> Vec<Stmt> {
 
 /// Runs a block in the first stage. Statements are walked with `range`, so
 /// each has its own program point even inside dyn loops.
+#[augur::staged]
 fn stage(block: &[Stmt], ps: &[Prophecy<Max<i32>>], x: Dyn<i32>, acc: Dyn<i32>) {
     for i in range(0..block.len()) {
         match &block[i] {
@@ -73,6 +75,7 @@ fn stage(block: &[Stmt], ps: &[Prophecy<Max<i32>>], x: Dyn<i32>, acc: Dyn<i32>) 
 }
 
 /// What the program computes when every prediction is `final_[p]`.
+#[augur::staged]
 fn eval(block: &[Stmt], final_: &[i32], x: i32, acc: &mut i32) {
     for s in block {
         match s {
@@ -90,6 +93,7 @@ fn eval(block: &[Stmt], final_: &[i32], x: i32, acc: &mut i32) {
 }
 
 /// The join of every requirement of each prophecy (initial value 0).
+#[augur::staged]
 fn expected(block: &[Stmt], out: &mut [i32]) {
     for s in block {
         match s {
@@ -104,6 +108,7 @@ fn expected(block: &[Stmt], out: &mut [i32]) {
     }
 }
 
+#[augur::staged]
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -112,6 +117,7 @@ fn env(name: &str, default: u64) -> u64 {
 }
 
 #[test]
+#[augur::staged]
 fn random_prophecy_programs_agree_in_every_mode() {
     let cases = env("AUGUR_PROPHECY_FUZZ_CASES", 150);
     let first = env("AUGUR_PROPHECY_FUZZ_SEED", 0x5eed_0000);

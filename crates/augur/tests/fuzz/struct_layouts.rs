@@ -39,6 +39,7 @@ struct Shape {
 
 /// Defines `struct S{k}` with 1–4 fields (scalars, arrays of scalars,
 /// earlier structs); gives its leaves.
+#[augur::staged]
 fn define(
     rng: &mut Rng,
     k: usize,
@@ -80,6 +81,7 @@ fn define(
 
 /// `fn layout(p: *mut struct S{top}) -> f64`: writes a distinct value to each
 /// leaf of `p[0]` and `p[1]`, then sums them all read back as `f64`.
+#[augur::staged]
 fn program(rng: &mut Rng) -> String {
     let mut shape = Shape {
         defs: String::new(),
@@ -117,6 +119,7 @@ fn program(rng: &mut Rng) -> String {
 }
 
 #[test]
+#[augur::staged]
 fn random_struct_layouts_agree_with_the_c_compiler() {
     let count = fuzz_env::cases("AUGUR_LAYOUT_CASES") as usize;
     let seed = fuzz_env::seed("AUGUR_LAYOUT_SEED", 0x1a70_0751);
@@ -163,6 +166,7 @@ fn random_struct_layouts_agree_with_the_c_compiler() {
 /// The C compiler's `sizeof` and `offsetof` against augur's, on a struct
 /// with every kind of padding.
 #[test]
+#[augur::staged]
 fn sizes_and_offsets_are_the_c_compilers() {
     let f = augur::ir::parse(
         "struct A { a: u8, b: f64, c: u16 }\nstruct B { x: u8, inner: struct A, y: [u8; 3], z: i32 }\nfn g(p: *mut struct B) {\n  p[0].z = 1;\n}\n",

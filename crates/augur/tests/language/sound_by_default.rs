@@ -184,3 +184,38 @@ fn a_covered_function_called_from_uncovered_code_is_not_covered() {
         );
     }
 }
+
+/// `#[track_caller]` functions keep their statements (their callers' lines
+/// are what their author wants reported): one calling another is covered.
+struct Counter {
+    n: Dyn<i32>,
+}
+
+#[augur::staged]
+impl Counter {
+    #[track_caller]
+    fn inner(&self, k: i32) -> Dyn<i32> {
+        self.n + k
+    }
+
+    #[track_caller]
+    fn outer(&self, k: i32) -> Dyn<i32> {
+        let i = Dyn::new(0);
+        while i.lt(self.n).is_true() {
+            i.set(self.inner(k) + i);
+        }
+        i
+    }
+}
+
+#[test]
+#[augur::staged]
+fn track_caller_functions_calling_each_other_are_covered() {
+    let ex = sound()
+        .extract("tc", |n: Dyn<i32>| {
+            let c = Counter { n };
+            c.outer(1)
+        })
+        .unwrap();
+    assert_eq!(ex.stats().back_edges, 1);
+}

@@ -24,14 +24,18 @@ pub fn write_function(f: &Function) -> String {
 /// [`write_function`] with options (source mapping).
 ///
 /// ```
-/// use augur::codegen::{write_function, write_function_with, CodegenOptions, LineMarkers};
-/// use augur::{Builder, Dyn};
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::codegen::{write_function, write_function_with, CodegenOptions, LineMarkers};
+///     use augur::{Builder, Dyn};
 ///
-/// let ex = Builder::new().extract("neg", |x: Dyn<i32>| -x).unwrap();
-/// let plain = write_function(ex.ir());
-/// assert_eq!(write_function_with(ex.ir(), &CodegenOptions::default()), plain);
-/// let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
-/// assert!(write_function_with(ex.ir(), &opts).contains("#line "));
+///     let ex = Builder::new().extract("neg", |x: Dyn<i32>| -x).unwrap();
+///     let plain = write_function(ex.ir());
+///     assert_eq!(write_function_with(ex.ir(), &CodegenOptions::default()), plain);
+///     let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
+///     assert!(write_function_with(ex.ir(), &opts).contains("#line "));
+///     Ok(())
+/// }
 /// ```
 pub fn write_function_with(f: &Function, opts: &CodegenOptions) -> String {
     write_module_with(&[f], opts)

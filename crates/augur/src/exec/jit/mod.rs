@@ -35,16 +35,20 @@
 //! never code that does something else.
 //!
 //! ```
-//! use augur::exec::{Backend, CompileOptions};
-//! use augur::{Builder, Dyn};
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     use augur::exec::{Backend, CompileOptions};
+//!     use augur::{Builder, Dyn};
 //!
-//! let ex = Builder::new()
-//!     .extract("twice", |x: Dyn<i32>| x * 2)
-//!     .unwrap();
-//! let opts = CompileOptions::default().with_backend(Backend::Jit);
-//! let twice = ex.compile_with(&opts).unwrap();
-//! // SAFETY: `twice` is `int32_t twice(int32_t)`.
-//! assert_eq!(unsafe { twice.get()(21) }, 42);
+//!     let ex = Builder::new()
+//!         .extract("twice", |x: Dyn<i32>| x * 2)
+//!         .unwrap();
+//!     let opts = CompileOptions::default().with_backend(Backend::Jit);
+//!     let twice = ex.compile_with(&opts).unwrap();
+//!     // SAFETY: `twice` is `int32_t twice(int32_t)`.
+//!     assert_eq!(unsafe { twice.get()(21) }, 42);
+//!     Ok(())
+//! }
 //! ```
 
 mod call;

@@ -9,6 +9,7 @@ use augur::Dyn;
 /// `if ((arg0 | 8) == 0)` are valid C (and valid staged code). The default
 /// flags now keep that warning off.
 #[test]
+#[augur::staged]
 fn c_accepts_tautological_compare() {
     common::check(
         "self_compare",
@@ -40,6 +41,7 @@ fn c_accepts_tautological_compare() {
 /// defines) used to be rejected by `-Werror=overflow`; the C writer keeps
 /// such sums valid now.
 #[test]
+#[augur::staged]
 fn c_accepts_constant_overflow() {
     common::check(
         "const_wrap",
@@ -57,6 +59,7 @@ fn c_accepts_constant_overflow() {
 /// product that wraps, was rejected by `-Werror=overflow`; `-fwrapv`
 /// defines it, and the default flags keep that warning off.
 #[test]
+#[augur::staged]
 fn c_accepts_constant_products_that_wrap() {
     common::check(
         "wrap_mul",

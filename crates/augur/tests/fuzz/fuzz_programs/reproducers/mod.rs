@@ -13,6 +13,7 @@ use crate::fuzz_programs::staged::Walk;
 
 /// Checks a fuzz program under one walk, printing it on failure.
 #[track_caller]
+#[augur::staged]
 fn check_ast(p: &Program, walk: Walk) {
     if let Err(f) = check_program(p, walk, true) {
         panic!("{walk:?} walk:\n{p}{f}");

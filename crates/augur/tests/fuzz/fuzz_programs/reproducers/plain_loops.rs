@@ -39,6 +39,7 @@ with_and_without_attribute!(plain_in_dyn, plain_in_dyn_bare, |n| {
     x
 });
 
+#[augur::staged]
 fn plain_in_dyn_ref(&mut (n,): &mut (i32,)) -> i32 {
     let (mut c, mut x) = (0, 0);
     while c < n {
@@ -65,13 +66,21 @@ fn plain_loop_in_dyn_loop_closes_under_the_attribute() {
     assert_eq!(common::count(&ex.c_code(), "if ("), 2, "{}", ex.c_code());
 }
 
-/// Without the attribute the engine finds the plain loop by itself, but
-/// keeps its turns apart for the rest of the run, so the dyn loop never
-/// repeats its state: the error names the plain loop and the two fixes.
+/// Without the attribute, by default, the engine shares no code in the
+/// closure and the dyn loop stops with `Error::Unannotated`. Trusted, it
+/// finds the plain loop by itself, but keeps its turns apart for the rest
+/// of the run, so the dyn loop never repeats its state: the error names the
+/// plain loop and the two fixes.
 #[test]
 fn plain_loop_in_dyn_loop_without_the_attribute_is_a_clear_error() {
+    let err = Builder::new()
+        .trust_unannotated(false)
+        .extract("plain_in_dyn", plain_in_dyn_bare)
+        .unwrap_err();
+    assert!(matches!(err, augur::Error::Unannotated { .. }), "{err}");
     let line = PLAIN_IN_DYN_LINE;
     let err = Builder::new()
+        .trust_unannotated(true)
         .extract("plain_in_dyn", plain_in_dyn_bare)
         .unwrap_err();
     let m = err.to_string();
@@ -104,6 +113,7 @@ with_and_without_attribute!(loops_in_plain_in_dyn, loops_in_plain_in_dyn_bare, |
 });
 
 #[test]
+#[augur::staged]
 fn dyn_loops_in_a_plain_loop_in_a_dyn_loop() {
     let ex = common::check(
         "loops_in_plain_in_dyn",
@@ -128,6 +138,7 @@ fn dyn_loops_in_a_plain_loop_in_a_dyn_loop() {
 ///
 /// exact under both walks (the plain walk is annotated).
 #[test]
+#[augur::staged]
 fn plain_loop_in_dyn_loop_fuzz_program() {
     let c0 = VARS;
     let p = Program {
@@ -182,6 +193,7 @@ fn walk_tail(n: &Node, x: Dyn<i32>) -> Option<Dyn<i32>> {
 /// engine, and inside a dyn loop a loop that never closes). The
 /// attribute's frame guard keeps every call a real call.
 #[test]
+#[augur::staged]
 fn tail_recursive_walk_in_dyn_loop() {
     use Node::*;
     let prog = If(

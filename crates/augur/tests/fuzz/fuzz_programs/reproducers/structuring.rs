@@ -12,6 +12,7 @@ use augur::Dyn;
 /// `while (c < a) { c = c + 1; if (a >= 3) { x = 0; break; } }`, came out
 /// with 2 gotos (`goto L3` out of the loop and over the assignment).
 #[test]
+#[augur::staged]
 fn goto_break_after_assignment() {
     common::check(
         "assign_break",
@@ -47,6 +48,7 @@ fn goto_break_after_assignment() {
 /// a jump out of it while the `return` was the loop's follow). Structured:
 /// the loop `break`s out of the arm, the `return` is emitted in place.
 #[test]
+#[augur::staged]
 fn return_from_a_loop_in_an_else_arm_is_structured() {
     common::check(
         "ret_loop_else",
@@ -82,6 +84,7 @@ fn return_from_a_loop_in_an_else_arm_is_structured() {
 // The inner loop returns in its first turn: that is the fuzz test's shrunk
 // program, and the shape the structurer gets wrong.
 #[allow(clippy::never_loop)]
+#[augur::staged]
 fn return_from_nested_loops_in_an_else_arm_is_structured() {
     common::check(
         "ret_nested_else",
@@ -110,6 +113,7 @@ fn return_from_nested_loops_in_an_else_arm_is_structured() {
 /// Found by this test (fixed since, at a482896): two unrolled `if`s whose
 /// `else` returns, inside a dyn `if`, gave 1 goto.
 #[test]
+#[augur::staged]
 fn goto_return_in_unrolled_ifs() {
     common::check(
         "ret_unrolled",
@@ -151,6 +155,7 @@ fn goto_return_in_unrolled_ifs() {
 /// gave 1 goto: node splitting refused blocks that declare temporaries.
 /// Copies now get their own temporaries.
 #[test]
+#[augur::staged]
 fn join_with_temporaries_after_a_break_is_split() {
     let p = Program {
         inits: vec![Init::Zero; VARS],
@@ -194,6 +199,7 @@ fn join_with_temporaries_after_a_break_is_split() {
 /// (one round of node splitting took every candidate) gave 2. Splitting
 /// now keeps a copy only where it removes gotos.
 #[test]
+#[augur::staged]
 fn splitting_keeps_only_copies_that_remove_gotos() {
     let when_zero_gt_zero = || Cond::Cmp(CmpOp::Gt, Expr::Const(0), Expr::Const(0));
     let p = Program {
@@ -245,6 +251,7 @@ fn splitting_keeps_only_copies_that_remove_gotos() {
 /// turn too (allowed since copies get their own temporaries) left 9
 /// gotos. Node splitting now tries the joins in between first.
 #[test]
+#[augur::staged]
 fn continue_over_a_turns_last_statement_is_split() {
     let p = Program {
         inits: vec![Init::Zero; VARS],
@@ -274,6 +281,7 @@ fn continue_over_a_turns_last_statement_is_split() {
 /// and the exit became a goto; a short returning tail is now copied to
 /// each of its edges, and the follow is the join.
 #[test]
+#[augur::staged]
 fn shared_return_in_a_loop_is_not_its_follow() {
     let p = Program {
         inits: vec![Init::Zero; VARS],
@@ -335,6 +343,7 @@ fn break_out_of_an_unrolled_plain_loop_is_a_break() {
 /// rest, which then held the `break`s' gotos: 9 gotos. Those now set a flag
 /// and leave, each inner loop followed by `if (flag) break;`.
 #[test]
+#[augur::staged]
 fn continue_and_break_in_an_unrolled_plain_loop_are_breaks() {
     let p = Program {
         inits: vec![Init::Zero; VARS],
@@ -368,6 +377,7 @@ fn continue_and_break_in_an_unrolled_plain_loop_are_breaks() {
 /// the ones around it by flags (89 deep); gcc -O2 did not compile the C
 /// within the suite's minute. Such jumps are guards now.
 #[test]
+#[augur::staged]
 fn a_ladder_of_jumps_out_of_a_long_plain_loop_compiles() {
     use BinOp::{Add, And, Mul, Or, Sub, Xor};
     let bin = |op, a, b| Expr::Bin(op, Box::new(a), Box::new(b));
