@@ -31,6 +31,7 @@ impl Movement {
     pub const ALL: [Movement; 3] = [Movement::CopyAll, Movement::Unified, Movement::Prophecy];
 
     /// A short name for tables and function names.
+    #[augur::staged]
     pub fn name(self) -> &'static str {
         match self {
             Movement::CopyAll => "copy_all",
@@ -88,6 +89,7 @@ pub struct Config {
 }
 
 impl Default for Config {
+    #[augur::staged]
     fn default() -> Self {
         Config {
             movement: Movement::Prophecy,
@@ -105,6 +107,7 @@ impl Default for Config {
 
 impl Config {
     /// The default configuration with `movement`.
+    #[augur::staged]
     pub fn with(movement: Movement) -> Config {
         Config {
             movement,
@@ -113,6 +116,7 @@ impl Config {
     }
 
     /// CPU code only: `run_on_gpu` runs on the CPU, no device buffers.
+    #[augur::staged]
     pub fn cpu() -> Config {
         Config {
             gpu: false,
@@ -145,6 +149,7 @@ pub(crate) trait GpuTensor {
 #[derive(Clone, Default)]
 struct KernelOwner(Option<dsl::Id>);
 
+#[augur::staged]
 fn kernel_owner() -> Option<dsl::Id> {
     dsl::local_copy::<KernelOwner>().0
 }
@@ -154,6 +159,7 @@ fn kernel_owner() -> Option<dsl::Id> {
 struct OwnerGuard;
 
 impl OwnerGuard {
+    #[augur::staged]
     fn new(ctx: &dsl::State<Ctx>) -> OwnerGuard {
         dsl::local(|o: &mut KernelOwner| o.0 = Some(ctx.id()));
         OwnerGuard
@@ -161,6 +167,7 @@ impl OwnerGuard {
 }
 
 impl Drop for OwnerGuard {
+    #[augur::staged]
     fn drop(&mut self) {
         dsl::local(|o: &mut KernelOwner| o.0 = None);
     }
@@ -168,6 +175,7 @@ impl Drop for OwnerGuard {
 
 /// Panics when a kernel of another instance is being generated: `ctx`'s
 /// tensors would be read through host pointers there.
+#[augur::staged]
 pub(crate) fn check_kernel_owner(ctx: &dsl::State<Ctx>, tensor: &str, loc: &Location) {
     let owner = kernel_owner();
     if owner.is_some_and(|o| o != ctx.id()) {
@@ -236,6 +244,7 @@ impl Einsum {
     /// more than 1024 threads (CUDA's limit) or the grid more than
     /// 2^31 - 1 threads (the generated loops count in `int32_t`).
     #[track_caller]
+    #[augur::staged]
     pub fn new(config: Config) -> Einsum {
         let (b, t) = (config.blocks as u64, config.threads as u64);
         if b == 0 || t == 0 || t > 1024 || b * t > i32::MAX as u64 {
@@ -260,11 +269,13 @@ impl Einsum {
     }
 
     /// Its configuration.
+    #[augur::staged]
     pub fn config(&self) -> Config {
         self.ctx.config
     }
 
     /// A new index named `name` (the loop variable's name in the C).
+    #[augur::staged]
     pub fn index(&self, name: &'static str) -> Index {
         let id = self.ctx.next_index.get();
         self.ctx.next_index.set(id + 1);
@@ -278,6 +289,7 @@ impl Einsum {
     /// `kernel` is staged again while the engine checks the kernel's loops,
     /// hence `FnMut`. Nested `run_on_gpu` is an error.
     #[track_caller]
+    #[augur::staged]
     pub fn run_on_gpu(&self, mut kernel: impl FnMut()) {
         let loc = Location::caller();
         if self.ctx.finished.get() {
@@ -295,6 +307,7 @@ impl Einsum {
         self.ctx.in_run_on_gpu.set(false);
     }
 
+    #[augur::staged]
     fn launch(&self, kernel: &mut dyn FnMut()) {
         let movement = self.ctx.config.movement;
         let tensors: Vec<Rc<dyn GpuTensor>> = self.ctx.tensors.borrow().clone();
@@ -352,6 +365,7 @@ impl Einsum {
     ///     assert_eq!(*got, want);
     /// }
     /// ```
+    #[augur::staged]
     pub fn with_schedule<R>(&self, schedule: Schedule, statements: impl FnOnce() -> R) -> R {
         let before = self.ctx.schedule.replace(schedule);
         let out = statements();
@@ -362,12 +376,14 @@ impl Einsum {
     /// Starts the runtime's timer (the paper's `start_time`); with
     /// [`timer_stop`](Einsum::timer_stop) it times a region of the
     /// generated code, waiting for the GPU at both ends.
+    #[augur::staged]
     pub fn timer_start(&self) {
         crate::runtime::TIMER_START.call();
     }
 
     /// Stops the runtime's timer; the runtime keeps the shortest region and
     /// the total ([`Counters`](crate::Counters)).
+    #[augur::staged]
     pub fn timer_stop(&self) {
         crate::runtime::TIMER_STOP.call();
     }
@@ -375,6 +391,7 @@ impl Einsum {
     /// Frees every buffer the DSL allocated (not user buffers). Call it at
     /// the end of the staged function; tensors must not be used after it.
     #[track_caller]
+    #[augur::staged]
     pub fn finish(&self) {
         if self.ctx.finished.replace(true) {
             panic!("einsum: finish called twice, at {}", Location::caller());
@@ -385,6 +402,7 @@ impl Einsum {
         }
     }
 
+    #[augur::staged]
     pub(crate) fn register(&self, t: Rc<dyn GpuTensor>) {
         self.ctx.tensors.borrow_mut().push(t);
     }
