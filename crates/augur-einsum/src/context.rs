@@ -31,7 +31,6 @@ impl Movement {
     pub const ALL: [Movement; 3] = [Movement::CopyAll, Movement::Unified, Movement::Prophecy];
 
     /// A short name for tables and function names.
-    #[augur::staged]
     pub fn name(self) -> &'static str {
         match self {
             Movement::CopyAll => "copy_all",
@@ -89,7 +88,6 @@ pub struct Config {
 }
 
 impl Default for Config {
-    #[augur::staged]
     fn default() -> Self {
         Config {
             movement: Movement::Prophecy,
@@ -107,7 +105,6 @@ impl Default for Config {
 
 impl Config {
     /// The default configuration with `movement`.
-    #[augur::staged]
     pub fn with(movement: Movement) -> Config {
         Config {
             movement,
@@ -116,7 +113,6 @@ impl Config {
     }
 
     /// CPU code only: `run_on_gpu` runs on the CPU, no device buffers.
-    #[augur::staged]
     pub fn cpu() -> Config {
         Config {
             gpu: false,
@@ -221,16 +217,21 @@ pub(crate) struct Ctx {
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{Config, Einsum};
-/// let f = Builder::new()
-///     .extract("scale", |x: Dyn<*mut f32>| {
-///         let ein = Einsum::new(Config::default());
-///         let i = ein.index("i");
-///         let v = ein.tensor_on::<f32>("v", [8], x);
-///         v.at([i]).mul_by(2.0f32);
-///         ein.finish();
-///     })
-///     .unwrap();
-/// assert!(f.c_code().contains("v[i] = v[i] * 2.0f"));
+///
+/// #[augur::staged]
+/// fn scale() {
+///     let f = Builder::new()
+///         .extract("scale", |x: Dyn<*mut f32>| {
+///             let ein = Einsum::new(Config::default());
+///             let i = ein.index("i");
+///             let v = ein.tensor_on::<f32>("v", [8], x);
+///             v.at([i]).mul_by(2.0f32);
+///             ein.finish();
+///         })
+///         .unwrap();
+///     assert!(f.c_code().contains("v[i] = v[i] * 2.0f"));
+/// }
+/// # scale();
 /// ```
 #[derive(Clone)]
 pub struct Einsum {
@@ -269,7 +270,6 @@ impl Einsum {
     }
 
     /// Its configuration.
-    #[augur::staged]
     pub fn config(&self) -> Config {
         self.ctx.config
     }
@@ -341,29 +341,34 @@ impl Einsum {
     /// ```
     /// use augur::{Builder, Dyn};
     /// use augur_einsum::{compile_cpu, einsum, Blocking, Config, Einsum, Schedule};
-    /// let ex = Builder::new()
-    ///     .extract("mm", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
-    ///         let ein = Einsum::new(Config::cpu());
-    ///         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
-    ///         let a = ein.tensor_on::<f32>("A", [5, 7], a);
-    ///         let b = ein.tensor_on::<f32>("B", [7, 6], b);
-    ///         let c = ein.tensor_on::<f32>("C", [5, 6], c);
-    ///         // 2 x 4 register tiles, reduction tiles of 3, packed.
-    ///         let tiles = Schedule::Blocked(Blocking::tile(2, 4).depth(3));
-    ///         ein.with_schedule(tiles, || einsum!(c[i, j] = a[i, k] * b[k, j]));
-    ///         ein.finish();
-    ///     })
-    ///     .unwrap();
-    /// let p = compile_cpu(&ex, false).unwrap();
-    /// let mut a: Vec<f32> = (0..35).map(|x| (x % 5) as f32).collect();
-    /// let mut b: Vec<f32> = (0..42).map(|x| (x % 3) as f32).collect();
-    /// let mut c = vec![0f32; 30];
-    /// // SAFETY: the buffers hold 35, 42 and 30 floats, as the shapes say.
-    /// unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
-    /// for (e, got) in c.iter().enumerate() {
-    ///     let want: f32 = (0..7).map(|q| a[e / 6 * 7 + q] * b[q * 6 + e % 6]).sum();
-    ///     assert_eq!(*got, want);
+    ///
+    /// #[augur::staged]
+    /// fn blocked_product() {
+    ///     let ex = Builder::new()
+    ///         .extract("mm", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
+    ///             let ein = Einsum::new(Config::cpu());
+    ///             let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+    ///             let a = ein.tensor_on::<f32>("A", [5, 7], a);
+    ///             let b = ein.tensor_on::<f32>("B", [7, 6], b);
+    ///             let c = ein.tensor_on::<f32>("C", [5, 6], c);
+    ///             // 2 x 4 register tiles, reduction tiles of 3, packed.
+    ///             let tiles = Schedule::Blocked(Blocking::tile(2, 4).depth(3));
+    ///             ein.with_schedule(tiles, || einsum!(c[i, j] = a[i, k] * b[k, j]));
+    ///             ein.finish();
+    ///         })
+    ///         .unwrap();
+    ///     let p = compile_cpu(&ex, false).unwrap();
+    ///     let mut a: Vec<f32> = (0..35).map(|x| (x % 5) as f32).collect();
+    ///     let mut b: Vec<f32> = (0..42).map(|x| (x % 3) as f32).collect();
+    ///     let mut c = vec![0f32; 30];
+    ///     // SAFETY: the buffers hold 35, 42 and 30 floats, as the shapes say.
+    ///     unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
+    ///     for (e, got) in c.iter().enumerate() {
+    ///         let want: f32 = (0..7).map(|q| a[e / 6 * 7 + q] * b[q * 6 + e % 6]).sum();
+    ///         assert_eq!(*got, want);
+    ///     }
     /// }
+    /// # blocked_product();
     /// ```
     #[augur::staged]
     pub fn with_schedule<R>(&self, schedule: Schedule, statements: impl FnOnce() -> R) -> R {

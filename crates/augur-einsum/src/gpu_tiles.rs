@@ -233,7 +233,6 @@ fn register_block<E>(
 
 /// The columns of a tile for `threads` threads: the largest power of two
 /// whose square fits and divides them (0 or 1: no tiling).
-#[augur::staged]
 fn tile_cols(threads: u32) -> u32 {
     let mut c = 1u32;
     while (c * 2) * (c * 2) <= threads && threads % (c * 2) == 0 {
@@ -245,7 +244,6 @@ fn tile_cols(threads: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     #[test]
-    #[augur::staged]
     fn tiles_take_the_largest_square_that_fits() {
         let cases = [
             (1, 1),

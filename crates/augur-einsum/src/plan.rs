@@ -23,7 +23,6 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    #[augur::staged]
     pub(crate) fn text(self) -> &'static str {
         match self {
             Op::Assign => "=",

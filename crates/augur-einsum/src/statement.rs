@@ -114,7 +114,6 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     }
 }
 
-#[augur::staged]
 fn describe<E: Elem>(lhs: &Access<E>, op: Op) -> String {
     format!(
         "{}{} {} ...",
@@ -124,7 +123,6 @@ fn describe<E: Elem>(lhs: &Access<E>, op: Op) -> String {
     )
 }
 
-#[augur::staged]
 fn brackets(indices: &[Index]) -> String {
     indices.iter().map(|i| format!("[{}]", i.name)).collect()
 }

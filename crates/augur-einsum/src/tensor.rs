@@ -29,24 +29,29 @@ pub struct Tensor<E: Elem> {
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{compile_cpu, Config, Einsum};
-/// let ex = Builder::new()
-///     .extract("rows", |m: Dyn<*mut i32>, r: Dyn<*mut i32>| {
-///         let ein = Einsum::new(Config::cpu());
-///         let (i, j) = (ein.index("i"), ein.index("j"));
-///         let m = ein.tensor_on::<i32>("m", [2, 3], m);
-///         let r = ein.tensor_on::<i32>("r", [2], r);
-///         r.at([i]).set(1);          // r[i] = 1
-///         r.at([i]).add_to(m.at([i, j])); // r[i] += sum over j of m[i][j]
-///         let mut ri = r.at([i]);             // operators need a place:
-///         ri *= 2 + i;                        // r[i] *= 2 + i
-///         ein.finish();
-///     })
-///     .unwrap();
-/// let p = compile_cpu(&ex, false).unwrap();
-/// let (mut m, mut r) = ([1, 2, 3, 4, 5, 6], [0, 0]);
-/// // SAFETY: the buffers hold 6 and 2 ints, as the shapes say.
-/// unsafe { (p.get())(m.as_mut_ptr(), r.as_mut_ptr()) };
-/// assert_eq!(r, [(1 + 6) * 2, (1 + 15) * 3]);
+///
+/// #[augur::staged]
+/// fn row_sums() {
+///     let ex = Builder::new()
+///         .extract("rows", |m: Dyn<*mut i32>, r: Dyn<*mut i32>| {
+///             let ein = Einsum::new(Config::cpu());
+///             let (i, j) = (ein.index("i"), ein.index("j"));
+///             let m = ein.tensor_on::<i32>("m", [2, 3], m);
+///             let r = ein.tensor_on::<i32>("r", [2], r);
+///             r.at([i]).set(1);          // r[i] = 1
+///             r.at([i]).add_to(m.at([i, j])); // r[i] += sum over j of m[i][j]
+///             let mut ri = r.at([i]);             // operators need a place:
+///             ri *= 2 + i;                        // r[i] *= 2 + i
+///             ein.finish();
+///         })
+///         .unwrap();
+///     let p = compile_cpu(&ex, false).unwrap();
+///     let (mut m, mut r) = ([1, 2, 3, 4, 5, 6], [0, 0]);
+///     // SAFETY: the buffers hold 6 and 2 ints, as the shapes say.
+///     unsafe { (p.get())(m.as_mut_ptr(), r.as_mut_ptr()) };
+///     assert_eq!(r, [(1 + 6) * 2, (1 + 15) * 3]);
+/// }
+/// # row_sums();
 /// ```
 #[derive(Clone)]
 pub struct Access<E: Elem> {
@@ -223,7 +228,6 @@ fn checked_shape(name: &str, shape: &[usize], loc: &'static Location<'static>) -
     }
 }
 
-#[augur::staged]
 fn bytes_of<E: Elem>(shape: &[usize]) -> i64 {
     (shape.iter().product::<usize>() * std::mem::size_of::<E>()) as i64
 }
@@ -251,25 +255,21 @@ impl<E: Elem> Tensor<E> {
     }
 
     /// The name it was made with.
-    #[augur::staged]
     pub fn name(&self) -> &str {
         &self.state.name
     }
 
     /// Its shape.
-    #[augur::staged]
     pub fn shape(&self) -> &[usize] {
         &self.state.shape
     }
 
     /// Elements.
-    #[augur::staged]
     pub fn len(&self) -> usize {
         self.state.shape.iter().product()
     }
 
     /// True when it has no elements.
-    #[augur::staged]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -292,7 +292,6 @@ impl<E: Elem> Tensor<E> {
     }
 
     /// True when it is the same tensor as `other`.
-    #[augur::staged]
     pub(crate) fn same(&self, other: &Tensor<E>) -> bool {
         Rc::ptr_eq(&self.state, &other.state)
     }

@@ -305,7 +305,6 @@ impl Val<bool> {
 
 impl Staged {
     /// Runs the function in augur's IR interpreter on `state`.
-    #[augur::staged]
     pub fn run_interpreted(&self, state: &mut [i64]) -> augur::Result<()> {
         let mut it = augur::Interpreter::new();
         let ptr = it.memory_mut().alloc_slice(state);

@@ -29,7 +29,6 @@ pub enum Epilogue {
 
 /// Shows thresholds as numbers (`Relu(2.0)`), as `explain` prints them.
 impl std::fmt::Debug for Epilogue {
-    #[augur::staged]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Epilogue::Relu(bits) => write!(f, "Relu({:?})", f32::from_bits(*bits)),
@@ -114,7 +113,6 @@ impl Net {
     }
 
     /// True when this instance fuses.
-    #[augur::staged]
     pub fn fuses(&self) -> bool {
         self.ctx.fusion
     }

@@ -23,19 +23,16 @@ pub struct Tensor {
 
 impl Tensor {
     /// Its shape.
-    #[augur::staged]
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
     /// Elements.
-    #[augur::staged]
     pub fn len(&self) -> usize {
         self.shape.iter().product()
     }
 
     /// True when it has no elements.
-    #[augur::staged]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -60,7 +60,11 @@ fn matmul_acc_swapped(ein: &Einsum, [a, b, c]: &[Tensor<f32>; 3], _: Dyn<i32>) {
 fn products_on_the_gpu_equal_the_cpus() {
     for (name, body, acc) in [
         ("mm", (|e, t, n| matmul(e, t, n)) as Body<f32>, false),
-        ("mm_acc", (|e, t, n| matmul_acc_swapped(e, t, n)) as Body<f32>, true),
+        (
+            "mm_acc",
+            (|e, t, n| matmul_acc_swapped(e, t, n)) as Body<f32>,
+            true,
+        ),
     ] {
         let rs = run_all(name, SHAPES, init(), 1, body);
         all_equal(&rs);

@@ -137,7 +137,10 @@ fn reductions_along_rows_equal_plain_rust_everywhere() {
 #[test]
 #[augur::staged]
 fn lanes_compile_to_ptx() {
-    let ex = extract::<f32>("mv", lanes(Movement::Prophecy), SHAPES, |e, t, n| matvec(e, t, n)).unwrap();
+    let ex = extract::<f32>("mv", lanes(Movement::Prophecy), SHAPES, |e, t, n| {
+        matvec(e, t, n)
+    })
+    .unwrap();
     let cu = cuda_source(&ex).unwrap();
     let ptx = common::ptx(&cu);
     assert!(ptx.contains(".shared"), "{ptx}");
