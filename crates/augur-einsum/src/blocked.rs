@@ -15,6 +15,7 @@ use crate::tile::Tile;
 use augur::{dsl, Dyn};
 
 /// Generates `plan` as `b` lays it out.
+#[augur::staged]
 pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openmp: bool) {
     let g = Gen {
         plan,
@@ -63,6 +64,7 @@ pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openm
 }
 
 impl<E: Elem> Gen<'_, '_, E> {
+    #[augur::staged]
     pub(crate) fn extent(&self, i: Option<Index>) -> usize {
         i.map_or(1, |i| self.plan.range(i))
     }
@@ -72,6 +74,7 @@ impl<E: Elem> Gen<'_, '_, E> {
     /// and OpenMP is on), then the one shorter tile left. With
     /// `separate_first`, the first tile is staged apart (`first` true).
     #[allow(clippy::too_many_arguments)]
+    #[augur::staged]
     pub(crate) fn tiles(
         &self,
         name: &str,
@@ -118,6 +121,7 @@ impl<E: Elem> Gen<'_, '_, E> {
 
     /// Pack buffers for the accesses over (row, `k`) and (`k`, vector)
     /// indices, one tile of `kc` deep each (identical accesses share one).
+    #[augur::staged]
     fn allocate(&self, k: Index, kc: usize) -> Vec<Pack<E>> {
         let whole = self.plan.range(k);
         let mut packs: Vec<Pack<E>> = Vec::new();
@@ -168,6 +172,7 @@ impl<E: Elem> Gen<'_, '_, E> {
     /// element (`q`, `x`) of it at `q * w + x`. Both sides are read through
     /// pointers that walk the reduction (affine, so the C compiler can
     /// vectorize the copy).
+    #[augur::staged]
     fn pack(
         &self,
         env: &mut Env,
@@ -207,6 +212,7 @@ impl<E: Elem> Gen<'_, '_, E> {
     /// Row tiles in parallel (or, without a row index, column slivers);
     /// in each, the reduction tiles of `k` (packing the row operands of
     /// each), then column slivers, then row slivers: one register tile each.
+    #[augur::staged]
     fn parallel_tiles(&self, env: &mut Env, k: Option<Index>, packs: &[Pack<E>]) {
         let lay = self.lay;
         let (m, n) = (self.extent(lay.row), self.plan.range(lay.vector));

@@ -145,6 +145,7 @@ pub(crate) trait GpuTensor {
 #[derive(Clone, Default)]
 struct KernelOwner(Option<dsl::Id>);
 
+#[augur::staged]
 fn kernel_owner() -> Option<dsl::Id> {
     dsl::local_copy::<KernelOwner>().0
 }
@@ -154,6 +155,7 @@ fn kernel_owner() -> Option<dsl::Id> {
 struct OwnerGuard;
 
 impl OwnerGuard {
+    #[augur::staged]
     fn new(ctx: &dsl::State<Ctx>) -> OwnerGuard {
         dsl::local(|o: &mut KernelOwner| o.0 = Some(ctx.id()));
         OwnerGuard
@@ -161,6 +163,7 @@ impl OwnerGuard {
 }
 
 impl Drop for OwnerGuard {
+    #[augur::staged]
     fn drop(&mut self) {
         dsl::local(|o: &mut KernelOwner| o.0 = None);
     }
@@ -168,6 +171,7 @@ impl Drop for OwnerGuard {
 
 /// Panics when a kernel of another instance is being generated: `ctx`'s
 /// tensors would be read through host pointers there.
+#[augur::staged]
 pub(crate) fn check_kernel_owner(ctx: &dsl::State<Ctx>, tensor: &str, loc: &Location) {
     let owner = kernel_owner();
     if owner.is_some_and(|o| o != ctx.id()) {
@@ -213,16 +217,21 @@ pub(crate) struct Ctx {
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{Config, Einsum};
-/// let f = Builder::new()
-///     .extract("scale", |x: Dyn<*mut f32>| {
-///         let ein = Einsum::new(Config::default());
-///         let i = ein.index("i");
-///         let v = ein.tensor_on::<f32>("v", [8], x);
-///         v.at([i]).mul_by(2.0f32);
-///         ein.finish();
-///     })
-///     .unwrap();
-/// assert!(f.c_code().contains("v[i] = v[i] * 2.0f"));
+///
+/// #[augur::staged]
+/// fn scale() {
+///     let f = Builder::new()
+///         .extract("scale", |x: Dyn<*mut f32>| {
+///             let ein = Einsum::new(Config::default());
+///             let i = ein.index("i");
+///             let v = ein.tensor_on::<f32>("v", [8], x);
+///             v.at([i]).mul_by(2.0f32);
+///             ein.finish();
+///         })
+///         .unwrap();
+///     assert!(f.c_code().contains("v[i] = v[i] * 2.0f"));
+/// }
+/// # scale();
 /// ```
 #[derive(Clone)]
 pub struct Einsum {
@@ -236,6 +245,7 @@ impl Einsum {
     /// more than 1024 threads (CUDA's limit) or the grid more than
     /// 2^31 - 1 threads (the generated loops count in `int32_t`).
     #[track_caller]
+    #[augur::staged]
     pub fn new(config: Config) -> Einsum {
         let (b, t) = (config.blocks as u64, config.threads as u64);
         if b == 0 || t == 0 || t > 1024 || b * t > i32::MAX as u64 {
@@ -265,6 +275,7 @@ impl Einsum {
     }
 
     /// A new index named `name` (the loop variable's name in the C).
+    #[augur::staged]
     pub fn index(&self, name: &'static str) -> Index {
         let id = self.ctx.next_index.get();
         self.ctx.next_index.set(id + 1);
@@ -278,6 +289,7 @@ impl Einsum {
     /// `kernel` is staged again while the engine checks the kernel's loops,
     /// hence `FnMut`. Nested `run_on_gpu` is an error.
     #[track_caller]
+    #[augur::staged]
     pub fn run_on_gpu(&self, mut kernel: impl FnMut()) {
         let loc = Location::caller();
         if self.ctx.finished.get() {
@@ -295,6 +307,7 @@ impl Einsum {
         self.ctx.in_run_on_gpu.set(false);
     }
 
+    #[augur::staged]
     fn launch(&self, kernel: &mut dyn FnMut()) {
         let movement = self.ctx.config.movement;
         let tensors: Vec<Rc<dyn GpuTensor>> = self.ctx.tensors.borrow().clone();
@@ -328,30 +341,36 @@ impl Einsum {
     /// ```
     /// use augur::{Builder, Dyn};
     /// use augur_einsum::{compile_cpu, einsum, Blocking, Config, Einsum, Schedule};
-    /// let ex = Builder::new()
-    ///     .extract("mm", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
-    ///         let ein = Einsum::new(Config::cpu());
-    ///         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
-    ///         let a = ein.tensor_on::<f32>("A", [5, 7], a);
-    ///         let b = ein.tensor_on::<f32>("B", [7, 6], b);
-    ///         let c = ein.tensor_on::<f32>("C", [5, 6], c);
-    ///         // 2 x 4 register tiles, reduction tiles of 3, packed.
-    ///         let tiles = Schedule::Blocked(Blocking::tile(2, 4).depth(3));
-    ///         ein.with_schedule(tiles, || einsum!(c[i, j] = a[i, k] * b[k, j]));
-    ///         ein.finish();
-    ///     })
-    ///     .unwrap();
-    /// let p = compile_cpu(&ex, false).unwrap();
-    /// let mut a: Vec<f32> = (0..35).map(|x| (x % 5) as f32).collect();
-    /// let mut b: Vec<f32> = (0..42).map(|x| (x % 3) as f32).collect();
-    /// let mut c = vec![0f32; 30];
-    /// // SAFETY: the buffers hold 35, 42 and 30 floats, as the shapes say.
-    /// unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
-    /// for (e, got) in c.iter().enumerate() {
-    ///     let want: f32 = (0..7).map(|q| a[e / 6 * 7 + q] * b[q * 6 + e % 6]).sum();
-    ///     assert_eq!(*got, want);
+    ///
+    /// #[augur::staged]
+    /// fn blocked_product() {
+    ///     let ex = Builder::new()
+    ///         .extract("mm", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
+    ///             let ein = Einsum::new(Config::cpu());
+    ///             let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+    ///             let a = ein.tensor_on::<f32>("A", [5, 7], a);
+    ///             let b = ein.tensor_on::<f32>("B", [7, 6], b);
+    ///             let c = ein.tensor_on::<f32>("C", [5, 6], c);
+    ///             // 2 x 4 register tiles, reduction tiles of 3, packed.
+    ///             let tiles = Schedule::Blocked(Blocking::tile(2, 4).depth(3));
+    ///             ein.with_schedule(tiles, || einsum!(c[i, j] = a[i, k] * b[k, j]));
+    ///             ein.finish();
+    ///         })
+    ///         .unwrap();
+    ///     let p = compile_cpu(&ex, false).unwrap();
+    ///     let mut a: Vec<f32> = (0..35).map(|x| (x % 5) as f32).collect();
+    ///     let mut b: Vec<f32> = (0..42).map(|x| (x % 3) as f32).collect();
+    ///     let mut c = vec![0f32; 30];
+    ///     // SAFETY: the buffers hold 35, 42 and 30 floats, as the shapes say.
+    ///     unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
+    ///     for (e, got) in c.iter().enumerate() {
+    ///         let want: f32 = (0..7).map(|q| a[e / 6 * 7 + q] * b[q * 6 + e % 6]).sum();
+    ///         assert_eq!(*got, want);
+    ///     }
     /// }
+    /// # blocked_product();
     /// ```
+    #[augur::staged]
     pub fn with_schedule<R>(&self, schedule: Schedule, statements: impl FnOnce() -> R) -> R {
         let before = self.ctx.schedule.replace(schedule);
         let out = statements();
@@ -362,12 +381,14 @@ impl Einsum {
     /// Starts the runtime's timer (the paper's `start_time`); with
     /// [`timer_stop`](Einsum::timer_stop) it times a region of the
     /// generated code, waiting for the GPU at both ends.
+    #[augur::staged]
     pub fn timer_start(&self) {
         crate::runtime::TIMER_START.call();
     }
 
     /// Stops the runtime's timer; the runtime keeps the shortest region and
     /// the total ([`Counters`](crate::Counters)).
+    #[augur::staged]
     pub fn timer_stop(&self) {
         crate::runtime::TIMER_STOP.call();
     }
@@ -375,6 +396,7 @@ impl Einsum {
     /// Frees every buffer the DSL allocated (not user buffers). Call it at
     /// the end of the staged function; tensors must not be used after it.
     #[track_caller]
+    #[augur::staged]
     pub fn finish(&self) {
         if self.ctx.finished.replace(true) {
             panic!("einsum: finish called twice, at {}", Location::caller());
@@ -385,6 +407,7 @@ impl Einsum {
         }
     }
 
+    #[augur::staged]
     pub(crate) fn register(&self, t: Rc<dyn GpuTensor>) {
         self.ctx.tensors.borrow_mut().push(t);
     }

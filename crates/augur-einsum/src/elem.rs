@@ -14,6 +14,12 @@ pub trait Elem: CNum + CSigned + CScalar + Copy + PartialEq + std::fmt::Debug + 
     /// `1`, the start of a product.
     fn one() -> Self;
     /// An index value (`i` in `A[i] = i`) as an element.
+    ///
+    /// `#[track_caller]`: the cast reports the caller's line, which lies in
+    /// the `#[augur::staged]` code that generates the statement (a trait's
+    /// provided method cannot carry the attribute; this one holds no plain
+    /// state).
+    #[track_caller]
     fn from_index(i: Dyn<i32>) -> Dyn<Self> {
         i.cast::<Self>()
     }

@@ -10,20 +10,25 @@ use std::fmt;
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{Config, Einsum, ShapeError};
-/// let r = Builder::new().extract("bad", |x: Dyn<*mut f32>| {
-///     let ein = Einsum::new(Config::cpu());
-///     let (i, j) = (ein.index("i"), ein.index("j"));
-///     let m = ein.tensor_on::<f32>("M", [2, 3], x);
-///     m.at([i, j]).set(m.at([j, i])); // a transpose in place
-///     ein.finish();
-/// });
-/// let e = r.map(|_| ()).unwrap_err();
-/// match e.dsl_error::<ShapeError>() {
-///     Some(ShapeError::Extents { index, first, second, .. }) => {
-///         assert_eq!((*index, first.extent, second.extent), ("j", 3, 2));
+///
+/// #[augur::staged]
+/// fn transpose_in_place() {
+///     let r = Builder::new().extract("bad", |x: Dyn<*mut f32>| {
+///         let ein = Einsum::new(Config::cpu());
+///         let (i, j) = (ein.index("i"), ein.index("j"));
+///         let m = ein.tensor_on::<f32>("M", [2, 3], x);
+///         m.at([i, j]).set(m.at([j, i])); // a transpose in place
+///         ein.finish();
+///     });
+///     let e = r.map(|_| ()).unwrap_err();
+///     match e.dsl_error::<ShapeError>() {
+///         Some(ShapeError::Extents { index, first, second, .. }) => {
+///             assert_eq!((*index, first.extent, second.extent), ("j", 3, 2));
+///         }
+///         other => panic!("{other:?}"),
 ///     }
-///     other => panic!("{other:?}"),
 /// }
+/// # transpose_in_place();
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -29,6 +29,7 @@ impl<E: Elem> Plan<'_, E> {
     /// Stages the statement as rows of lanes if it reduces along its
     /// innermost index into one left index and the block has a multiple of
     /// 32 threads; false (nothing staged) otherwise.
+    #[augur::staged]
     pub(crate) fn gpu_rows(&self, t: Thread, blocks: u32, threads: u32) -> bool {
         let Some(lay) = Layout::of(self) else {
             return false;

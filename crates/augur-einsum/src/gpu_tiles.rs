@@ -49,6 +49,7 @@ struct Product<'p, E: Elem> {
 }
 
 impl<E: Elem> Plan<'_, E> {
+    #[augur::staged]
     fn product(&self) -> Option<Product<'_, E>> {
         if !matches!(self.op, Op::Assign | Op::Add) {
             return None;
@@ -94,6 +95,7 @@ impl<E: Elem> Plan<'_, E> {
 
     /// Stages the statement as a tiled product if it is one and the block
     /// has at least 4 threads; false (nothing staged) otherwise.
+    #[augur::staged]
     pub(crate) fn gpu_tiled(&self, t: Thread, blocks: u32, threads: u32) -> bool {
         let Some(p) = self.product() else {
             return false;
@@ -177,6 +179,7 @@ impl<E: Elem> Plan<'_, E> {
     /// Fills the `len` slots of `tile`, `threads` at a time: slot `e` gets
     /// the element of `a` at the indices `at(e)` gives where it is inside,
     /// zero past the edges.
+    #[augur::staged]
     fn load(
         &self,
         t: Thread,
@@ -199,6 +202,7 @@ impl<E: Elem> Plan<'_, E> {
     }
 
     /// `slot = inside ? a[env] : 0`, reading `a` only inside.
+    #[augur::staged]
     fn fill(&self, slot: Dyn<E>, inside: Dyn<bool>, a: &Access<E>, env: &Env) {
         if inside.is_true() {
             slot.set(self.read(a, env));
@@ -213,6 +217,7 @@ impl<E: Elem> Plan<'_, E> {
 /// give every one of `blocks` blocks a tile of an `ni × nj` result, and
 /// whose shared tiles of A and B take at most 16 KiB (a third of a block's
 /// 48).
+#[augur::staged]
 fn register_block<E>(
     (ni, nj): (usize, usize),
     (rows, cols): (usize, usize),

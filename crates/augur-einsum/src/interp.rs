@@ -15,21 +15,26 @@ use std::rc::Rc;
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{Config, Einsum, SimInterpreter};
-/// let ex = Builder::new()
-///     .extract("twice", |x: Dyn<*mut i32>| {
-///         let ein = Einsum::new(Config::default());
-///         let i = ein.index("i");
-///         let v = ein.tensor_on::<i32>("v", [3], x);
-///         ein.run_on_gpu(|| v.at([i]).mul_by(2));
-///         ein.finish();
-///     })
-///     .unwrap();
-/// let mut it = SimInterpreter::new();
-/// let x = it.interp.memory_mut().alloc_slice(&[1i32, 2, 3]);
-/// ex.simulated().unwrap().interpret_in(&mut it.interp, &[x]).unwrap();
-/// assert_eq!(it.interp.memory().read_slice::<i32>(x, 3).unwrap(), [2, 4, 6]);
-/// assert_eq!(it.counters().moved(), 24); // v in and out
-/// assert_eq!(it.live_buffers(), 0); // the device buffer was freed
+///
+/// #[augur::staged]
+/// fn twice() {
+///     let ex = Builder::new()
+///         .extract("twice", |x: Dyn<*mut i32>| {
+///             let ein = Einsum::new(Config::default());
+///             let i = ein.index("i");
+///             let v = ein.tensor_on::<i32>("v", [3], x);
+///             ein.run_on_gpu(|| v.at([i]).mul_by(2));
+///             ein.finish();
+///         })
+///         .unwrap();
+///     let mut it = SimInterpreter::new();
+///     let x = it.interp.memory_mut().alloc_slice(&[1i32, 2, 3]);
+///     ex.simulated().unwrap().interpret_in(&mut it.interp, &[x]).unwrap();
+///     assert_eq!(it.interp.memory().read_slice::<i32>(x, 3).unwrap(), [2, 4, 6]);
+///     assert_eq!(it.counters().moved(), 24); // v in and out
+///     assert_eq!(it.live_buffers(), 0); // the device buffer was freed
+/// }
+/// # twice();
 /// ```
 pub struct SimInterpreter {
     /// The interpreter (its memory holds the caller's buffers too).

@@ -10,25 +10,31 @@
 //! use augur::{Builder, Dyn};
 //! use augur_einsum::{compile_simulated, einsum, Config, Einsum, Movement};
 //!
-//! // C = A B for 2x3 and 3x2 matrices; A, B, C in caller buffers.
-//! let ex = Builder::new()
-//!     .extract("matmul", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
-//!         let ein = Einsum::new(Config::with(Movement::Prophecy));
-//!         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
-//!         let a = ein.tensor_on::<f32>("A", [2, 3], a);
-//!         let b = ein.tensor_on::<f32>("B", [3, 2], b);
-//!         let c = ein.tensor_on::<f32>("C", [2, 2], c);
-//!         ein.run_on_gpu(|| einsum!(c[i, j] = a[i, k] * b[k, j]));
-//!         ein.finish();
-//!     })
-//!     .unwrap();
-//! let p = compile_simulated(&ex).unwrap();
-//! let (mut a, mut b, mut c) = ([1f32, 2., 3., 4., 5., 6.], [1f32, 0., 0., 1., 1., 1.], [0f32; 4]);
-//! // SAFETY: the buffers hold 6, 6 and 4 floats, as the shapes say.
-//! unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
-//! assert_eq!(c, [4., 5., 10., 11.]);
-//! // A and B went in, C came out: (6 + 6 + 4) floats.
-//! assert_eq!(p.counters().unwrap().moved(), 64);
+//! // Code that runs while augur stages (the closure handed to `extract`)
+//! // is written in a `#[augur::staged]` function.
+//! #[augur::staged]
+//! fn matmul_on_the_gpu() {
+//!     // C = A B for 2x3 and 3x2 matrices; A, B, C in caller buffers.
+//!     let ex = Builder::new()
+//!         .extract("matmul", |a: Dyn<*mut f32>, b: Dyn<*mut f32>, c: Dyn<*mut f32>| {
+//!             let ein = Einsum::new(Config::with(Movement::Prophecy));
+//!             let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+//!             let a = ein.tensor_on::<f32>("A", [2, 3], a);
+//!             let b = ein.tensor_on::<f32>("B", [3, 2], b);
+//!             let c = ein.tensor_on::<f32>("C", [2, 2], c);
+//!             ein.run_on_gpu(|| einsum!(c[i, j] = a[i, k] * b[k, j]));
+//!             ein.finish();
+//!         })
+//!         .unwrap();
+//!     let p = compile_simulated(&ex).unwrap();
+//!     let (mut a, mut b, mut c) = ([1f32, 2., 3., 4., 5., 6.], [1f32, 0., 0., 1., 1., 1.], [0f32; 4]);
+//!     // SAFETY: the buffers hold 6, 6 and 4 floats, as the shapes say.
+//!     unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
+//!     assert_eq!(c, [4., 5., 10., 11.]);
+//!     // A and B went in, C came out: (6 + 6 + 4) floats.
+//!     assert_eq!(p.counters().unwrap().moved(), 64);
+//! }
+//! # matmul_on_the_gpu();
 //! ```
 //!
 //! ## Statements

@@ -9,23 +9,28 @@
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{compile_cpu, einsum, Config, Einsum};
-/// let ex = Builder::new()
-///     .extract("mm", |a: Dyn<*mut i32>, b: Dyn<*mut i32>, c: Dyn<*mut i32>| {
-///         let ein = Einsum::new(Config::cpu());
-///         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
-///         let a = ein.tensor_on::<i32>("A", [2, 2], a);
-///         let b = ein.tensor_on::<i32>("B", [2, 2], b);
-///         let c = ein.tensor_on::<i32>("C", [2, 2], c);
-///         einsum!(c[i, j] = a[i, k] * b[k, j]);
-///         einsum!(c[i, j] += (a[i, j] + 1) * 10);
-///         ein.finish();
-///     })
-///     .unwrap();
-/// let p = compile_cpu(&ex, false).unwrap();
-/// let (mut a, mut b, mut c) = ([1, 2, 3, 4], [1, 0, 0, 1], [0; 4]);
-/// // SAFETY: each buffer holds 4 ints.
-/// unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
-/// assert_eq!(c, [21, 32, 43, 54]);
+///
+/// #[augur::staged]
+/// fn statements() {
+///     let ex = Builder::new()
+///         .extract("mm", |a: Dyn<*mut i32>, b: Dyn<*mut i32>, c: Dyn<*mut i32>| {
+///             let ein = Einsum::new(Config::cpu());
+///             let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
+///             let a = ein.tensor_on::<i32>("A", [2, 2], a);
+///             let b = ein.tensor_on::<i32>("B", [2, 2], b);
+///             let c = ein.tensor_on::<i32>("C", [2, 2], c);
+///             einsum!(c[i, j] = a[i, k] * b[k, j]);
+///             einsum!(c[i, j] += (a[i, j] + 1) * 10);
+///             ein.finish();
+///         })
+///         .unwrap();
+///     let p = compile_cpu(&ex, false).unwrap();
+///     let (mut a, mut b, mut c) = ([1, 2, 3, 4], [1, 0, 0, 1], [0; 4]);
+///     // SAFETY: each buffer holds 4 ints.
+///     unsafe { (p.get())(a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr()) };
+///     assert_eq!(c, [21, 32, 43, 54]);
+/// }
+/// # statements();
 /// ```
 #[macro_export]
 macro_rules! einsum {

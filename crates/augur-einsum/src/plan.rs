@@ -51,6 +51,7 @@ pub(crate) struct Plan<'a, E: Elem> {
 }
 
 impl<E: Elem> Plan<'_, E> {
+    #[augur::staged]
     pub(crate) fn range(&self, i: Index) -> usize {
         self.ranges
             .iter()
@@ -60,6 +61,7 @@ impl<E: Elem> Plan<'_, E> {
     }
 
     /// `for (i = start; i < range(i); i += step) body(i)` as a dyn loop.
+    #[augur::staged]
     pub(crate) fn dyn_loop(
         &self,
         i: Index,
@@ -85,6 +87,7 @@ impl<E: Elem> Plan<'_, E> {
     }
 
     /// Nested loops from 0 over `indices`, calling `inner` with all bound.
+    #[augur::staged]
     pub(crate) fn loops(&self, indices: &[Index], env: &mut Env, inner: &mut dyn FnMut(&mut Env)) {
         let Some((&first, rest)) = indices.split_first() else {
             inner(env);
@@ -98,6 +101,7 @@ impl<E: Elem> Plan<'_, E> {
     }
 
     /// One element of the left side.
+    #[augur::staged]
     pub(crate) fn element(&self, env: &mut Env) {
         let value = if self.reduced.is_empty() {
             self.value(&self.rhs, env)
@@ -122,15 +126,18 @@ impl<E: Elem> Plan<'_, E> {
         place.set(value);
     }
 
+    #[augur::staged]
     pub(crate) fn read(&self, a: &Access<E>, env: &Env) -> Dyn<E> {
         a.tensor.read_buffer(a.loc).at(flat(a, env))
     }
 
+    #[augur::staged]
     pub(crate) fn value(&self, t: &Term<E>, env: &Env) -> Dyn<E> {
         value_with(t, env, &|a, env| self.read(a, env))
     }
 
     /// The reduction's start and how it folds one more value in.
+    #[augur::staged]
     pub(crate) fn combine(&self) -> (E, Combine<E>) {
         match self.op {
             Op::Mul => (E::one(), |a, b| a * b),
@@ -140,6 +147,7 @@ impl<E: Elem> Plan<'_, E> {
 }
 
 /// The value of `t` with the indices in `env`, reading accesses with `read`.
+#[augur::staged]
 pub(crate) fn value_with<E: Elem>(
     t: &Term<E>,
     env: &Env,
@@ -158,6 +166,7 @@ pub(crate) fn value_with<E: Elem>(
     }
 }
 
+#[augur::staged]
 pub(crate) fn lookup(env: &Env, i: Index) -> Dyn<i32> {
     env.iter()
         .rev()
@@ -167,6 +176,7 @@ pub(crate) fn lookup(env: &Env, i: Index) -> Dyn<i32> {
 }
 
 /// The row-major element number of an access.
+#[augur::staged]
 pub(crate) fn flat<E: Elem>(a: &Access<E>, env: &Env) -> Dyn<i32> {
     let shape = a.tensor.shape();
     let mut acc: Option<Dyn<i32>> = None;
@@ -200,6 +210,7 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `plan`, or `None` when it has no index or repeats
     /// one on the left (`S[i][i] = ...`).
+    #[augur::staged]
     pub(crate) fn of<E: Elem>(plan: &Plan<E>) -> Option<Layout> {
         if plan.lhs_indices.len() != plan.lhs.indices.len() {
             return None;
@@ -247,6 +258,7 @@ impl Layout {
     }
 
     /// What [`Schedule::resolve`](crate::Schedule::resolve) decides on.
+    #[augur::staged]
     pub(crate) fn shape<E: Elem>(&self, plan: &Plan<E>, vector_bytes: usize) -> Shape {
         let all = plan.lhs_indices.iter().chain(&plan.reduced);
         Shape {
@@ -294,6 +306,7 @@ pub(crate) struct Gen<'p, 'a, E: Elem> {
 
 /// The distance in elements between `a`'s elements at `i` and `i + 1`
 /// (0 when `a` does not use `i`).
+#[augur::staged]
 pub(crate) fn stride<E: Elem>(a: &Access<E>, i: Index) -> i32 {
     let shape = a.tensor.shape();
     let at = |d: usize| shape[d + 1..].iter().product::<usize>() as i32;

@@ -25,12 +25,14 @@ use std::panic::Location;
 impl<E: Elem> Access<E> {
     /// `L[...] = R`: stores `R`, summed over the indices only `R` has.
     #[track_caller]
+    #[augur::staged]
     pub fn set(&self, rhs: impl Into<Term<E>>) {
         statement(self, Op::Assign, rhs.into(), Location::caller());
     }
 
     /// `L[...] += R`: adds `R` (summed over the indices only `R` has).
     #[track_caller]
+    #[augur::staged]
     pub fn add_to(&self, rhs: impl Into<Term<E>>) {
         statement(self, Op::Add, rhs.into(), Location::caller());
     }
@@ -38,6 +40,7 @@ impl<E: Elem> Access<E> {
     /// `L[...] *= R`: multiplies by `R` (multiplied over the indices only
     /// `R` has).
     #[track_caller]
+    #[augur::staged]
     pub fn mul_by(&self, rhs: impl Into<Term<E>>) {
         statement(self, Op::Mul, rhs.into(), Location::caller());
     }
@@ -45,6 +48,7 @@ impl<E: Elem> Access<E> {
 
 impl<E: Elem, R: Into<Term<E>>> std::ops::AddAssign<R> for Access<E> {
     #[track_caller]
+    #[augur::staged]
     fn add_assign(&mut self, rhs: R) {
         statement(self, Op::Add, rhs.into(), Location::caller());
     }
@@ -52,12 +56,14 @@ impl<E: Elem, R: Into<Term<E>>> std::ops::AddAssign<R> for Access<E> {
 
 impl<E: Elem, R: Into<Term<E>>> std::ops::MulAssign<R> for Access<E> {
     #[track_caller]
+    #[augur::staged]
     fn mul_assign(&mut self, rhs: R) {
         statement(self, Op::Mul, rhs.into(), Location::caller());
     }
 }
 
 #[track_caller]
+#[augur::staged]
 fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Location<'static>) {
     let plan = match check(lhs, op, rhs, loc) {
         Ok(p) => p,
@@ -122,6 +128,7 @@ fn brackets(indices: &[Index]) -> String {
 }
 
 /// Binds every index to one range and finds the reduced ones.
+#[augur::staged]
 fn check<'a, E: Elem>(
     lhs: &'a Access<E>,
     op: Op,
@@ -192,6 +199,7 @@ fn check<'a, E: Elem>(
 impl<E: Elem> Plan<'_, E> {
     /// The loops `schedule` lays out: blocked, or plain loops over the left
     /// side's indices, then the element.
+    #[augur::staged]
     fn cpu(&self, openmp: bool, schedule: Schedule, vector_bytes: usize) {
         if let Some(layout) = Layout::of(self) {
             let shape = layout.shape(self, vector_bytes);
@@ -210,6 +218,7 @@ impl<E: Elem> Plan<'_, E> {
 
     /// The paper's GPU loops: first index over blocks, second over threads
     /// (or one index over all threads), the rest plain.
+    #[augur::staged]
     fn gpu(&self, t: Thread, blocks: u32, threads: u32) {
         let l = &self.lhs_indices;
         let mut env = Vec::new();

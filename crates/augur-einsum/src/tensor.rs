@@ -29,24 +29,29 @@ pub struct Tensor<E: Elem> {
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{compile_cpu, Config, Einsum};
-/// let ex = Builder::new()
-///     .extract("rows", |m: Dyn<*mut i32>, r: Dyn<*mut i32>| {
-///         let ein = Einsum::new(Config::cpu());
-///         let (i, j) = (ein.index("i"), ein.index("j"));
-///         let m = ein.tensor_on::<i32>("m", [2, 3], m);
-///         let r = ein.tensor_on::<i32>("r", [2], r);
-///         r.at([i]).set(1);          // r[i] = 1
-///         r.at([i]).add_to(m.at([i, j])); // r[i] += sum over j of m[i][j]
-///         let mut ri = r.at([i]);             // operators need a place:
-///         ri *= 2 + i;                        // r[i] *= 2 + i
-///         ein.finish();
-///     })
-///     .unwrap();
-/// let p = compile_cpu(&ex, false).unwrap();
-/// let (mut m, mut r) = ([1, 2, 3, 4, 5, 6], [0, 0]);
-/// // SAFETY: the buffers hold 6 and 2 ints, as the shapes say.
-/// unsafe { (p.get())(m.as_mut_ptr(), r.as_mut_ptr()) };
-/// assert_eq!(r, [(1 + 6) * 2, (1 + 15) * 3]);
+///
+/// #[augur::staged]
+/// fn row_sums() {
+///     let ex = Builder::new()
+///         .extract("rows", |m: Dyn<*mut i32>, r: Dyn<*mut i32>| {
+///             let ein = Einsum::new(Config::cpu());
+///             let (i, j) = (ein.index("i"), ein.index("j"));
+///             let m = ein.tensor_on::<i32>("m", [2, 3], m);
+///             let r = ein.tensor_on::<i32>("r", [2], r);
+///             r.at([i]).set(1);          // r[i] = 1
+///             r.at([i]).add_to(m.at([i, j])); // r[i] += sum over j of m[i][j]
+///             let mut ri = r.at([i]);             // operators need a place:
+///             ri *= 2 + i;                        // r[i] *= 2 + i
+///             ein.finish();
+///         })
+///         .unwrap();
+///     let p = compile_cpu(&ex, false).unwrap();
+///     let (mut m, mut r) = ([1, 2, 3, 4, 5, 6], [0, 0]);
+///     // SAFETY: the buffers hold 6 and 2 ints, as the shapes say.
+///     unsafe { (p.get())(m.as_mut_ptr(), r.as_mut_ptr()) };
+///     assert_eq!(r, [(1 + 6) * 2, (1 + 15) * 3]);
+/// }
+/// # row_sums();
 /// ```
 #[derive(Clone)]
 pub struct Access<E: Elem> {
@@ -103,6 +108,7 @@ impl Einsum {
     /// A tensor of the given shape in a buffer the generated code allocates
     /// (and [`finish`](Einsum::finish) frees).
     #[track_caller]
+    #[augur::staged]
     pub fn tensor<E: Elem>(&self, name: &str, shape: impl AsRef<[usize]>) -> Tensor<E> {
         self.check_open(name, Location::caller());
         let shape = checked_shape(name, shape.as_ref(), Location::caller());
@@ -120,6 +126,7 @@ impl Einsum {
     /// function) of at least `shape`'s product elements. Under
     /// [`Movement::Unified`] the user makes the buffer GPU-accessible.
     #[track_caller]
+    #[augur::staged]
     pub fn tensor_on<E: Elem>(
         &self,
         name: &str,
@@ -132,6 +139,7 @@ impl Einsum {
         self.make(name, shape, buffer.name(name), false)
     }
 
+    #[augur::staged]
     fn check_open(&self, name: &str, loc: &Location) {
         if self.ctx.finished.get() {
             panic!("einsum: tensor `{name}` made after Einsum::finish, at {loc}");
@@ -154,6 +162,7 @@ impl Einsum {
         self.ctx.tensor_count.set(n + 1);
     }
 
+    #[augur::staged]
     fn make<E: Elem>(
         &self,
         name: &str,
@@ -204,6 +213,7 @@ impl Einsum {
 
 /// The shape, after checking the element count fits the generated code's
 /// `int32_t` indices.
+#[augur::staged]
 fn checked_shape(name: &str, shape: &[usize], loc: &'static Location<'static>) -> Vec<usize> {
     let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match total {
@@ -225,6 +235,7 @@ fn bytes_of<E: Elem>(shape: &[usize]) -> i64 {
 impl<E: Elem> Tensor<E> {
     /// `T[i][j]...`: one index per dimension.
     #[track_caller]
+    #[augur::staged]
     pub fn at(&self, indices: impl AsRef<[Index]>) -> Access<E> {
         let indices = indices.as_ref().to_vec();
         let loc = Location::caller();
@@ -267,6 +278,7 @@ impl<E: Elem> Tensor<E> {
     /// is where code of your own may touch the tensor: the host copy is
     /// brought up to date here and the device copy counts as stale (it is
     /// copied in again before a kernel that reads it).
+    #[augur::staged]
     pub fn host(&self) -> Dyn<*mut E> {
         let on_gpu = self
             .state
@@ -286,12 +298,14 @@ impl<E: Elem> Tensor<E> {
 
     /// The buffer the code being generated reads; on the GPU this requires
     /// the predictions "some kernel uses me" and "this kernel reads me".
+    #[augur::staged]
     pub(crate) fn read_buffer(&self, loc: &'static Location<'static>) -> Dyn<*mut E> {
         self.buffer(false, loc)
     }
 
     /// Records that this path through the current kernel has overwritten
     /// every element (a statement with distinct indices on the left).
+    #[augur::staged]
     pub(crate) fn mark_fully_written(&self) {
         if let Some(f) = &self.state.gpu_full {
             f.set(true);
@@ -300,10 +314,12 @@ impl<E: Elem> Tensor<E> {
 
     /// The buffer the code being generated writes; on the GPU this records
     /// "this kernel wrote me".
+    #[augur::staged]
     pub(crate) fn write_buffer(&self, loc: &'static Location<'static>) -> Dyn<*mut E> {
         self.buffer(true, loc)
     }
 
+    #[augur::staged]
     fn buffer(&self, write: bool, loc: &'static Location<'static>) -> Dyn<*mut E> {
         let s = &self.state;
         let Some(ctx) = s.ctx.upgrade() else {
@@ -347,6 +363,7 @@ impl<E: Elem> Tensor<E> {
 }
 
 impl<E: Elem> GpuTensor for State<E> {
+    #[augur::staged]
     fn before_kernel(&self, movement: Movement) {
         match movement {
             Movement::Unified => {}
@@ -378,6 +395,7 @@ impl<E: Elem> GpuTensor for State<E> {
         }
     }
 
+    #[augur::staged]
     fn after_kernel(&self, movement: Movement) {
         let written = match movement {
             Movement::Unified => false,
@@ -400,6 +418,7 @@ impl<E: Elem> GpuTensor for State<E> {
         self.gpu_partial.set(None);
     }
 
+    #[augur::staged]
     fn end_of_kernel_path(&self) {
         let Some(f) = &self.gpu_full else { return };
         // Only a tensor the kernel may write needs to be whole on the device.
@@ -415,6 +434,7 @@ impl<E: Elem> GpuTensor for State<E> {
         f.set(false);
     }
 
+    #[augur::staged]
     fn finish_resident(&self) {
         // A buffer the DSL allocated dies here: nobody reads it after.
         if !self.owned {
@@ -422,6 +442,7 @@ impl<E: Elem> GpuTensor for State<E> {
         }
     }
 
+    #[augur::staged]
     fn free(&self) {
         if let Some(d) = self.device.take() {
             runtime::DEVICE_FREE.call(d.cast_ptr::<*mut u8>());
@@ -441,6 +462,7 @@ impl<E: Elem> State<E> {
     /// The CPU reads (or, with `write`, writes) the tensor: under
     /// [`Config::resident`] the host copy must be current first, and a
     /// write leaves the device copy stale.
+    #[augur::staged]
     pub(crate) fn host_access(&self, write: bool) {
         let Some(r) = &self.resident else { return };
         if !r.host_current.get() {
@@ -452,10 +474,12 @@ impl<E: Elem> State<E> {
         }
     }
 
+    #[augur::staged]
     fn bytes(&self) -> i64 {
         bytes_of::<E>(&self.shape)
     }
 
+    #[augur::staged]
     fn copy_in(&self) {
         if let Some(d) = self.device.get() {
             runtime::TO_DEVICE.call(
@@ -470,6 +494,7 @@ impl<E: Elem> State<E> {
         }
     }
 
+    #[augur::staged]
     fn copy_out(&self) {
         if let Some(d) = self.device.get() {
             runtime::TO_HOST.call(

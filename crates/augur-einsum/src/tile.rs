@@ -46,6 +46,15 @@ struct Walker<E: Elem> {
     steps: Vec<(Index, i32)>,
 }
 
+/// Hashes the strides (the pointer is a `Dyn`, which hashes to nothing):
+/// what decides the code a tile generates, so `#[augur::staged]` tracks a
+/// list of walkers.
+impl<E: Elem> std::hash::Hash for Walker<E> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.row, self.col, &self.steps).hash(state);
+    }
+}
+
 impl<E: Elem> Walker<E> {
     fn step(&self, i: Index) -> i32 {
         self.steps.iter().find(|(j, _)| *j == i).map_or(0, |s| s.1)
@@ -58,6 +67,7 @@ type Level = (Index, Dyn<i32>, usize);
 impl<E: Elem> Gen<'_, '_, E> {
     /// Binds the tile's row `r` and column `c` (or the vector index to
     /// `col`).
+    #[augur::staged]
     fn bind(&self, env: &mut Env, row: Option<Dyn<i32>>, col: Option<Dyn<i32>>) -> usize {
         let before = env.len();
         if let (Some(i), Some(v)) = (self.lay.row, row) {
@@ -71,6 +81,7 @@ impl<E: Elem> Gen<'_, '_, E> {
 
     /// A walker per right-hand access (in [`Term::accesses`](crate::Term)
     /// order) at the element `env` binds, or at its packed sliver.
+    #[augur::staged]
     fn walkers(
         &self,
         env: &Env,
@@ -117,6 +128,7 @@ impl<E: Elem> Gen<'_, '_, E> {
     }
 
     /// The right side at tile element (`r`, `c`), reading through `ptrs`.
+    #[augur::staged]
     fn element(
         &self,
         env: &Env,
@@ -141,6 +153,7 @@ impl<E: Elem> Gen<'_, '_, E> {
     /// turn; `leaf` runs innermost with the current pointers. With `tile`
     /// the innermost loop (around `leaf` alone) is a register tile's, and
     /// annotated [`REGISTER_TILE_LOOP`].
+    #[augur::staged]
     fn walk(
         &self,
         env: &mut Env,
@@ -173,6 +186,7 @@ impl<E: Elem> Gen<'_, '_, E> {
     }
 
     /// `lhs op= value` at `lp[off]`.
+    #[augur::staged]
     fn store(&self, lp: Dyn<*mut E>, off: i32, op: Op, value: Dyn<E>) {
         let value = match op {
             Op::Assign => value,
@@ -184,6 +198,7 @@ impl<E: Elem> Gen<'_, '_, E> {
 
     /// The left side's pointer at the element `env` binds, and its strides
     /// along the row and vector indices.
+    #[augur::staged]
     fn lhs(&self, env: &Env) -> (Dyn<*mut E>, i32, i32) {
         let (plan, lay) = (self.plan, self.lay);
         let lp = plan
@@ -198,6 +213,7 @@ impl<E: Elem> Gen<'_, '_, E> {
 
     /// One register tile of results: accumulators over the reduction (the
     /// depth tile `d`, or all of it), then folded into the left side.
+    #[augur::staged]
     pub(crate) fn kernel(&self, env: &mut Env, t: Tile, d: Option<DepthTile>, packs: &[Pack<E>]) {
         let plan = self.plan;
         // Every reduced index at its first value, for the walkers' start.
@@ -246,6 +262,7 @@ impl<E: Elem> Gen<'_, '_, E> {
 
     /// A reduction along the vector index: row slivers (in parallel) of
     /// `rows` × `cols` partial sums, added up at the end of each row.
+    #[augur::staged]
     pub(crate) fn lanes(&self, env: &mut Env) {
         let (plan, lay) = (self.plan, self.lay);
         let m = self.extent(lay.row);

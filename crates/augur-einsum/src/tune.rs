@@ -72,25 +72,30 @@ impl Schedule {
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_einsum::{compile_cpu, einsum, tune, Config, Einsum, Schedule};
-/// let build = |s: Schedule| {
-///     let ex = Builder::new().extract("mv", move |a: Dyn<*mut f32>, x: Dyn<*mut f32>, y: Dyn<*mut f32>| {
-///         let ein = Einsum::new(Config { schedule: s, ..Config::cpu() });
-///         let (i, j) = (ein.index("i"), ein.index("j"));
-///         let (a, x, y) = (ein.tensor_on::<f32>("A", [64, 64], a), ein.tensor_on::<f32>("x", [64], x), ein.tensor_on::<f32>("y", [64], y));
-///         einsum!(y[i] = a[i, j] * x[j]);
-///         ein.finish();
-///     })?;
-///     compile_cpu(&ex, false)
-/// };
-/// let (mut a, mut x, mut y) = (vec![1f32; 64 * 64], vec![2f32; 64], vec![0f32; 64]);
-/// let candidates = [Schedule::naive(), Schedule::Auto];
-/// let key = format!("doc-matvec-64-{}", std::process::id());
-/// let tuned = tune(&key, &candidates, 3, build, |p| unsafe {
-///     (p.get())(a.as_mut_ptr(), x.as_mut_ptr(), y.as_mut_ptr())
-/// })
-/// .unwrap();
-/// assert!(candidates.contains(&tuned.best) && !tuned.cached);
-/// assert_eq!(y[0], 128.0);
+///
+/// #[augur::staged]
+/// fn tune_matvec() {
+///     let build = |s: Schedule| {
+///         let ex = Builder::new().extract("mv", move |a: Dyn<*mut f32>, x: Dyn<*mut f32>, y: Dyn<*mut f32>| {
+///             let ein = Einsum::new(Config { schedule: s, ..Config::cpu() });
+///             let (i, j) = (ein.index("i"), ein.index("j"));
+///             let (a, x, y) = (ein.tensor_on::<f32>("A", [64, 64], a), ein.tensor_on::<f32>("x", [64], x), ein.tensor_on::<f32>("y", [64], y));
+///             einsum!(y[i] = a[i, j] * x[j]);
+///             ein.finish();
+///         })?;
+///         compile_cpu(&ex, false)
+///     };
+///     let (mut a, mut x, mut y) = (vec![1f32; 64 * 64], vec![2f32; 64], vec![0f32; 64]);
+///     let candidates = [Schedule::naive(), Schedule::Auto];
+///     let key = format!("doc-matvec-64-{}", std::process::id());
+///     let tuned = tune(&key, &candidates, 3, build, |p| unsafe {
+///         (p.get())(a.as_mut_ptr(), x.as_mut_ptr(), y.as_mut_ptr())
+///     })
+///     .unwrap();
+///     assert!(candidates.contains(&tuned.best) && !tuned.cached);
+///     assert_eq!(y[0], 128.0);
+/// }
+/// # tune_matvec();
 /// ```
 pub fn tune<P>(
     key: &str,

@@ -61,6 +61,7 @@ enum Val<T: augur::CScalar> {
 }
 
 impl Val<i64> {
+    #[augur::staged]
     fn dyn_(self) -> Dyn<i64> {
         match self {
             Val::Known(n) => Dyn::new(n),
@@ -87,12 +88,14 @@ struct Interp<'a> {
 ///
 /// A program that can enter a loop without any test in it (`l: goto l`)
 /// cannot be staged: the error names the label.
+#[augur::staged]
 pub fn stage(p: &Program, liveness: bool) -> augur::Result<Staged> {
     stage_with(&Builder::new(), "imp_program", p, liveness)
 }
 
 /// [`stage`] with a given builder (limits, prophecy mode) and C function
 /// name.
+#[augur::staged]
 pub fn stage_with(
     builder: &Builder,
     name: &str,
@@ -125,6 +128,7 @@ pub fn stage_with(
 }
 
 impl<'a> Interp<'a> {
+    #[augur::staged]
     fn new(p: &'a Program, vars: &'a [Var], state: Dyn<*mut i64>, liveness: bool) -> Self {
         let slot = vars
             .iter()
@@ -163,10 +167,14 @@ impl<'a> Interp<'a> {
     /// a panic naming the label (an `Error::Panic` from `extract`), since C
     /// has no faithful form for it (a side-effect-free infinite loop is
     /// undefined behaviour there).
+    #[augur::staged]
     fn run(&mut self) {
-        let mut pc = Static::new(self.p.first());
+        // `pc` is a `Static` (tags see it), so the attribute need not track
+        // the binding; a tracked binding's update after `pc.set(next)` would
+        // be the body's last token, which ends its region.
+        let pc = &mut Static::new(self.p.first());
         let mut since_test = std::collections::HashSet::new();
-        while let Some(i) = *pc {
+        while let Some(i) = **pc {
             if !since_test.insert((i, self.last.get())) {
                 panic!(
                     "the program loops forever at `{}` without testing anything",
@@ -203,6 +211,7 @@ impl<'a> Interp<'a> {
         }
     }
 
+    #[augur::staged]
     fn assign(&mut self, i: usize, v: &str, e: &Expr) {
         let k = self.slot[v];
         let emit = self.live[i].is_none_or(|p| p.get());
@@ -214,6 +223,7 @@ impl<'a> Interp<'a> {
     }
 
     /// A variable read: the assignment that wrote it must be live.
+    #[augur::staged]
     fn read(&self, v: &str) -> Dyn<i64> {
         let k = self.slot[v];
         if let Some(Some(p)) = self.last[k].map(|a| self.live[a]) {
@@ -223,12 +233,14 @@ impl<'a> Interp<'a> {
     }
 
     /// The final state is the output: every variable is read.
+    #[augur::staged]
     fn read_all(&self) {
         for v in self.names {
             self.read(v);
         }
     }
 
+    #[augur::staged]
     fn expr(&self, e: &Expr) -> Val<i64> {
         let bin =
             |a: &Expr, b: &Expr, f: fn(i64, i64) -> i64, g: fn(Dyn<u64>, Dyn<u64>) -> Dyn<u64>| {
@@ -246,6 +258,7 @@ impl<'a> Interp<'a> {
         }
     }
 
+    #[augur::staged]
     fn bexpr(&self, b: &BExpr) -> Val<bool> {
         let cmp = |a: &Expr,
                    c: &Expr,
@@ -281,6 +294,7 @@ impl<'a> Interp<'a> {
 }
 
 impl Val<bool> {
+    #[augur::staged]
     fn dyn_bool(self) -> Dyn<bool> {
         match self {
             Val::Known(t) => Dyn::new(t),

@@ -10,16 +10,21 @@ use std::fmt;
 /// ```
 /// use augur::{Builder, Dyn};
 /// use augur_nn::{Net, ShapeError};
-/// let r = Builder::new().extract("bad", |x: Dyn<*mut f32>, w: Dyn<*mut f32>| {
-///     let net = Net::new();
-///     let (x, w) = (net.tensor_on([4], x), net.tensor_on([2, 3], w));
-///     net.fully_connected(&x, &w);
-/// });
-/// let e = r.map(|_| ()).unwrap_err();
-/// let Some(ShapeError::FullyConnected { weights, x }) = e.dsl_error::<ShapeError>() else {
-///     panic!("{e}")
-/// };
-/// assert_eq!((&weights[..], &x[..]), (&[2, 3][..], &[4][..]));
+///
+/// #[augur::staged]
+/// fn wrong_weights() {
+///     let r = Builder::new().extract("bad", |x: Dyn<*mut f32>, w: Dyn<*mut f32>| {
+///         let net = Net::new();
+///         let (x, w) = (net.tensor_on([4], x), net.tensor_on([2, 3], w));
+///         net.fully_connected(&x, &w);
+///     });
+///     let e = r.map(|_| ()).unwrap_err();
+///     let Some(ShapeError::FullyConnected { weights, x }) = e.dsl_error::<ShapeError>() else {
+///         panic!("{e}")
+///     };
+///     assert_eq!((&weights[..], &x[..]), (&[2, 3][..], &[4][..]));
+/// }
+/// # wrong_weights();
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

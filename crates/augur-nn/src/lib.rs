@@ -11,21 +11,28 @@
 //! ```
 //! use augur::{Builder, Dyn};
 //! use augur_nn::Net;
-//! let ex = Builder::new()
-//!     .extract("layer", |x: Dyn<*mut f32>, w: Dyn<*mut f32>, y: Dyn<*mut f32>| {
-//!         let net = Net::new();
-//!         let x = net.tensor_on([8], x);
-//!         let w = net.tensor_on([3], w);
-//!         let c = net.conv1d(&x, &w);
-//!         let r = net.relu(c, 1.5);
-//!         net.copy_to(&r, y);
-//!         net.free(r);
-//!     })
-//!     .unwrap();
-//! let c = ex.c_code();
-//! // One pass: the ReLU is applied where the convolution writes.
-//! assert_eq!(c.matches("for (").count(), 2, "{c}"); // interior, wrap-around tail
-//! assert!(c.contains(">= 1.5f"), "{c}");
+//!
+//! // Code that runs while augur stages (the closure handed to `extract`)
+//! // is written in a `#[augur::staged]` function.
+//! #[augur::staged]
+//! fn fused_layer() {
+//!     let ex = Builder::new()
+//!         .extract("layer", |x: Dyn<*mut f32>, w: Dyn<*mut f32>, y: Dyn<*mut f32>| {
+//!             let net = Net::new();
+//!             let x = net.tensor_on([8], x);
+//!             let w = net.tensor_on([3], w);
+//!             let c = net.conv1d(&x, &w);
+//!             let r = net.relu(c, 1.5);
+//!             net.copy_to(&r, y);
+//!             net.free(r);
+//!         })
+//!         .unwrap();
+//!     let c = ex.c_code();
+//!     // One pass: the ReLU is applied where the convolution writes.
+//!     assert_eq!(c.matches("for (").count(), 2, "{c}"); // interior, wrap-around tail
+//!     assert!(c.contains(">= 1.5f"), "{c}");
+//! }
+//! # fused_layer();
 //! ```
 
 //!

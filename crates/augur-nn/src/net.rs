@@ -92,6 +92,7 @@ pub struct Net {
 impl Net {
     /// A network DSL instance that fuses.
     #[track_caller]
+    #[augur::staged]
     pub fn new() -> Net {
         Net::with_fusion(true)
     }
@@ -99,6 +100,7 @@ impl Net {
     /// A network DSL instance; `fusion: false` generates every operation
     /// as its own pass (the baseline the benchmark compares with).
     #[track_caller]
+    #[augur::staged]
     pub fn with_fusion(fusion: bool) -> Net {
         Net {
             ctx: dsl::State::new(Ctx {
@@ -115,6 +117,7 @@ impl Net {
         self.ctx.fusion
     }
 
+    #[augur::staged]
     pub(crate) fn fresh_id(&self) -> u32 {
         let id = self.ctx.next_id.get();
         self.ctx.next_id.set(id + 1);
@@ -125,6 +128,7 @@ impl Net {
     /// what follows it, and forgets it (only the immediate follower
     /// counts). Returns its pending state, for fused followers.
     #[track_caller]
+    #[augur::staged]
     pub(crate) fn follow(&self, me: Next) -> Option<Pending> {
         let p = self.ctx.last.replace(None)?;
         p.next.require(me);
@@ -136,6 +140,7 @@ impl Net {
     /// another operation (`Conflict` for that producer). Returns the
     /// producer's pending state when it made `t`.
     #[track_caller]
+    #[augur::staged]
     pub(crate) fn follow_on(&self, me: Next, t: &crate::Tensor) -> Option<Pending> {
         let made_t = self.ctx.last.get().is_some_and(|p| p.output == t.id);
         if made_t {
@@ -147,6 +152,7 @@ impl Net {
     }
 
     /// Records that a producer (or a fused bias add) ran last.
+    #[augur::staged]
     pub(crate) fn produced(&self, p: Pending) {
         self.ctx.last.set(Some(p));
     }
@@ -156,6 +162,7 @@ impl Net {
     /// exists already and has the producer's shape). Returns the pending
     /// state and the epilogues with the bias buffers.
     #[track_caller]
+    #[augur::staged]
     pub(crate) fn predict(&self, what: &str, out: &crate::Tensor) -> (Option<Pending>, Vec<Fused>) {
         let shape = &out.shape[..];
         if !self.ctx.fusion {
@@ -198,7 +205,20 @@ pub(crate) enum Fused {
     Bias(augur::Dyn<*mut f32>),
 }
 
+/// Hashes what decides the generated code: the kind and the threshold's
+/// bits (a `Dyn` hashes to nothing), so that `#[augur::staged]` tracks a
+/// producer's epilogues.
+impl std::hash::Hash for Fused {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Fused::Relu(t) => (0u8, t.to_bits()).hash(state),
+            Fused::Bias(data) => (1u8, data).hash(state),
+        }
+    }
+}
+
 impl Default for Net {
+    #[augur::staged]
     fn default() -> Self {
         Net::new()
     }

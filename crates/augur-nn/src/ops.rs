@@ -18,6 +18,7 @@ use std::panic::Location;
 const UNROLL: usize = 32;
 
 /// `for (v = lo; v < hi; v++) body(v)` as a dyn loop (nothing when empty).
+#[augur::staged]
 fn dyn_for(name: &str, lo: usize, hi: usize, mut body: impl FnMut(Dyn<i32>)) {
     if lo >= hi {
         return;
@@ -30,6 +31,7 @@ fn dyn_for(name: &str, lo: usize, hi: usize, mut body: impl FnMut(Dyn<i32>)) {
 }
 
 /// `i + j`, or `i` when `j` is 0.
+#[augur::staged]
 fn offset(i: Dyn<i32>, j: usize) -> Dyn<i32> {
     if j == 0 {
         i
@@ -39,11 +41,13 @@ fn offset(i: Dyn<i32>, j: usize) -> Dyn<i32> {
 }
 
 /// `v >= t ? v : 0`, branch-free.
+#[augur::staged]
 fn relu_of(v: Dyn<f32>, t: f32) -> Dyn<f32> {
     Dyn::select(v.ge(t), v, 0.0f32)
 }
 
 /// Applies the fused epilogues to the value for output element `i`.
+#[augur::staged]
 fn epilogue(mut v: Dyn<f32>, fused: &[Fused], i: Dyn<i32>) -> Dyn<f32> {
     for f in fused {
         v = match *f {
@@ -55,6 +59,7 @@ fn epilogue(mut v: Dyn<f32>, fused: &[Fused], i: Dyn<i32>) -> Dyn<f32> {
 }
 
 #[track_caller]
+#[augur::staged]
 fn shape_error(error: ShapeError) -> ! {
     dsl::fail(error, Location::caller())
 }
@@ -63,6 +68,7 @@ impl Net {
     /// 1-D convolution with wrap-around (the paper's):
     /// `y[i] = sum_j x[(i + j) % n] * w[j]`, `y` of `x`'s length.
     #[track_caller]
+    #[augur::staged]
     pub fn conv1d(&self, x: &Tensor, w: &Tensor) -> Tensor {
         self.check_own(x);
         self.check_own(w);
@@ -102,6 +108,7 @@ impl Net {
     /// Valid 2-D convolution: `y[r][c] = sum_{a,b} x[r + a][c + b] * w[a][b]`,
     /// `y` of shape `(h - kh + 1, w - kw + 1)`.
     #[track_caller]
+    #[augur::staged]
     pub fn conv2d(&self, x: &Tensor, w: &Tensor) -> Tensor {
         self.check_own(x);
         self.check_own(w);
@@ -137,6 +144,7 @@ impl Net {
     /// Fully connected: `y[m] = sum_n W[m][n] * x[n]` for `W` of shape
     /// `(M, N)` and `x` of length `N`.
     #[track_caller]
+    #[augur::staged]
     pub fn fully_connected(&self, x: &Tensor, weights: &Tensor) -> Tensor {
         self.check_own(x);
         self.check_own(weights);
@@ -166,6 +174,7 @@ impl Net {
     /// `t[i] = t[i] >= threshold ? t[i] : 0`, in place; nothing when the
     /// producer just before applied it already.
     #[track_caller]
+    #[augur::staged]
     pub fn relu(&self, t: Tensor, threshold: f32) -> Tensor {
         self.check_own(&t);
         let me = Epilogue::Relu(threshold.to_bits());
@@ -186,6 +195,7 @@ impl Net {
     /// producer just before added it already, and then the operation after
     /// this one may be fused too.
     #[track_caller]
+    #[augur::staged]
     pub fn bias_add(&self, t: Tensor, b: &Tensor) -> Tensor {
         self.check_own(&t);
         self.check_own(b);
@@ -220,6 +230,7 @@ impl Net {
 
     /// The filter's taps loaded into locals once, when it is small enough
     /// to unroll.
+    #[augur::staged]
     fn taps(&self, w: &Tensor) -> Option<Vec<Dyn<f32>>> {
         (w.len() <= UNROLL).then(|| {
             (0..w.len())
@@ -230,6 +241,7 @@ impl Net {
 
     /// `sum_j x[at(j)] * w[j]`, unrolled over `taps` when there are, else
     /// a loop (`at_dyn` gives the index for a dyn `j`).
+    #[augur::staged]
     fn dot(
         &self,
         x: &Tensor,
@@ -263,6 +275,7 @@ impl Net {
 }
 
 #[track_caller]
+#[augur::staged]
 fn dims2(t: &Tensor, layer: &'static str) -> [usize; 2] {
     match t.shape[..] {
         [a, b] => [a, b],

@@ -49,6 +49,7 @@ impl Net {
     /// may be read where its producer runs, before a bias add that comes
     /// later, and only the `Net` knows to unfuse around such a write.
     #[track_caller]
+    #[augur::staged]
     pub fn tensor_on(&self, shape: impl AsRef<[usize]>, data: Dyn<*mut f32>) -> Tensor {
         let shape = checked(shape.as_ref(), Location::caller());
         self.register(shape, data, false)
@@ -57,6 +58,7 @@ impl Net {
     /// A tensor the generated code allocates (`malloc`); give it back with
     /// [`free`](Net::free).
     #[track_caller]
+    #[augur::staged]
     pub fn alloc(&self, shape: impl AsRef<[usize]>) -> Tensor {
         let shape = checked(shape.as_ref(), Location::caller());
         let bytes = (shape.iter().product::<usize>() * 4) as u64;
@@ -64,6 +66,7 @@ impl Net {
         self.register(shape, data, true)
     }
 
+    #[augur::staged]
     fn register(&self, shape: Vec<usize>, data: Dyn<*mut f32>, owned: bool) -> Tensor {
         // The caller's buffer seen again (`tensor_on` in each turn of a
         // dyn loop) is the same tensor: the same id keeps a prediction
@@ -93,6 +96,7 @@ impl Net {
     /// Frees a tensor the generated code allocated (a caller's buffer is
     /// left alone).
     #[track_caller]
+    #[augur::staged]
     pub fn free(&self, t: Tensor) {
         self.check_own(&t);
         if t.owned {
@@ -102,6 +106,7 @@ impl Net {
 
     /// Copies `t` into the caller's buffer `dst` (at least `t.len()` floats).
     #[track_caller]
+    #[augur::staged]
     pub fn copy_to(&self, t: &Tensor, dst: Dyn<*mut f32>) {
         self.check_own(t);
         self.follow(Flat::Conflict);
@@ -117,6 +122,7 @@ impl Net {
     /// calling other functions). A producer just before cannot have fused
     /// anything into what is read here.
     #[track_caller]
+    #[augur::staged]
     pub fn data(&self, t: &Tensor) -> Dyn<*mut f32> {
         self.check_own(t);
         self.follow(Flat::Conflict);
@@ -128,6 +134,7 @@ impl Net {
     /// Panics when `t` was made by another `Net`: its fusion state is that
     /// other net's.
     #[track_caller]
+    #[augur::staged]
     pub(crate) fn check_own(&self, t: &Tensor) {
         if t.net != self.ctx.id() {
             panic!(
@@ -139,6 +146,7 @@ impl Net {
     }
 }
 
+#[augur::staged]
 fn checked(shape: &[usize], loc: &'static Location<'static>) -> Vec<usize> {
     let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match total {

@@ -9,6 +9,7 @@ use augur_einsum::{cuda_source, Config, Einsum, Movement};
 
 /// Compiles `source` to PTX for sm_80 and checks it has exactly the
 /// `kernels` named `__global__` functions of the source, as entries.
+#[augur::staged]
 fn compiles_with_entries(source: &str, kernels: usize) -> Result<String> {
     let ptx = Nvcc::find_or_install()?.ptx(source, "sm_80")?;
     let mut globals: Vec<&str> = source
@@ -29,6 +30,7 @@ fn compiles_with_entries(source: &str, kernels: usize) -> Result<String> {
 }
 
 #[test]
+#[augur::staged]
 fn cooperative_kernel_compiles() -> Result<()> {
     let ex = Builder::new().extract(
         "coop",

@@ -37,6 +37,7 @@ macro_rules! here {
 
 /// Extracts `stage` under `config`; inside a `run_on_gpu` when `kernel`.
 /// Also returns the line `stage` noted.
+#[augur::staged]
 fn extract(
     builder: &Builder,
     config: Config,
@@ -71,6 +72,7 @@ fn extract(
 }
 
 /// The ways a statement is tried: on the CPU, and in a kernel on the GPU.
+#[augur::staged]
 fn ways() -> [(Config, bool); 2] {
     [(Config::cpu(), false), (Config::default(), true)]
 }
@@ -97,6 +99,7 @@ fn fails(stage: fn(&T), parts: &[&str]) -> ShapeError {
     last.expect("two ways")
 }
 
+#[augur::staged]
 fn dim(tensor: &str, dimension: usize, extent: usize) -> Dim {
     Dim {
         tensor: tensor.to_string(),
@@ -106,6 +109,7 @@ fn dim(tensor: &str, dimension: usize, extent: usize) -> Dim {
 }
 
 #[test]
+#[augur::staged]
 fn index_bound_to_two_ranges() {
     let error = fails(
         |t| here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i]))),
@@ -138,6 +142,7 @@ fn index_bound_to_two_ranges() {
 }
 
 #[test]
+#[augur::staged]
 fn wrong_number_of_indices() {
     let error = fails(
         |t| here!(t, t.a.at([t.i]).set(1.0f32)),
@@ -164,6 +169,7 @@ fn wrong_number_of_indices() {
 }
 
 #[test]
+#[augur::staged]
 fn index_that_indexes_no_tensor() {
     let error = fails(
         |t| here!(t, t.v.at([t.i]).set(t.a.at([t.i, t.j]) + t.k)),
@@ -185,6 +191,7 @@ fn index_that_indexes_no_tensor() {
 }
 
 #[test]
+#[augur::staged]
 fn reading_the_written_tensor_elsewhere() {
     fails(
         |t| here!(t, t.s.at([t.i, t.j]).set(t.s.at([t.j, t.i]))),
@@ -206,6 +213,7 @@ fn reading_the_written_tensor_elsewhere() {
 }
 
 #[test]
+#[augur::staged]
 fn run_on_gpu_inside_run_on_gpu() {
     let nested: fn(&T) = |t| here!(t, t.ein.run_on_gpu(|| t.v.at([t.i]).set(1.0f32)));
     let (ex, line) = extract(&Builder::new(), Config::default(), true, nested);
@@ -219,6 +227,7 @@ fn run_on_gpu_inside_run_on_gpu() {
 /// Nesting is an error also when `run_on_gpu` runs on the CPU
 /// (`Config::gpu` false); it used to go unchecked there.
 #[test]
+#[augur::staged]
 fn run_on_gpu_inside_run_on_gpu_on_the_cpu() {
     let nested: fn(&T) = |t| here!(t, t.ein.run_on_gpu(|| t.v.at([t.i]).set(1.0f32)));
     let (ex, line) = extract(&Builder::new(), Config::cpu(), true, nested);
@@ -233,6 +242,7 @@ fn run_on_gpu_inside_run_on_gpu_on_the_cpu() {
 /// the library (it used to be raised in a closure without
 /// `#[track_caller]`).
 #[test]
+#[augur::staged]
 fn statement_errors_are_located_at_the_statement() {
     let stage: fn(&T) = |t| here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i])));
     let (ex, line) = extract(&Builder::new(), Config::cpu(), false, stage);
@@ -243,6 +253,7 @@ fn statement_errors_are_located_at_the_statement() {
 }
 
 #[test]
+#[augur::staged]
 fn at_and_run_on_gpu_errors_are_located_at_the_call() {
     let stages: [fn(&T); 2] = [
         |t| here!(t, t.a.at([t.i]).set(1.0f32)),
@@ -260,6 +271,7 @@ fn at_and_run_on_gpu_errors_are_located_at_the_call() {
 }
 
 #[test]
+#[augur::staged]
 fn the_builder_extracts_after_a_failure() {
     // S[i][j] = 2 S[i][j] + A[i][k] B[k][j] + v[i], all summed over k:
     // reading the written tensor at the written position is fine.
@@ -309,6 +321,7 @@ fn the_builder_extracts_after_a_failure() {
 /// The extraction error's `Display` is the shape error's message at the
 /// user's line.
 #[test]
+#[augur::staged]
 fn the_error_displays_its_message() {
     let (ex, line) = extract(&Builder::new(), Config::cpu(), false, |t| {
         here!(t, t.v.at([t.i]).set(t.a.at([t.j, t.i])))
@@ -324,6 +337,7 @@ fn the_error_displays_its_message() {
 /// After `Einsum::finish` (which frees the buffers) the DSL refuses
 /// statements, new tensors, kernels and a second `finish`, naming the line.
 #[test]
+#[augur::staged]
 fn using_the_dsl_after_finish() {
     type One = unsafe extern "C" fn(*mut f32);
     type Late = fn(&Einsum, &Tensor<f32>, Index);
@@ -361,6 +375,7 @@ fn using_the_dsl_after_finish() {
 /// Sizes the generated code's `int32_t` indices cannot reach: a tensor of
 /// more than 2^31 - 1 elements, and a loop whose last step would overflow.
 #[test]
+#[augur::staged]
 fn sizes_beyond_int32_indices() {
     type One = unsafe extern "C" fn(*mut f32);
     let huge = [

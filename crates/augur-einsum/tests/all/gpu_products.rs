@@ -15,15 +15,18 @@ const M: usize = 7;
 const K: usize = 5;
 const N: usize = 6;
 
+#[augur::staged]
 fn ints(n: usize, seed: usize) -> Vec<f32> {
     (0..n).map(|x| ((x * 7 + seed) % 9) as f32 - 4.0).collect()
 }
 
+#[augur::staged]
 fn init() -> [Vec<f32>; 3] {
     [ints(M * K, 1), ints(K * N, 2), ints(M * N, 3)]
 }
 
 /// `C = A B` (and `+=`): row-major A (M × K), B (K × N), C (M × N).
+#[augur::staged]
 fn product(acc: bool, [a, b, c]: &[Vec<f32>; 3]) -> Vec<f32> {
     (0..M * N)
         .map(|e| {
@@ -40,21 +43,28 @@ fn product(acc: bool, [a, b, c]: &[Vec<f32>; 3]) -> Vec<f32> {
 
 const SHAPES: [&[usize]; 3] = [&[M, K], &[K, N], &[M, N]];
 
+#[augur::staged]
 fn matmul(ein: &Einsum, [a, b, c]: &[Tensor<f32>; 3], _: Dyn<i32>) {
     let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
     ein.run_on_gpu(|| c.at([i, j]).set(a.at([i, k]) * b.at([k, j])));
 }
 
+#[augur::staged]
 fn matmul_acc_swapped(ein: &Einsum, [a, b, c]: &[Tensor<f32>; 3], _: Dyn<i32>) {
     let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
     ein.run_on_gpu(|| c.at([i, j]).add_to(b.at([k, j]) * a.at([i, k])));
 }
 
 #[test]
+#[augur::staged]
 fn products_on_the_gpu_equal_the_cpus() {
     for (name, body, acc) in [
-        ("mm", matmul as Body<f32>, false),
-        ("mm_acc", matmul_acc_swapped as Body<f32>, true),
+        ("mm", (|e, t, n| matmul(e, t, n)) as Body<f32>, false),
+        (
+            "mm_acc",
+            (|e, t, n| matmul_acc_swapped(e, t, n)) as Body<f32>,
+            true,
+        ),
     ] {
         let rs = run_all(name, SHAPES, init(), 1, body);
         all_equal(&rs);
@@ -78,13 +88,14 @@ fn products_on_the_gpu_equal_the_cpus() {
 /// threads on the 7 × 6 result); the same results from each, in C and in
 /// the race-checking interpreter.
 #[test]
+#[augur::staged]
 fn register_blocks_shrink_until_every_block_has_a_tile() {
     for (blocks, bytes) in [(1, 128), (3, 64), (40, 32)] {
         let config = Config {
             blocks,
             ..small(Movement::Prophecy)
         };
-        let ex = extract::<f32>("mm", config, SHAPES, matmul).unwrap();
+        let ex = extract::<f32>("mm", config, SHAPES, |e, t, n| matmul(e, t, n)).unwrap();
         let cu = cuda_source(&ex).unwrap();
         let launch = format!("<<<{blocks}, 4, {bytes}>>>");
         assert!(cu.contains(&launch), "{launch}: {cu}");
@@ -108,6 +119,7 @@ fn register_blocks_shrink_until_every_block_has_a_tile() {
 /// results per thread (tiles of 128 × 64, loads of A in four turns and of
 /// B in two) and 2 × 2, with edges in every direction, in C and the JIT.
 #[test]
+#[augur::staged]
 fn register_blocks_on_the_papers_grid() {
     for (m, k, n, bytes) in [(260, 37, 840, 12288), (100, 37, 700, 6144)] {
         let shapes: [&[usize]; 3] = [&[m, k], &[k, n], &[m, n]];
@@ -138,6 +150,7 @@ fn register_blocks_on_the_papers_grid() {
 /// after a grid sync: the simulation runs the stretches between grid syncs
 /// block by block.
 #[test]
+#[augur::staged]
 fn transposed_operand_and_two_products_in_one_kernel() {
     let shapes: [&[usize]; 3] = [&[K, M], &[K, N], &[M, N]];
     let body: Body<f32> = |ein, [a, b, c], _| {
@@ -171,6 +184,7 @@ fn transposed_operand_and_two_products_in_one_kernel() {
 /// The paper's loops stay under `Schedule::Naive`; a block of one thread
 /// cannot tile (the paper's loops again).
 #[test]
+#[augur::staged]
 fn the_papers_loops_where_asked_or_where_a_tile_cannot_fit() {
     let naive = Config {
         schedule: Schedule::Naive,
@@ -181,7 +195,7 @@ fn the_papers_loops_where_asked_or_where_a_tile_cannot_fit() {
         ..small(Movement::Prophecy)
     };
     for config in [naive, single] {
-        let got = common::papers_loops(config, SHAPES, matmul, &init());
+        let got = common::papers_loops(config, SHAPES, |e, t, n| matmul(e, t, n), &init());
         assert_eq!(got, product(false, &init()), "{config:?}");
     }
 }

@@ -12,6 +12,7 @@ use common::{all_equal, extract, prophecy_counters, run_all, seq, small, Body};
 
 /// Prophecy bytes: A written on the CPU between two kernels is copied in twice; B (kernel 1 output) out and in.
 #[test]
+#[augur::staged]
 fn cpu_write_between_kernels() {
     let rs = run_all::<f32>(
         "cpu_between",
@@ -34,6 +35,7 @@ fn cpu_write_between_kernels() {
 
 /// One run_on_gpu call site in a plain Rust loop: each launch gets its own prophecies and history.
 #[test]
+#[augur::staged]
 fn kernel_in_plain_rust_loop() {
     // Same run_on_gpu call site in a plain Rust loop; kernel 1 writes B,
     // the CPU then overwrites B, kernel 2 does not touch B.
@@ -63,6 +65,7 @@ fn kernel_in_plain_rust_loop() {
 
 /// Kernels in a dyn loop and a dyn if, with CPU writes in between.
 #[test]
+#[augur::staged]
 fn kernel_in_dyn_loop_and_if() {
     for n in [0, 1, 3] {
         let rs = run_all::<f32>(
@@ -89,6 +92,7 @@ fn kernel_in_dyn_loop_and_if() {
 
 /// A statement in a dyn if inside a kernel: the tensor is copied in (partial path).
 #[test]
+#[augur::staged]
 fn statement_in_dyn_if_inside_kernel() {
     for n in [0, 1] {
         let rs = run_all::<f32>(
@@ -111,6 +115,7 @@ fn statement_in_dyn_if_inside_kernel() {
 
 /// A write only on the false (later explored) side of a dyn if in a kernel is still copied out.
 #[test]
+#[augur::staged]
 fn write_on_false_side_in_kernel() {
     for n in [0, 1] {
         let rs = run_all::<f32>(
@@ -135,6 +140,7 @@ fn write_on_false_side_in_kernel() {
 
 /// Two extractions give byte-identical CUDA.
 #[test]
+#[augur::staged]
 fn determinism() {
     let body: Body<f32> = |ein, [a, b, c], n| {
         let (i, j, k) = (ein.index("i"), ein.index("j"), ein.index("k"));
@@ -166,6 +172,7 @@ fn determinism() {
 /// A uniform `Dyn` value computed inside run_on_gpu and used by two
 /// statements (across a barrier) simulates: the simulation computes it once.
 #[test]
+#[augur::staged]
 fn dyn_value_shared_by_two_statements() {
     let rs = run_all::<f32>(
         "value_two",
@@ -187,6 +194,7 @@ fn dyn_value_shared_by_two_statements() {
 /// A second statement in a (uniform) dyn if inside run_on_gpu puts a
 /// barrier in control flow: the simulation runs that `if` on the host.
 #[test]
+#[augur::staged]
 fn second_statement_in_dyn_if_inside_kernel() {
     for n in [0, 1] {
         let rs = run_all::<f32>(
@@ -211,6 +219,7 @@ fn second_statement_in_dyn_if_inside_kernel() {
 /// compile_cpu of a GPU-config program with a two-statement kernel gets the
 /// simulation (it used to fail in the C compiler on `augur_grid_sync`).
 #[test]
+#[augur::staged]
 fn compile_cpu_of_cooperative_kernel() {
     let ex = extract::<f32>(
         "cpu_coop",

@@ -13,6 +13,7 @@ use common::{small, Body};
 /// statement counter used to make the first turn differ, so the loop never
 /// closed) extracts and simulates.
 #[test]
+#[augur::staged]
 fn dyn_loop_inside_kernel_copy_all() {
     let body: Body<f32> = |ein, [a, b, _c], n| {
         let i = ein.index("i");
@@ -65,6 +66,7 @@ fn repeated_statement(m: Movement, a: Dyn<*mut i64>, b: Dyn<*mut i64>) {
 }
 
 #[test]
+#[augur::staged]
 fn statements_in_plain_loop_inside_kernel() {
     for m in [Movement::CopyAll, Movement::Prophecy] {
         let r = Builder::new()
@@ -96,6 +98,7 @@ fn halve_both(a: Dyn<*mut f32>, b: Dyn<*mut f32>, n: Dyn<i32>) {
 }
 
 #[test]
+#[augur::staged]
 fn cpu_statements_in_plain_loop_inside_dyn_loop() {
     let r = Builder::new().max_runs(500).extract("cpu_pl", halve_both);
     r.unwrap_or_else(|e| panic!("{e}"));
@@ -104,6 +107,7 @@ fn cpu_statements_in_plain_loop_inside_dyn_loop() {
 /// Statements repeated with `augur::range` inside a kernel (a first-stage
 /// loop the engine sees) extract, simulate and agree with the CPU.
 #[test]
+#[augur::staged]
 fn statements_repeated_with_range_inside_kernel() {
     let stage = |m: Movement| {
         move |a: Dyn<*mut i64>, b: Dyn<*mut i64>| {

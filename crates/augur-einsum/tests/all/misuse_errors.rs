@@ -13,6 +13,7 @@ use common::{extract, small};
 /// buffer (an illegal memory access on an H100; right answers in the
 /// simulation): it is an error naming the tensor.
 #[test]
+#[augur::staged]
 fn tensors_of_another_instance() {
     let r = Builder::new().extract("two_instances", |a: Dyn<*mut f32>, b: Dyn<*mut f32>| {
         let e1 = Einsum::new(small(Movement::Prophecy));
@@ -38,6 +39,7 @@ fn tensors_of_another_instance() {
 /// blocks * threads over i32::MAX (the one-index GPU loop's stride used to
 /// wrap to -2^31): a configuration error.
 #[test]
+#[augur::staged]
 fn grid_product_overflow() {
     // blocks * threads does not fit in i32.
     let config = Config {
@@ -76,6 +78,7 @@ fn grid_product_overflow() {
 /// A tensor made inside a dyn loop (any config, CPU included) would need a
 /// buffer per turn: the tensor count stops it with an error naming the cause.
 #[test]
+#[augur::staged]
 fn tensor_made_inside_dyn_loop() {
     for (cname, config) in [
         ("cpu", Config::cpu()),
@@ -110,6 +113,7 @@ fn tensor_made_inside_dyn_loop() {
 /// A tensor made inside run_on_gpu is an error at the user's line (it used
 /// to be an internal `expect`).
 #[test]
+#[augur::staged]
 fn tensor_made_inside_run_on_gpu() {
     let r = extract::<f32>(
         "tensor_in_kernel",

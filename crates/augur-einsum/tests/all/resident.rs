@@ -17,6 +17,7 @@ const T: i64 = 32;
 /// build of `run_all` (all must leave the buffers the CPU leaves); gives
 /// the resident build's and the plain prophecy build's (bytes in, bytes
 /// out).
+#[augur::staged]
 fn run(name: &str, n: i32, body: Body<f32>) -> ((i64, i64), (i64, i64)) {
     let rs = run_all::<f32>(name, [&[8], &[8], &[8]], [seq(8), seq(8), seq(8)], n, body);
     all_equal(&rs);
@@ -28,11 +29,13 @@ fn run(name: &str, n: i32, body: Body<f32>) -> ((i64, i64), (i64, i64)) {
     (moved("resident"), moved("prophecy"))
 }
 
+#[augur::staged]
 fn i(ein: &Einsum) -> augur_einsum::Index {
     ein.index("i")
 }
 
 #[test]
+#[augur::staged]
 fn an_intermediate_stays_on_the_device_between_two_kernels() {
     let (resident, plain) = run("two", 1, |ein, [a, b, c], _| {
         let i = i(ein);
@@ -46,6 +49,7 @@ fn an_intermediate_stays_on_the_device_between_two_kernels() {
 }
 
 #[test]
+#[augur::staged]
 fn a_cpu_write_between_kernels_sends_the_tensor_again() {
     let (resident, _) = run("cpu_write", 1, |ein, [a, b, c], _| {
         let i = i(ein);
@@ -58,6 +62,7 @@ fn a_cpu_write_between_kernels_sends_the_tensor_again() {
 }
 
 #[test]
+#[augur::staged]
 fn a_cpu_read_between_kernels_brings_a_result_back_once() {
     let (resident, _) = run("cpu_read", 1, |ein, [a, b, c], _| {
         let i = i(ein);
@@ -71,6 +76,7 @@ fn a_cpu_read_between_kernels_brings_a_result_back_once() {
 }
 
 #[test]
+#[augur::staged]
 fn a_tensor_the_dsl_allocated_leaves_the_device_only_when_read() {
     let (resident, _) = run("owned", 1, |ein, [a, _, c], _| {
         let i = i(ein);
@@ -83,6 +89,7 @@ fn a_tensor_the_dsl_allocated_leaves_the_device_only_when_read() {
 }
 
 #[test]
+#[augur::staged]
 fn kernels_in_a_dyn_loop_move_each_tensor_once() {
     for n in [0, 1, 3] {
         let (resident, plain) = run("loop", n, |ein, [a, b, _], n| {
@@ -102,6 +109,7 @@ fn kernels_in_a_dyn_loop_move_each_tensor_once() {
 }
 
 #[test]
+#[augur::staged]
 fn each_path_of_a_dyn_if_moves_what_it_must() {
     for n in [1, 5] {
         let (resident, _) = run("branch", n, |ein, [a, b, c], n| {
@@ -120,6 +128,7 @@ fn each_path_of_a_dyn_if_moves_what_it_must() {
 }
 
 #[test]
+#[augur::staged]
 fn host_brings_a_result_back_for_code_of_your_own() {
     let (resident, _) = run("host", 1, |ein, [a, b, c], _| {
         let i = i(ein);
@@ -151,6 +160,7 @@ thread_local! {
     static PROGRAM: std::cell::RefCell<Vec<Step>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+#[augur::staged]
 fn random_body(ein: &Einsum, ts: &[Tensor<f32>; 3], n: Dyn<i32>) {
     let i = i(ein);
     let steps = PROGRAM.with(|p| p.borrow().clone());
@@ -186,6 +196,7 @@ fn random_body(ein: &Einsum, ts: &[Tensor<f32>; 3], n: Dyn<i32>) {
 /// buffers the CPU leaves, and the resident build moves no more bytes in
 /// either direction than plain prophecies.
 #[test]
+#[augur::staged]
 fn random_programs_leave_what_the_cpu_leaves() {
     let mut x = 0x5851_f42d_4c95_7f2du64;
     let mut draw = move |k: usize| {
@@ -214,6 +225,7 @@ fn random_programs_leave_what_the_cpu_leaves() {
 
 /// Builds `steps` (staged by `random_body`) for the CPU, with prophecies
 /// and resident, and checks that all leave the CPU's buffers.
+#[augur::staged]
 fn check_program(case: usize, steps: &[Step]) {
     PROGRAM.with(|p| *p.borrow_mut() = steps.to_vec());
     let plain = small(Movement::Prophecy);
@@ -227,7 +239,7 @@ fn check_program(case: usize, steps: &[Step]) {
             &format!("random_{case}"),
             config,
             [&[8], &[8], &[8]],
-            random_body,
+            |e, t, n| random_body(e, t, n),
         )
         .unwrap_or_else(|e| panic!("case {case} under {config:?}: {e}\n{steps:?}"));
         build(&ex, config, Backend::Jit).unwrap_or_else(|e| panic!("case {case}: {e}"))
@@ -252,6 +264,7 @@ fn check_program(case: usize, steps: &[Step]) {
 /// test's case 109 at 1,500 cases). A kernel's body now keys its
 /// operations by the launch it was entered by.
 #[test]
+#[augur::staged]
 fn kernels_under_several_dyn_ifs() {
     let step = |gpu, dst, src, other, accumulate, branch| Step {
         gpu,

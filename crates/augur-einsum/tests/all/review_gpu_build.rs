@@ -9,6 +9,7 @@ use augur::{Builder, Dyn};
 use augur_einsum::{cuda_source, Config, Einsum, Movement};
 
 #[test]
+#[augur::staged]
 fn build() {
     let Ok(out) = std::env::var("RV_GPU_OUT") else {
         return;

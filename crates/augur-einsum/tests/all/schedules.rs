@@ -10,6 +10,7 @@ type P = Dyn<*mut f32>;
 
 /// `C = A B` and `D = A B` for m×k A, k×n B; C under `first`, D under
 /// `second`.
+#[augur::staged]
 fn two_products(
     (m, k, n): (usize, usize, usize),
     config: Config,
@@ -32,6 +33,7 @@ fn two_products(
 }
 
 /// Runs `ex` on small-integer inputs; checks C and D against plain Rust.
+#[augur::staged]
 fn check(ex: &Extracted<Mm>, (m, k, n): (usize, usize, usize), openmp: bool) {
     let p = compile_cpu(ex, openmp).unwrap();
     let mut a: Vec<f32> = (0..m * k).map(|x| (x % 7) as f32 - 3.0).collect();
@@ -53,6 +55,7 @@ fn check(ex: &Extracted<Mm>, (m, k, n): (usize, usize, usize), openmp: bool) {
 }
 
 #[test]
+#[augur::staged]
 fn auto_keeps_small_products_naive_and_blocks_large_ones() {
     let config = Config::cpu();
     let small = two_products((5, 6, 7), config, Schedule::Auto, Schedule::Auto);
@@ -68,6 +71,7 @@ fn auto_keeps_small_products_naive_and_blocks_large_ones() {
 }
 
 #[test]
+#[augur::staged]
 fn auto_shapes_register_tiles_for_the_configured_vectors() {
     // 8 × 48 tiles for 64-byte vectors, 6 × 16 for 32-byte ones, whatever
     // this machine has; sizes with remainders in every direction (with
@@ -96,6 +100,7 @@ fn auto_shapes_register_tiles_for_the_configured_vectors() {
 }
 
 #[test]
+#[augur::staged]
 fn each_statement_gets_its_own_schedule_with_and_without_openmp() {
     let tiles = Schedule::Blocked(Blocking::tile(3, 5).depth(4).row_tile(7));
     let lanes = Schedule::Blocked(Blocking::tile(2, 3).depth(0).pack(false));
@@ -113,6 +118,7 @@ fn each_statement_gets_its_own_schedule_with_and_without_openmp() {
 }
 
 #[test]
+#[augur::staged]
 fn schedules_print_and_parse_back() {
     for s in Schedule::candidates::<f32>().into_iter().chain([
         Schedule::naive(),
@@ -126,6 +132,7 @@ fn schedules_print_and_parse_back() {
 }
 
 #[test]
+#[augur::staged]
 fn tuning_times_each_candidate_once_then_reads_the_cache() {
     let shape = (40, 50, 60);
     let candidates = [
@@ -169,6 +176,7 @@ fn tuning_times_each_candidate_once_then_reads_the_cache() {
 /// memory, and compared with plain Rust. (A shorter last reduction tile
 /// once packed rows into slots that the next row tile's thread used.)
 #[test]
+#[augur::staged]
 fn random_blockings_with_openmp_are_exact_and_free_of_races() {
     let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut draw = move |n: usize| {

@@ -8,6 +8,7 @@ use common::{all_equal, run_all, seq};
 
 /// The same index twice on the right (a trace), on the CPU and the GPU.
 #[test]
+#[augur::staged]
 fn repeated_index_right() {
     let rs = run_all::<f32>(
         "rep_right",
@@ -31,6 +32,7 @@ fn repeated_index_right() {
 
 /// Zero-sized dimensions, read and written on the GPU.
 #[test]
+#[augur::staged]
 fn zero_sized() {
     let rs = run_all::<f32>(
         "zero",
@@ -51,6 +53,7 @@ fn zero_sized() {
 
 /// Rank-0 tensors accumulated on the GPU (i64).
 #[test]
+#[augur::staged]
 fn rank0_on_gpu() {
     let rs = run_all::<i64>(
         "rank0",
@@ -72,6 +75,7 @@ fn rank0_on_gpu() {
 
 /// i32 and f64 matrix products with Dyn and index terms.
 #[test]
+#[augur::staged]
 fn elem_types_i32_f64() {
     let rs = run_all::<i32>(
         "i32mm",

@@ -12,6 +12,7 @@ use common::{add, check, conv1d, loops, relu};
 
 /// Two layers written out (two call sites) in a dyn batch loop.
 #[test]
+#[augur::staged]
 fn probe_two_written_layers_in_batch_loop() {
     let (f, _) = check(
         [16, 3, 3, 16, 16],
@@ -46,6 +47,7 @@ fn probe_two_written_layers_in_batch_loop() {
 /// dyn loop: a state tensor allocated before the loop, each turn reading it
 /// and copying its result back.
 #[test]
+#[augur::staged]
 fn tensor_carried_across_a_dyn_loop_in_a_state_buffer() {
     check(
         [16, 3, 3, 16, 16],
@@ -109,6 +111,7 @@ fn layers_in_batches(
 }
 
 #[test]
+#[augur::staged]
 fn plain_loop_over_layers_in_a_batch_loop() {
     check(
         [16, 3, 3, 16, 16],
@@ -125,6 +128,7 @@ fn plain_loop_over_layers_in_a_batch_loop() {
 /// the first turn and `Bias(4)` on the second: `Conflict` (5 loops instead
 /// of 3). `tensor_on` now gives the caller's buffer seen again its id.
 #[test]
+#[augur::staged]
 fn bias_registered_in_a_batch_loop_is_fused() {
     let (f, _) = check(
         [16, 3, 3, 16, 16],

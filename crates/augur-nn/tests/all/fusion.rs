@@ -16,6 +16,7 @@ type Body = fn(&Net, &[Tensor; 3], Dyn<*mut f32>, Dyn<i32>);
 
 /// `n` values in `[-4, 4)`, multiples of 1/16: sums of their products stay
 /// exact in `f32`, so fused and unfused code must agree to the bit.
+#[augur::staged]
 fn random_vec(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.below(128) as f32 / 16.0 - 4.0).collect()
 }
@@ -29,6 +30,7 @@ struct Case {
 }
 
 impl Case {
+    #[augur::staged]
     fn extract(&self, fusion: bool) -> Extracted<Native> {
         let (shapes, body) = (self.shapes.clone(), self.body);
         Builder::new()
@@ -46,6 +48,7 @@ impl Case {
 
     /// Runs fused and unfused on random inputs and both flags; returns the
     /// C of (fused, unfused).
+    #[augur::staged]
     fn check(&self) -> (String, String) {
         let (f, u) = (self.extract(true), self.extract(false));
         let (pf, pu) = (f.compile().unwrap(), u.compile().unwrap());
@@ -92,6 +95,7 @@ impl Case {
     }
 }
 
+#[augur::staged]
 fn conv1d(x: &[f32], w: &[f32]) -> Vec<f32> {
     let n = x.len();
     (0..n)
@@ -99,17 +103,20 @@ fn conv1d(x: &[f32], w: &[f32]) -> Vec<f32> {
         .collect()
 }
 
+#[augur::staged]
 fn relu(v: Vec<f32>, t: f32) -> Vec<f32> {
     v.into_iter()
         .map(|a| if a >= t { a } else { 0.0 })
         .collect()
 }
 
+#[augur::staged]
 fn loops(c: &str) -> usize {
     c.matches("for (").count()
 }
 
 #[test]
+#[augur::staged]
 fn conv_then_relu_is_one_pass() {
     let case = Case {
         shapes: [vec![50], vec![3], vec![1]],
@@ -138,6 +145,7 @@ fn conv_then_relu_is_one_pass() {
 }
 
 #[test]
+#[augur::staged]
 fn same_threshold_on_both_paths_is_fused() {
     let case = Case {
         shapes: [vec![20], vec![5], vec![1]],
@@ -160,6 +168,7 @@ fn same_threshold_on_both_paths_is_fused() {
 }
 
 #[test]
+#[augur::staged]
 fn different_thresholds_are_not_fused() {
     let case = Case {
         shapes: [vec![20], vec![5], vec![1]],
@@ -189,6 +198,7 @@ fn different_thresholds_are_not_fused() {
 }
 
 #[test]
+#[augur::staged]
 fn relu_on_one_path_only_is_not_fused() {
     let case = Case {
         shapes: [vec![20], vec![3], vec![20]],
@@ -216,6 +226,7 @@ fn relu_on_one_path_only_is_not_fused() {
 }
 
 #[test]
+#[augur::staged]
 fn bias_and_relu_fuse_into_a_fully_connected_layer() {
     let case = Case {
         shapes: [vec![7], vec![5, 7], vec![5]],
@@ -239,6 +250,7 @@ fn bias_and_relu_fuse_into_a_fully_connected_layer() {
 }
 
 #[test]
+#[augur::staged]
 fn bias_and_relu_fuse_into_a_2d_convolution() {
     let case = Case {
         shapes: [vec![6, 9], vec![3, 2], vec![4, 8]],
@@ -250,7 +262,7 @@ fn bias_and_relu_fuse_into_a_2d_convolution() {
             net.copy_to(&c, y);
         },
         reference: |[x, w, b], _| {
-            let mut out = Vec::new();
+            let mut out: Vec<f32> = Vec::new();
             for r in 0..4 {
                 for c in 0..8 {
                     let mut s = 0.0;
@@ -271,6 +283,7 @@ fn bias_and_relu_fuse_into_a_2d_convolution() {
 }
 
 #[test]
+#[augur::staged]
 fn a_network_in_a_dyn_batch_loop_is_fused_and_not_peeled() {
     let case = Case {
         shapes: [vec![16], vec![3], vec![1]],
@@ -296,6 +309,7 @@ fn a_network_in_a_dyn_batch_loop_is_fused_and_not_peeled() {
 }
 
 #[test]
+#[augur::staged]
 fn a_long_filter_is_a_loop_not_unrolled() {
     let case = Case {
         shapes: [vec![60], vec![40], vec![1]],
@@ -316,6 +330,7 @@ fn a_long_filter_is_a_loop_not_unrolled() {
 }
 
 #[test]
+#[augur::staged]
 fn explain_names_the_relu_lines() {
     let ex = Builder::new()
         .extract(
@@ -335,6 +350,7 @@ fn explain_names_the_relu_lines() {
 }
 
 #[test]
+#[augur::staged]
 fn shape_errors_name_the_line() {
     let r = Builder::new().extract("bad", |x: Dyn<*mut f32>, w: Dyn<*mut f32>| {
         let net = Net::new();
@@ -357,6 +373,7 @@ fn shape_errors_name_the_line() {
 /// A ReLU of another tensor right after a convolution is not fused into
 /// that convolution (it would apply to the wrong tensor).
 #[test]
+#[augur::staged]
 fn a_relu_of_another_tensor_is_not_fused() {
     let case = Case {
         shapes: [vec![12], vec![3], vec![12]],

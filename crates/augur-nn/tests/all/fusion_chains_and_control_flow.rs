@@ -19,6 +19,7 @@ use common::{add, check, conv1d, loops, relu, AUDIT};
 /// through the caller's own pointer are invisible to the `Net`: the
 /// `tensor_on` docs forbid them while the network uses the tensor.)
 #[test]
+#[augur::staged]
 fn probe_bias_written_between_producer_and_bias_add() {
     check(
         [16, 3, 3, 16, 16],
@@ -42,6 +43,7 @@ fn probe_bias_written_between_producer_and_bias_add() {
 
 /// A state tensor carried across a dyn loop by copying into it.
 #[test]
+#[augur::staged]
 fn probe_loop_state_by_copy() {
     check(
         [16, 3, 3, 16, 16],
@@ -74,6 +76,7 @@ fn probe_loop_state_by_copy() {
     );
 }
 
+#[augur::staged]
 fn conv_case(n: usize, k: usize) {
     check(
         [n, k, 1, n, n],
@@ -92,6 +95,7 @@ fn conv_case(n: usize, k: usize) {
 }
 
 #[test]
+#[augur::staged]
 fn probe_conv1d_shapes() {
     for (n, k) in [
         (1, 1),
@@ -108,6 +112,7 @@ fn probe_conv1d_shapes() {
 }
 
 #[test]
+#[augur::staged]
 fn probe_misc_chains() {
     // relu then relu; bias then bias; same bias twice; bias created after.
     let (f, _) = check(
@@ -186,6 +191,7 @@ fn probe_misc_chains() {
 }
 
 #[test]
+#[augur::staged]
 fn probe_paths() {
     // Nested dyn ifs, same relu on every leaf.
     let (f, _) = check(
@@ -272,6 +278,7 @@ fn probe_paths() {
 }
 
 #[test]
+#[augur::staged]
 fn probe_batch_loop_bias_in_loop() {
     let (f, _) = check(
         [16, 3, 3, 16, 16],
@@ -298,6 +305,7 @@ fn probe_batch_loop_bias_in_loop() {
 }
 
 #[test]
+#[augur::staged]
 fn probe_all_under_audit() {
     AUDIT.with(|a| a.set(true));
     probe_paths();
@@ -314,6 +322,7 @@ fn probe_all_under_audit() {
 /// first turn is peeled (the `Static` site), and the bias is added once
 /// per turn.
 #[test]
+#[augur::staged]
 fn probe_bias_in_loop_first_turn_follows_producer() {
     check(
         [16, 3, 3, 16, 16],
@@ -342,6 +351,7 @@ fn probe_bias_in_loop_first_turn_follows_producer() {
 
 /// Bias add and ReLU in a dyn loop after a producer.
 #[test]
+#[augur::staged]
 fn probe_bias_relu_in_loop_after_producer() {
     check(
         [16, 3, 3, 16, 16],
@@ -375,7 +385,9 @@ fn probe_bias_relu_in_loop_after_producer() {
 /// unfused, pointing nowhere near the cause; links are now verified to the
 /// end of the closure, and it extracts.
 #[test]
+#[augur::staged]
 fn producer_in_a_branch_used_far_after_the_join() {
+    #[augur::staged]
     fn layer(net: &Net, x: &Tensor, w: &Tensor) -> Tensor {
         net.conv1d(x, w)
     }

@@ -9,6 +9,7 @@ use crate::common;
 
 use common::{add, check, conv1d, relu};
 
+#[augur::staged]
 fn thr_case(t: f32) {
     let (f, _) = check(
         [16, 3, 3, 16, 16],
@@ -26,6 +27,7 @@ fn thr_case(t: f32) {
 }
 
 #[test]
+#[augur::staged]
 fn probe_thresholds() {
     for t in [
         -0.0f32,
@@ -40,6 +42,7 @@ fn probe_thresholds() {
 }
 
 #[test]
+#[augur::staged]
 fn probe_threshold_nan() {
     thr_case(f32::NAN);
 }
@@ -60,6 +63,7 @@ fn conv2d_ref(x: &[f32], [h, wd]: [usize; 2], w: &[f32], [kh, kw]: [usize; 2]) -
     out
 }
 
+#[augur::staged]
 fn conv2d_case(h: usize, wd: usize, kh: usize, kw: usize) {
     let o = (h - kh + 1) * (wd - kw + 1);
     check(
@@ -79,6 +83,7 @@ fn conv2d_case(h: usize, wd: usize, kh: usize, kw: usize) {
 }
 
 #[test]
+#[augur::staged]
 fn probe_conv2d_shapes() {
     for (h, wd, kh, kw) in [
         (1, 1, 1, 1),
@@ -93,6 +98,7 @@ fn probe_conv2d_shapes() {
     }
 }
 
+#[augur::staged]
 fn fc_case(m: usize, n: usize) {
     check(
         [n, m * n, 1, m, m],
@@ -116,6 +122,7 @@ fn fc_case(m: usize, n: usize) {
 }
 
 #[test]
+#[augur::staged]
 fn probe_fc_shapes() {
     for (m, n) in [(1, 1), (1, 5), (5, 1), (3, 40)] {
         fc_case(m, n);

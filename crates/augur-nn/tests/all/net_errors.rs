@@ -13,6 +13,7 @@ type Layer = fn(&Net, &Tensor, &Tensor);
 /// `Error::Dsl` at the layer's line, carrying the `ShapeError` that says
 /// which layer and which shapes.
 #[test]
+#[augur::staged]
 fn shape_errors_are_typed() {
     type F = unsafe extern "C" fn(*mut f32, *mut f32);
     let cases: [([&[usize]; 2], Layer, ShapeError); 6] = [
@@ -86,6 +87,7 @@ fn shape_errors_are_typed() {
 /// Tensors of two Nets do not mix (their ids and fusion states are each
 /// Net's own): using one with the other Net is an error at the user's line.
 #[test]
+#[augur::staged]
 fn probe_two_nets_do_not_mix() {
     type F = unsafe extern "C" fn(*mut f32, *mut f32);
     for interleaved in [false, true] {
@@ -120,6 +122,7 @@ fn probe_two_nets_do_not_mix() {
 /// turn's value makes the loop stop after a bounded unrolling with an error
 /// that names the loop, the read and the fix.
 #[test]
+#[augur::staged]
 fn tensor_carried_across_a_dyn_loop_is_a_clear_error() {
     for fusion in [false, true] {
         let r = Builder::new().extract(

@@ -16,6 +16,7 @@ use augur_einsum::{Movement, Tensor};
 pub type Sig<E> = unsafe extern "C" fn(*mut E, *mut E, *mut E, i32);
 pub type Body<E> = fn(&Einsum, &[Tensor<E>; 3], Dyn<i32>);
 
+#[augur::staged]
 pub fn extract<E: augur_einsum::Elem + augur::CScalar>(
     name: &str,
     config: Config,
@@ -38,6 +39,7 @@ pub fn extract<E: augur_einsum::Elem + augur::CScalar>(
     )
 }
 
+#[augur::staged]
 pub fn small(m: Movement) -> Config {
     Config {
         blocks: 3,
@@ -86,6 +88,7 @@ pub fn run_all<E: augur_einsum::Elem + augur::CScalar>(
 
 /// `ex` compiled for its configuration's target (the simulated GPU or the
 /// CPU) with `backend`.
+#[augur::staged]
 pub fn build<S: Copy>(
     ex: &Extracted<S>,
     config: Config,
@@ -100,6 +103,7 @@ pub fn build<S: Copy>(
 
 /// Runs `p` on a copy of `init` with `n` (counters reset first); gives the
 /// buffers after.
+#[augur::staged]
 pub fn run_on<E: Clone>(
     p: &augur_einsum::Program<Sig<E>>,
     init: &[Vec<E>; 3],
@@ -125,6 +129,7 @@ pub type Outcome<E> = (String, [Vec<E>; 3], Option<Counters>);
 
 /// Every build left the same buffers, and each JIT build counted what its
 /// C build counted.
+#[augur::staged]
 pub fn all_equal<E: PartialEq + std::fmt::Debug>(rs: &[Outcome<E>]) {
     for r in &rs[1..] {
         assert_eq!(r.1, rs[0].1, "{} differs from {}", r.0, rs[0].0);
@@ -134,10 +139,12 @@ pub fn all_equal<E: PartialEq + std::fmt::Debug>(rs: &[Outcome<E>]) {
     }
 }
 
+#[augur::staged]
 pub fn prophecy_counters<E>(rs: &[Outcome<E>]) -> Counters {
     rs.iter().find(|r| r.0 == "prophecy").unwrap().2.unwrap()
 }
 
+#[augur::staged]
 pub fn seq(n: usize) -> Vec<f32> {
     (0..n).map(|x| x as f32 + 1.0).collect()
 }
@@ -164,6 +171,7 @@ pub fn interpret_simulated(
 
 /// The PTX of CUDA source `cu` (nvcc, installed on first use); panics
 /// with the source when nvcc refuses it.
+#[augur::staged]
 pub fn ptx(cu: &str) -> String {
     augur::exec::cuda::Nvcc::find_or_install()
         .expect("nvcc")
@@ -173,6 +181,7 @@ pub fn ptx(cu: &str) -> String {
 
 /// Builds `body` under `config`, checks that its CUDA has no block
 /// barrier (the paper's loops), and gives C after a JIT run on `init`.
+#[augur::staged]
 pub fn papers_loops(
     config: Config,
     shapes: [&[usize]; 3],

@@ -42,6 +42,7 @@ pub const GPUS: [(u32, u32, Movement); 4] = [
 /// The CPU versions' schedules: the paper's loops, the default, and
 /// blocked layouts small enough that every shape has remainder tiles
 /// (rows, columns and reduction tiles), packed or not, untiled.
+#[augur::staged]
 pub fn schedules() -> [Schedule; 5] {
     let (tiles, untiled) = (Blocking::tile(3, 4), Blocking::tile(2, 3).pack(false));
     [
@@ -79,6 +80,7 @@ pub struct Case<E: Num> {
 
 /// A case over A, B, C, D of these shapes (`[1]` for those left out), then
 /// tensors W, X the DSL allocates.
+#[augur::staged]
 pub fn case<E: Num>(
     name: String,
     shapes: &[&[usize]],
@@ -107,16 +109,19 @@ pub fn case<E: Num>(
 
 impl<E: Num> Case<E> {
     /// A kernel reading and writing these tensors.
+    #[augur::staged]
     pub fn kernel(mut self, reads: &[usize], writes: &[usize]) -> Self {
         self.kernels.push((reads.to_vec(), writes.to_vec()));
         self
     }
 
+    #[augur::staged]
     pub fn bytes(&self, ts: impl IntoIterator<Item = usize>) -> i64 {
         let size = |t: usize| self.shapes[t].iter().product::<usize>() * size_of::<E>();
         ts.into_iter().map(|t| size(t) as i64).sum()
     }
 
+    #[augur::staged]
     pub fn used_on_gpu(&self, t: usize) -> bool {
         self.kernels
             .iter()
@@ -124,6 +129,7 @@ impl<E: Num> Case<E> {
     }
 
     /// What the simulated GPU must count in one call with `flag`.
+    #[augur::staged]
     pub fn expected(&self, movement: Movement, flag: i32) -> Moves {
         let runs = (self.runs_of)(flag);
         let all = 0..self.shapes.len();
@@ -148,6 +154,7 @@ impl<E: Num> Case<E> {
     }
 
     /// Pseudo-random contents of A, B, C, D (a xorshift seeded by the name).
+    #[augur::staged]
     pub fn inputs(&self) -> Vec<Vec<E>> {
         let fnv = |h: u64, b: u8| (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
         let mut x = self.name.bytes().fold(0xcbf2_9ce4_8422_2325, fnv);
@@ -164,6 +171,7 @@ impl<E: Num> Case<E> {
     }
 
     /// Extracts the program under `config`.
+    #[augur::staged]
     pub fn extract(&self, config: Config) -> augur::Extracted<Native<E>> {
         let stage = |a, b, c, d, s: Dyn<f32>, flag: Dyn<i32>| {
             let ein = Einsum::new(config);

@@ -19,6 +19,7 @@ use case::*;
 
 /// Plain Rust, row-major: `C = A B` (`+=` when `acc`) for `batch` A m×k
 /// and B k×n (a vector B and C are k×1 and m×1).
+#[augur::staged]
 fn product<E: Num>(v: &mut [Vec<E>], batch: usize, (m, k, n): Mkn, acc: bool) {
     let [a, b, c, _] = v else { unreachable!() };
     c.iter_mut().filter(|_| !acc).for_each(|x| *x = E::zero());
@@ -29,6 +30,7 @@ fn product<E: Num>(v: &mut [Vec<E>], batch: usize, (m, k, n): Mkn, acc: bool) {
     }
 }
 
+#[augur::staged]
 fn idx<const N: usize>(ein: &Einsum, names: [&'static str; N]) -> [Index; N] {
     names.map(|n| ein.index(n))
 }
@@ -38,6 +40,7 @@ type Mkn = (usize, usize, usize);
 /// A product: `C[i][j] = A[i][k] * B[k][j]` (`form` 'm'), the same with
 /// `+=` ('a'), `C[i] = A[i][k] * B[k]` ('v', n = 1), or
 /// `C[b][i][j] = A[b][i][k] * B[b][k][j]` ('b').
+#[augur::staged]
 fn product_case<E: Num>(form: char, batch: usize, (m, k, n): Mkn) {
     let body = move |ein: &Einsum, t: &[Tensor<E>], _, _| {
         let [b, i, j, q] = idx(ein, ["b", "i", "j", "k"]);
@@ -81,6 +84,7 @@ fn product_case<E: Num>(form: char, batch: usize, (m, k, n): Mkn) {
 const SHAPES: [Mkn; 4] = [(6, 6, 6), (1, 7, 3), (13, 1, 11), (45, 3, 600)];
 
 #[test]
+#[augur::staged]
 fn matmul() {
     for s in SHAPES {
         product_case::<f32>('m', 1, s);
@@ -90,12 +94,14 @@ fn matmul() {
 }
 
 #[test]
+#[augur::staged]
 fn accumulate_into_initialised() {
     product_case::<f32>('a', 1, (6, 6, 6));
     product_case::<i32>('a', 1, (45, 3, 600));
 }
 
 #[test]
+#[augur::staged]
 fn matvec() {
     for (m, k) in [(8, 8), (1, 5), (13, 1), (600, 45)] {
         product_case::<f32>('v', 1, (m, k, 1));
@@ -105,13 +111,16 @@ fn matvec() {
 }
 
 #[test]
+#[augur::staged]
 fn batched_contraction() {
     product_case::<f32>('b', 3, (5, 4, 7));
     product_case::<i32>('b', 45, (1, 2, 600));
 }
 
 #[test]
+#[augur::staged]
 fn transpose() {
+    #[augur::staged]
     fn transpose<E: Num>((m, n): (usize, usize)) {
         let body = |ein: &Einsum, t: &[Tensor<E>], _, _| {
             let [i, j] = idx(ein, ["i", "j"]);
@@ -142,6 +151,7 @@ type Op<E> = fn(Ew<Access<E>, Index, Dyn<f32>>) -> Term<E>;
 type RefOp<E> = fn(Ew<E, usize, f32>) -> E;
 
 /// `C[i][j] = op(...)` for A, B, C m×n; the kernel reads `reads`.
+#[augur::staged]
 fn ew<E: Num>(name: &str, (m, n): (usize, usize), reads: &[usize], op: Op<E>, r: RefOp<E>) {
     let body = move |ein: &Einsum, t: &[Tensor<E>], s, _| {
         let [i, j] = idx(ein, ["i", "j"]);
@@ -165,6 +175,7 @@ fn ew<E: Num>(name: &str, (m, n): (usize, usize), reads: &[usize], op: Op<E>, r:
 const S: (usize, usize) = (13, 11);
 
 #[test]
+#[augur::staged]
 fn elementwise_arithmetic() {
     ew::<f32>("sum", S, &[0, 1], |x| x.a + x.b, |x| x.a + x.b);
     ew::<f32>("diff", S, &[0, 1], |x| x.a - x.b, |x| x.a - x.b);
@@ -173,6 +184,7 @@ fn elementwise_arithmetic() {
 }
 
 #[test]
+#[augur::staged]
 fn elementwise_values() {
     let r: RefOp<f32> = |x| 2.0 * x.a - 3.0;
     ew::<f32>("consts", S, &[0], |x| 2.0 * x.a - 3.0f32, r);
@@ -192,6 +204,7 @@ fn elementwise_values() {
 }
 
 #[test]
+#[augur::staged]
 fn elementwise_ints() {
     let r: RefOp<i32> = |x| 4 + (x.i + x.j) as i32 - x.a;
     ew::<i32>("index", (6, 9), &[0], |x| 4 + x.i + x.j - x.a, r);
@@ -202,6 +215,7 @@ fn elementwise_ints() {
 
 /// `B[i]` (`by` 0), `B[j]` (1) or `B[]` (2) `=` (`op` 0), `+=` (1) or `*=`
 /// (2) `A[i][j]`, for A m×n.
+#[augur::staged]
 fn reduction<E: Num>(name: &str, (m, n): (usize, usize), by: usize, op: usize) {
     let body = move |ein: &Einsum, t: &[Tensor<E>], _, _| {
         let [i, j] = idx(ein, ["i", "j"]);
@@ -233,6 +247,7 @@ fn reduction<E: Num>(name: &str, (m, n): (usize, usize), by: usize, op: usize) {
 
 /// Reductions by letter: `r`ow sums, `c`olumn sums, `f`ull sum, `a`dded
 /// row sums, row `p`roducts, column products (`q`).
+#[augur::staged]
 fn reductions<E: Num>(shape: (usize, usize), which: &str) {
     for w in which.chars() {
         let (name, by, op) = match w {
@@ -248,18 +263,21 @@ fn reductions<E: Num>(shape: (usize, usize), which: &str) {
 }
 
 #[test]
+#[augur::staged]
 fn sums() {
     reductions::<f32>((13, 11), "rcfa");
     reductions::<f32>((1, 9), "cf");
 }
 
 #[test]
+#[augur::staged]
 fn sums_past_the_grid() {
     reductions::<f32>((45, 600), "rcf");
     reductions::<i64>((45, 600), "rf");
 }
 
 #[test]
+#[augur::staged]
 fn products() {
     reductions::<f32>((5, 4), "p");
     reductions::<f32>((9, 1), "q");
@@ -268,9 +286,11 @@ fn products() {
 }
 
 #[test]
+#[augur::staged]
 fn cooperative_kernel() {
     // C = A B, then D = 2 Cᵀ - 1 in the same kernel: D[j][i] needs C[i][j]
     // from another block, so the second statement waits at a grid sync.
+    #[augur::staged]
     fn coop<E: Num>((m, k, n): Mkn) {
         let body = |ein: &Einsum, t: &[Tensor<E>], _, _| {
             let [i, j, q] = idx(ein, ["i", "j", "k"]);
@@ -294,9 +314,11 @@ fn cooperative_kernel() {
 }
 
 #[test]
+#[augur::staged]
 fn kernels_in_sequence() {
     // B = row sums of A on the GPU; C = B W on the CPU, with W = i + 1 only
     // ever on the CPU; D = B + 2 C on the GPU.
+    #[augur::staged]
     fn seq<E: Num>((m, n): (usize, usize)) {
         let body = |ein: &Einsum, t: &[Tensor<E>], _, _| {
             let [i, j] = idx(ein, ["i", "j"]);
@@ -321,8 +343,10 @@ fn kernels_in_sequence() {
 }
 
 #[test]
+#[augur::staged]
 fn kernel_in_dyn_if() {
     // C = A B on the GPU when flag > 0, C = -(A B) on the CPU otherwise.
+    #[augur::staged]
     fn branch<E: Num + std::ops::Neg<Output = E>>((m, k, n): Mkn) {
         let body = |ein: &Einsum, t: &[Tensor<E>], _, flag: Dyn<i32>| {
             let [i, j, q] = idx(ein, ["i", "j", "k"]);
@@ -348,6 +372,7 @@ fn kernel_in_dyn_if() {
 }
 
 #[test]
+#[augur::staged]
 fn kernel_in_dyn_loop() {
     // `flag` turns of B += A on the GPU; W (never on the GPU) counts them.
     let body = |ein: &Einsum, t: &[Tensor<i32>], _, flag: Dyn<i32>| {
@@ -373,6 +398,7 @@ fn kernel_in_dyn_loop() {
 }
 
 #[test]
+#[augur::staged]
 fn index_patterns() {
     // v[i] = S[i][i] and t[] = S[i][i] (diagonal and trace) in one kernel,
     // then the outer product O[i][j] = v[i] v[j] in another.
@@ -404,6 +430,7 @@ fn index_patterns() {
 /// ours at first, brought the other elements back as the device
 /// allocation's poison).
 #[test]
+#[augur::staged]
 fn partly_written_tensor_keeps_its_other_elements() {
     let body = |ein: &Einsum, t: &[Tensor<i32>], _, _| {
         let [i] = idx(ein, ["i"]);
@@ -418,6 +445,7 @@ fn partly_written_tensor_keeps_its_other_elements() {
 /// inside `run_on_gpu`): the `gpu_written` history is path-insensitive, so
 /// the tensor must be copied in for the paths that do not write it.
 #[test]
+#[augur::staged]
 fn tensor_written_on_some_paths_keeps_its_elements_on_the_others() {
     let body = |ein: &Einsum, t: &[Tensor<i32>], _, flag: Dyn<i32>| {
         let [i] = idx(ein, ["i"]);
@@ -443,6 +471,7 @@ fn tensor_written_on_some_paths_keeps_its_elements_on_the_others() {
 /// the process with SIGSEGV). Runs in a child process so that a failure is
 /// a failed test, not a dead harness.
 #[test]
+#[augur::staged]
 fn dropping_an_openmp_program_keeps_the_process_alive() {
     if std::env::var_os("AUGUR_EINSUM_OMP_CHILD").is_none() {
         // This test's name in this binary: its module path less the crate.

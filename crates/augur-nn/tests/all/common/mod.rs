@@ -13,21 +13,25 @@ thread_local! { pub static AUDIT: std::cell::Cell<bool> = const { std::cell::Cel
 
 type Native = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32, *mut f32, i32);
 
+#[augur::staged]
 pub fn conv1d(x: &[f32], w: &[f32]) -> Vec<f32> {
     let n = x.len();
     (0..n)
         .map(|i| (0..w.len()).fold(0.0, |s, j| s + x[(i + j) % n] * w[j]))
         .collect()
 }
+#[augur::staged]
 pub fn relu(v: Vec<f32>, t: f32) -> Vec<f32> {
     v.into_iter()
         .map(|a| if a >= t { a } else { 0.0 })
         .collect()
 }
+#[augur::staged]
 pub fn add(a: Vec<f32>, b: &[f32]) -> Vec<f32> {
     a.iter().zip(b).map(|(a, b)| a + b).collect()
 }
 
+#[augur::staged]
 pub fn inputs(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
     (0..n)
@@ -42,6 +46,7 @@ pub fn inputs(n: usize, seed: u64) -> Vec<f32> {
 
 /// Extracts `body(net, x, w1, w2, b, y, flag)` fused and unfused; runs both
 /// on the given input sizes for each flag and compares with `reference`.
+#[augur::staged]
 pub fn check(
     sizes: [usize; 5],
     flags: &[i32],
@@ -118,6 +123,7 @@ pub fn check(
     (f.c_code(), u.c_code())
 }
 
+#[augur::staged]
 pub fn loops(c: &str) -> usize {
     c.matches("for (").count()
 }
