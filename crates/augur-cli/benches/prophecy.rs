@@ -39,6 +39,7 @@ struct Row {
     median: Duration,
 }
 
+#[augur::staged]
 fn measure(
     quick: bool,
     k: usize,
@@ -74,6 +75,7 @@ fn measure(
     }
 }
 
+#[augur::staged]
 fn table(title: &str, rows: &[Row]) {
     println!("\n### {title}\n");
     println!("| k | mode | attempts | prophecy restarts | runs per attempt | total runs | time min (median) |");

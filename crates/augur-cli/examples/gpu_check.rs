@@ -24,6 +24,7 @@ struct Program {
     body: fn(&Einsum, Dyn<*mut f32>, Dyn<*mut f32>, Dyn<*mut f32>),
 }
 
+#[augur::staged]
 fn programs() -> Vec<Program> {
     vec![
         Program {
@@ -150,6 +151,7 @@ fn programs() -> Vec<Program> {
     ]
 }
 
+#[augur::staged]
 fn extract(p: &Program, config: Config, suffix: &str) -> augur::Result<Extracted<Native>> {
     let body = p.body;
     Builder::new().extract(

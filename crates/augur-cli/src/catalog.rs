@@ -54,6 +54,7 @@ pub struct Staged {
 
 impl Staged {
     /// The generated code for `target`.
+    #[augur::staged]
     pub fn code(&self, target: Target) -> Result<String> {
         (self.code)(target)
     }
@@ -149,6 +150,7 @@ pub const EXAMPLES: [Example; 9] = [
 impl Example {
     /// Stages the example; an option it does not take, or a size out of
     /// its range, is an error naming the option.
+    #[augur::staged]
     pub fn staged(&self, p: &Params) -> Result<Staged> {
         let name = self.name;
         match (p.size, self.sizes) {
@@ -169,6 +171,7 @@ impl Example {
 }
 
 /// The example called `name`, or an error listing the names.
+#[augur::staged]
 pub fn find(name: &str) -> Result<&'static Example> {
     EXAMPLES.iter().find(|e| e.name == name).ok_or_else(|| {
         let names: Vec<&str> = EXAMPLES.iter().map(|e| e.name).collect();
@@ -204,6 +207,7 @@ const EINSUM_RUNTIME: Runtime = Runtime {
 
 /// The C, CUDA and simulation of an extracted function; `cpu` is the
 /// function the C target shows (the same one, or a CPU-only build).
+#[augur::staged]
 fn staged<S: Copy + 'static, C: Copy + 'static>(
     ex: Extracted<S>,
     cpu: Extracted<C>,
@@ -238,11 +242,13 @@ fn staged<S: Copy + 'static, C: Copy + 'static>(
 }
 
 /// A core example: one function for every target.
+#[augur::staged]
 fn core<S: Copy + 'static>(ex: Extracted<S>, lines: LineMarkers) -> Staged {
     staged(ex.clone(), ex, lines, NO_RUNTIME)
 }
 
 /// The power example's function: `power15(base)`.
+#[augur::staged]
 pub fn power_extracted() -> Result<Extracted<unsafe extern "C" fn(i64) -> i64>> {
     Ok(Builder::new().extract("power15", |base: Dyn<i64>| {
         let res = Dyn::named("res", 1i64);
@@ -259,10 +265,12 @@ pub fn power_extracted() -> Result<Extracted<unsafe extern "C" fn(i64) -> i64>> 
     })?)
 }
 
+#[augur::staged]
 fn power(p: &Params) -> Result<Staged> {
     Ok(core(power_extracted()?, p.lines))
 }
 
+#[augur::staged]
 fn collatz(p: &Params) -> Result<Staged> {
     let ex = Builder::new().extract("collatz_steps", |n: Dyn<u64>| {
         let n = Dyn::named("n", n);
@@ -281,6 +289,7 @@ fn collatz(p: &Params) -> Result<Staged> {
 }
 
 /// The prophecy example's function: `predicted(x)`.
+#[augur::staged]
 pub fn prophecy_extracted() -> Result<Extracted<unsafe extern "C" fn(i32) -> i32>> {
     Ok(Builder::new().extract("predicted", |x: Dyn<i32>| {
         let needs_copy = Prophecy::named("x copied", false);
@@ -303,6 +312,7 @@ pub fn prophecy_extracted() -> Result<Extracted<unsafe extern "C" fn(i32) -> i32
     })?)
 }
 
+#[augur::staged]
 fn prophecy(p: &Params) -> Result<Staged> {
     Ok(core(prophecy_extracted()?, p.lines))
 }
@@ -310,6 +320,7 @@ fn prophecy(p: &Params) -> Result<Staged> {
 /// The recursion example's module: `gcd(a, b)` (a recursive C function)
 /// and `power_13(x)`, which calls the `power` specialised on 12, then 6, 3,
 /// 2, 1 and 0.
+#[augur::staged]
 pub fn recursion_extracted() -> Result<ExtractedModule> {
     let mut m = Builder::new().module();
     let gcd: Func<fn(u64, u64) -> u64> = m.declare("gcd");
@@ -335,6 +346,7 @@ pub fn recursion_extracted() -> Result<ExtractedModule> {
     Ok(m.extract()?)
 }
 
+#[augur::staged]
 fn recursion(p: &Params) -> Result<Staged> {
     let ex = recursion_extracted()?;
     let opts = CodegenOptions::default().with_line_markers(p.lines);
@@ -384,6 +396,7 @@ pub struct Particle {
 /// The particles example's function: `step(ps, n)` moves each of `n`
 /// particles by its velocity over a first-stage time step, under gravity,
 /// bouncing off the floor at `y = 0`.
+#[augur::staged]
 pub fn particles_extracted() -> Result<Extracted<unsafe extern "C" fn(*mut Particle, i32)>> {
     const DT: f32 = 0.01;
     const GRAVITY: f32 = -9.81;
@@ -406,10 +419,12 @@ pub fn particles_extracted() -> Result<Extracted<unsafe extern "C" fn(*mut Parti
     )
 }
 
+#[augur::staged]
 fn particles(p: &Params) -> Result<Staged> {
     Ok(core(particles_extracted()?, p.lines))
 }
 
+#[augur::staged]
 fn einsum(kind: Kind, p: &Params) -> Result<Staged> {
     let b = Benchmark::paper(
         kind,
@@ -427,19 +442,23 @@ fn einsum(kind: Kind, p: &Params) -> Result<Staged> {
     Ok(staged(b.extract()?, cpu, p.lines, EINSUM_RUNTIME))
 }
 
+#[augur::staged]
 fn matmul(p: &Params) -> Result<Staged> {
     einsum(Kind::MatMul, p)
 }
 
+#[augur::staged]
 fn matvec(p: &Params) -> Result<Staged> {
     einsum(Kind::MatVec, p)
 }
 
+#[augur::staged]
 fn conv_relu(p: &Params) -> Result<Staged> {
     let ex = crate::programs::nn::conv_relu(p.size.unwrap_or(1024), 3, true)?;
     Ok(core(ex, p.lines))
 }
 
+#[augur::staged]
 fn nn_benchmark(p: &Params) -> Result<Staged> {
     let ex = crate::programs::nn::paper_benchmark(&Builder::new(), p.size.unwrap_or(1024), 3)?;
     Ok(core(ex, p.lines))
@@ -450,6 +469,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[augur::staged]
     fn unknown_examples_are_named_with_the_alternatives() {
         let e = find("powr").err().unwrap().to_string();
         assert!(e.contains("'powr'") && e.contains("power, collatz"), "{e}");

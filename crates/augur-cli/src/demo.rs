@@ -27,6 +27,7 @@ struct Screen {
 }
 
 impl Screen {
+    #[augur::staged]
     fn heading(&mut self, n: usize, title: &str) {
         let line = format!("[{n}/5] {title}");
         let rule = "━".repeat(line.chars().count().min(78));
@@ -37,10 +38,12 @@ impl Screen {
         }
     }
 
+    #[augur::staged]
     fn text(&mut self, s: &str) {
         let _ = writeln!(self.out, "{s}");
     }
 
+    #[augur::staged]
     fn code(&mut self, code: &str, max_lines: usize) {
         let lines: Vec<&str> = code.lines().collect();
         for l in lines.iter().take(max_lines) {
@@ -60,6 +63,7 @@ impl Screen {
         }
     }
 
+    #[augur::staged]
     fn ok(&mut self, s: &str) {
         let mark = if self.color {
             "\x1b[32m✓\x1b[0m"
@@ -70,16 +74,19 @@ impl Screen {
     }
 
     /// Prints what has accumulated (screens appear as they are ready).
+    #[augur::staged]
     fn flush(&mut self) {
         print!("{}", std::mem::take(&mut self.out));
     }
 }
 
+#[augur::staged]
 fn fail(what: String) -> Box<dyn std::error::Error> {
     format!("demo check failed: {what}").into()
 }
 
 /// Runs the demo, printing as it goes.
+#[augur::staged]
 pub fn run() -> Result<()> {
     let mut s = Screen {
         color: std::io::stdout().is_terminal(),
@@ -107,6 +114,7 @@ pub fn run() -> Result<()> {
 }
 
 /// What compiled a function, in the demo's words.
+#[augur::staged]
 fn backend_name(b: Backend) -> &'static str {
     match b {
         Backend::C => "cc",
@@ -114,6 +122,7 @@ fn backend_name(b: Backend) -> &'static str {
     }
 }
 
+#[augur::staged]
 fn power(s: &mut Screen) -> Result<()> {
     s.heading(
         1,
@@ -136,6 +145,7 @@ fn power(s: &mut Screen) -> Result<()> {
     Ok(())
 }
 
+#[augur::staged]
 fn prophecy(s: &mut Screen) -> Result<()> {
     s.heading(2, "A prophecy: copy x only if code after the copy reads it");
     let ex = catalog::prophecy_extracted()?;
@@ -172,6 +182,7 @@ fn prophecy(s: &mut Screen) -> Result<()> {
     Ok(())
 }
 
+#[augur::staged]
 fn einsum(s: &mut Screen) -> Result<()> {
     const SIZE: usize = 256;
     s.heading(
@@ -216,6 +227,7 @@ fn einsum(s: &mut Screen) -> Result<()> {
     Ok(())
 }
 
+#[augur::staged]
 fn fusion(s: &mut Screen) -> Result<()> {
     const N: usize = 102400;
     s.heading(
@@ -275,6 +287,7 @@ l7: halt
 l8: done
 ";
 
+#[augur::staged]
 fn imp_live(s: &mut Screen) -> Result<()> {
     s.heading(
         5,

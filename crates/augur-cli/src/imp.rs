@@ -18,6 +18,7 @@ use std::path::Path;
 
 /// Reads and parses `path`; syntax errors and well-formedness errors name
 /// the file, line and column. Warnings are returned for the caller to show.
+#[augur::staged]
 pub fn load(path: &Path) -> Result<(Program, Vec<String>)> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -25,6 +26,7 @@ pub fn load(path: &Path) -> Result<(Program, Vec<String>)> {
 }
 
 /// [`load`] for program text; `name` is used in messages.
+#[augur::staged]
 pub fn load_text(text: &str, name: &str) -> Result<(Program, Vec<String>)> {
     let p = parse(text).map_err(|e| format!("{name}:{e}"))?;
     let (errors, warnings): (Vec<_>, Vec<_>) = check(&p)
@@ -43,6 +45,7 @@ pub fn load_text(text: &str, name: &str) -> Result<(Program, Vec<String>)> {
 }
 
 /// Parses `x=3` assignments for the initial state.
+#[augur::staged]
 pub fn parse_inputs(inputs: &[String]) -> Result<State> {
     let mut s = State::new();
     for a in inputs {
@@ -61,6 +64,7 @@ pub fn parse_inputs(inputs: &[String]) -> Result<State> {
 /// The final state of running `p` from `initial` for at most `fuel` steps,
 /// and the number of steps; an error says where it got stuck or that the
 /// fuel ran out.
+#[augur::staged]
 pub fn execute(p: &Program, initial: State, fuel: usize) -> Result<(State, usize)> {
     let at = p.first().ok_or("the program is empty")?;
     let mut c = Config { at, state: initial };
@@ -75,6 +79,7 @@ pub fn execute(p: &Program, initial: State, fuel: usize) -> Result<(State, usize
 }
 
 /// `augur imp run`: the final state, one `var = value` per line.
+#[augur::staged]
 pub fn run(p: &Program, initial: State, fuel: usize) -> Result<String> {
     let (state, steps) = execute(p, initial, fuel)?;
     let mut out = String::new();
@@ -88,6 +93,7 @@ pub fn run(p: &Program, initial: State, fuel: usize) -> Result<String> {
 /// `augur imp live`: β (the variables live before each label) by
 /// re-execution, with how it got there, checked against the worklist
 /// solver.
+#[augur::staged]
 pub fn live(p: &Program) -> Result<String> {
     let prophecy = driver(p, &LiveVariables);
     let classic = dataflow::solve(p, &LiveVariables);
@@ -137,6 +143,7 @@ pub fn live(p: &Program) -> Result<String> {
 
 /// `augur imp compile`: the staged C, the assignments dropped as dead, and
 /// (with inputs) the compiled result checked against the semantics.
+#[augur::staged]
 pub fn compile(p: &Program, initial: Option<State>, fuel: usize) -> Result<String> {
     let staged = stage(p, true)?;
     let mut out = staged.extracted.c_code();
@@ -177,6 +184,7 @@ pub fn compile(p: &Program, initial: Option<State>, fuel: usize) -> Result<Strin
 }
 
 /// Runs the compiled program on `initial` (unset variables start at 0).
+#[augur::staged]
 fn run_compiled(staged: &Staged, initial: &State) -> Result<Vec<i64>> {
     let mut state: Vec<i64> = staged
         .vars
@@ -197,6 +205,7 @@ mod tests {
     use crate::demo::IMP_SAMPLE as SUM;
 
     #[test]
+    #[augur::staged]
     fn runs_liveness_and_compiles() {
         let (p, warnings) = load_text(SUM, "sum.imp").unwrap();
         // n is the input: read before any assignment, as the check warns.
@@ -219,6 +228,7 @@ mod tests {
     }
 
     #[test]
+    #[augur::staged]
     fn errors_name_file_line_and_column() {
         let e = load_text("l0: x := \n", "bad.imp")
             .err()
@@ -240,6 +250,7 @@ mod tests {
     }
 
     #[test]
+    #[augur::staged]
     fn compile_checks_the_semantics_first_so_fuel_bounds_endless_programs() {
         let endless = "l0: x := 1 - x\nl1: if 0 <= x then l0\nl2: halt\nl3: done\n";
         let (p, _) = load_text(endless, "loop.imp").unwrap();

@@ -44,7 +44,11 @@ fn impl_block(i: &mut syn::ItemImpl) {
 /// a closure does.
 fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Block) {
     // From the user's tokens, before the rewrite adds tokens of its own.
-    let region = region_of(body.to_token_stream());
+    // Where the attribute stands: a function called through a `fn` pointer
+    // gets its own definition as its caller, and for code the attribute
+    // wrote that is the attribute (see `Region::function`).
+    let head = quote::quote!(line!(), column!());
+    let region = region_of(body.to_token_stream(), &head);
     Rewriter::default().visit_block_mut(body);
     if sig.constness.is_some() {
         return;
@@ -104,7 +108,7 @@ fn has_impl_trait(ty: &syn::Type) -> bool {
 
 /// A `&'static Region` of the source from `start` to `end`: `line!()` and
 /// `column!()` spanned there give the user's lines.
-fn region(start: Span, end: Span) -> TokenStream {
+fn region(start: Span, end: Span, head: &TokenStream) -> TokenStream {
     let (l0, c0) = (
         quote_spanned!(start=> line!()),
         quote_spanned!(start=> column!()),
@@ -119,7 +123,7 @@ fn region(start: Span, end: Span) -> TokenStream {
     quote::quote! {{
         #[allow(clippy::all)]
         static __AUGUR_REGION: ::augur::__private::Region =
-            ::augur::__private::Region::new(#file, #l0, #c0, #l1, #c1);
+            ::augur::__private::Region::new(#file, #l0, #c0, #l1, #c1).function(#head);
         &__AUGUR_REGION
     }}
 }
@@ -128,10 +132,10 @@ fn region(start: Span, end: Span) -> TokenStream {
 /// groups: a group printed back from syntax, as an outer attribute prints
 /// the items it holds, carries only one span for both delimiters). Code
 /// before the first leaf or after the last performs nothing.
-fn region_of(tokens: TokenStream) -> TokenStream {
+fn region_of(tokens: TokenStream, head: &TokenStream) -> TokenStream {
     match (leaf(tokens.clone(), false), leaf(tokens, true)) {
-        (Some(start), Some(end)) => region(start, end),
-        _ => region(Span::call_site(), Span::call_site()),
+        (Some(start), Some(end)) => region(start, end, head),
+        _ => region(Span::call_site(), Span::call_site(), head),
     }
 }
 
@@ -531,7 +535,7 @@ impl VisitMut for Rewriter {
             }
             Expr::Closure(c) => {
                 let pats: Vec<Pat> = c.inputs.iter().cloned().collect();
-                let region = region_of(c.body.to_token_stream());
+                let region = region_of(c.body.to_token_stream(), &quote::quote!(0, 0));
                 self.loops += 1;
                 self.scoped(&pats, |r| r.visit_expr_mut(&mut c.body));
                 self.loops -= 1;

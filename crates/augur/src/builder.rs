@@ -111,7 +111,7 @@ impl Builder {
     /// Whether to trust bounded observation for code `#[augur::staged]`
     /// does not cover (see [`Config::trust_unannotated`]).
     ///
-    /// Off (sound), augur shares code (closes a loop, or lets a path join
+    /// Off (the default), augur shares code (closes a loop, or lets a path join
     /// code another path recorded) only where it sees all the plain Rust
     /// state: every frame running at that point is a body the attribute
     /// rewrote, called from one. Elsewhere a plain loop counter or flag
@@ -127,8 +127,7 @@ impl Builder {
     /// it. Use it for code you cannot annotate, after checking the result
     /// (for instance against [`audit`](Builder::audit)).
     ///
-    /// The default is on while the project's own DSLs and programs move to
-    /// annotated code; it turns off (sound by default) when they have.
+    /// The default is off: sound by default.
     ///
     /// [`Config::trust_unannotated`]: crate::trace::Config::trust_unannotated
     pub fn trust_unannotated(mut self, yes: bool) -> Self {

@@ -26,6 +26,7 @@ use std::time::Duration;
 use summary::summary;
 use tags::{bench_tag_alone, bench_tag_depth};
 
+#[augur::staged]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     // `cargo bench` passes `--bench`; without it (`cargo test --benches`)

@@ -31,9 +31,11 @@ pub(crate) struct Sample {
 }
 
 impl Sample {
+    #[augur::staged]
     pub(crate) fn min(&self) -> Duration {
         self.wall[0]
     }
+    #[augur::staged]
     pub(crate) fn median(&self) -> Duration {
         self.wall[self.wall.len() / 2]
     }
@@ -41,6 +43,7 @@ impl Sample {
 
 /// Extracts once untimed (warm-up; its result is returned for checking),
 /// then as many times as `plan` says, timed.
+#[augur::staged]
 pub(crate) fn measure<S: Copy>(
     plan: &Plan,
     mut extract: impl FnMut() -> Extracted<S>,
@@ -83,16 +86,19 @@ pub(crate) fn measure<S: Copy>(
 }
 
 /// `min (median)` in microseconds.
+#[augur::staged]
 pub(crate) fn us_pair(s: &Sample) -> String {
     format!("{:.1} ({:.1})", us(s.min()), us(s.median()))
 }
 
 /// Extraction time per run of the closure, in microseconds.
+#[augur::staged]
 pub(crate) fn us_per_run(s: &Sample) -> String {
     format!("{:.1}", us(s.min()) / s.stats.total_runs as f64)
 }
 
 /// Trace / structure / passes of the fastest repetition, in microseconds.
+#[augur::staged]
 pub(crate) fn phases(s: &Stats) -> String {
     format!(
         "{:.0} / {:.0} / {:.0}",
@@ -102,11 +108,13 @@ pub(crate) fn phases(s: &Stats) -> String {
     )
 }
 
+#[augur::staged]
 pub(crate) fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
 }
 
 /// The checks every program shares: structured code only.
+#[augur::staged]
 pub(crate) fn check_structured<S: Copy>(e: &Extracted<S>, what: &str) {
     let c = e.c_code();
     assert_eq!(e.stats().gotos, 0, "{what}: gotos in\n{c}");

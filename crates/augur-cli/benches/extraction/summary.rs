@@ -11,6 +11,7 @@ use std::time::Duration;
 /// The exponent `k` of the least-squares fit `time ∝ n^k` over the rows:
 /// about 1 for linear growth, 2 for quadratic. A fit over every size is
 /// far less sensitive to one noisy row than the ratio of two rows.
+#[augur::staged]
 fn growth_exponent(points: &[(f64, Duration)]) -> f64 {
     let xy: Vec<(f64, f64)> = points
         .iter()
@@ -26,6 +27,7 @@ fn growth_exponent(points: &[(f64, Duration)]) -> f64 {
     cov / var
 }
 
+#[augur::staged]
 fn verdict(ok: bool) -> &'static str {
     if ok {
         "met"
@@ -36,6 +38,7 @@ fn verdict(ok: bool) -> &'static str {
 
 /// Two summary rows for `what`: its runs against BuildIt's `formula`
 /// (= `bound`, also the target), and its time.
+#[augur::staged]
 fn runs_and_time(what: &str, formula: &str, bound: u64, sample: &Sample) {
     println!(
         "| {what}: runs | {} | ≤ {formula} = {bound}: {} | {formula} = {bound} |",
@@ -45,6 +48,7 @@ fn runs_and_time(what: &str, formula: &str, bound: u64, sample: &Sample) {
     println!("| {what}: time | {:.0} µs | | |", us(sample.min()));
 }
 
+#[augur::staged]
 pub(crate) fn summary(
     straight: &[StraightRow],
     ifs: &[IfsRow],

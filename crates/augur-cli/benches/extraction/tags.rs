@@ -19,6 +19,7 @@ const TAG_OPS: usize = 1000;
 /// Returns how many bytes of stack the recursion used, to check that the
 /// frames really are there (a tail call turned into a loop would use none).
 #[inline(never)]
+#[augur::staged]
 fn descend(depth: u32, x: Dyn<i64>, ops: usize) -> usize {
     let marker = 0u8;
     let here = black_box(&marker) as *const u8 as usize;
@@ -36,6 +37,7 @@ fn descend(depth: u32, x: Dyn<i64>, ops: usize) -> usize {
 /// The stack span of the last extraction's recursion (bytes).
 static SPAN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+#[augur::staged]
 fn at_depth(tagger: Tagger, depth: u32, ops: usize) -> Extracted<Fn1> {
     Builder::new()
         .tagger(tagger)
@@ -61,6 +63,7 @@ pub(crate) struct TagRow {
     pub(crate) per_tag_diff: f64,
 }
 
+#[augur::staged]
 pub(crate) fn tagger_name(t: Tagger) -> &'static str {
     match t {
         Tagger::FramePointer => "FramePointer",
@@ -68,6 +71,7 @@ pub(crate) fn tagger_name(t: Tagger) -> &'static str {
     }
 }
 
+#[augur::staged]
 fn tags(s: &Stats) -> u64 {
     s.tags_frame_pointer + s.tags_unwinder
 }

@@ -47,7 +47,9 @@ use augur_einsum::{Movement, SimInterpreter};
 use std::time::Duration;
 
 /// Statements of `f`, nested ones included.
+#[augur::staged]
 fn statements(f: &Function) -> usize {
+    #[augur::staged]
     fn count(b: &Block) -> usize {
         b.iter()
             .map(|s| 1 + s.kind.blocks().map(count).sum::<usize>())
@@ -61,6 +63,7 @@ fn statements(f: &Function) -> usize {
 struct FreshCache(std::path::PathBuf);
 
 impl FreshCache {
+    #[augur::staged]
     fn new(i: usize) -> FreshCache {
         let dir =
             std::env::temp_dir().join(format!("augur-bench-compile-{}-{i}", std::process::id()));
@@ -70,6 +73,7 @@ impl FreshCache {
 }
 
 impl Drop for FreshCache {
+    #[augur::staged]
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
@@ -77,6 +81,7 @@ impl Drop for FreshCache {
 
 /// The minimum time of `reps` compiles of `ex` with `opts` (the cache off
 /// for C).
+#[augur::staged]
 fn compile_time<S: Copy>(
     ex: &Extracted<S>,
     opts: &CompileOptions,
@@ -107,6 +112,7 @@ mod listing_runtime {
     extern "C" fn consume(_p: *mut f32) {}
 
     /// `opts` with the runtime: its C, and its Rust functions for the JIT.
+    #[augur::staged]
     pub fn with(opts: augur::exec::CompileOptions) -> augur::exec::CompileOptions {
         let opts = augur::exec::CompileOptions {
             extra_c: vec![C.to_string()],
@@ -118,6 +124,7 @@ mod listing_runtime {
     }
 
     /// An interpreter that runs it.
+    #[augur::staged]
     pub fn interpreter() -> augur::exec::Interpreter {
         let mut it = augur::exec::Interpreter::new();
         for name in ["start_time", "end_time", "consume_tensor"] {
@@ -129,6 +136,7 @@ mod listing_runtime {
 
 /// A straight-line function of `n` statements: a plain Rust loop that
 /// stages arithmetic on one variable, shifts and xors among it.
+#[augur::staged]
 pub fn long_function(n: usize) -> Result<Extracted<unsafe extern "C" fn(i64) -> i64>> {
     Ok(
         Builder::new().extract(&format!("straight_{n}"), move |x: Dyn<i64>| {
@@ -156,6 +164,7 @@ struct CompileRows {
 impl CompileRows {
     /// One row: the program's name and statements, then cc, JIT and
     /// interpreter start (`interpreter` makes one ready to call it).
+    #[augur::staged]
     fn add<S: Copy>(
         &mut self,
         name: &str,
@@ -192,23 +201,28 @@ impl CompileRows {
     }
 }
 
+#[augur::staged]
 fn plain_interpreter() {
     std::hint::black_box(Interpreter::new());
 }
 
+#[augur::staged]
 fn einsum_interpreter() {
     std::hint::black_box(SimInterpreter::new());
 }
 
+#[augur::staged]
 fn listing_interpreter() {
     std::hint::black_box(listing_runtime::interpreter());
 }
 
+#[augur::staged]
 fn skipped() -> Cell {
     "skipped: no C compiler".into()
 }
 
 /// The compile-time table.
+#[augur::staged]
 fn compile_table(ctx: &Ctx, cc: bool) -> Result<Table> {
     let reps = ctx.reps(5);
     let t = Table::new(
@@ -271,6 +285,7 @@ fn compile_table(ctx: &Ctx, cc: bool) -> Result<Table> {
 }
 
 /// Minimum run time over `reps` calls of `run`, and its last output.
+#[augur::staged]
 fn run_time<T>(reps: usize, run: impl FnMut() -> Result<T>) -> Result<(Duration, T)> {
     let (best, _, out) = time(reps, run)?;
     Ok((best, out))
@@ -281,6 +296,7 @@ type Run = (Duration, Vec<f32>);
 
 /// A run-time row: C and C without vectorization (if there is a
 /// compiler), JIT, interpreter; outputs compared.
+#[augur::staged]
 fn speed_row(
     t: &mut Table,
     name: &str,
@@ -314,6 +330,7 @@ extern "C" {
 }
 
 /// The C backend's options, with gcc's vectorizer off when `scalar`.
+#[augur::staged]
 fn c_options(base: CompileOptions, scalar: bool) -> CompileOptions {
     let mut opts = base.with_backend(Backend::C);
     if scalar {
@@ -324,6 +341,7 @@ fn c_options(base: CompileOptions, scalar: bool) -> CompileOptions {
 
 /// `native` run with C (vectorized and not) when `cc`, and with the JIT,
 /// each from the options `base` makes.
+#[augur::staged]
 fn native_runs(
     base: impl Fn() -> CompileOptions,
     cc: bool,
@@ -339,6 +357,7 @@ fn native_runs(
 }
 
 /// Conv/ReLU, fused, on `n` inputs and `k` taps: each backend's time.
+#[augur::staged]
 fn conv_speed(t: &mut Table, n: usize, k: usize, reps: usize, cc: bool) -> Result<()> {
     let ex = conv_relu(n, k, true)?;
     let x: Vec<f32> = (0..n).map(|i| ((i * 7 + 3) % 11) as f32 - 5.0).collect();
@@ -374,6 +393,7 @@ fn conv_speed(t: &mut Table, n: usize, k: usize, reps: usize, cc: bool) -> Resul
 }
 
 /// The einsum matmul (CPU build) of size `s`: each backend's time.
+#[augur::staged]
 fn matmul_speed(t: &mut Table, s: usize, reps: usize, cc: bool) -> Result<()> {
     // The paper's loops, on the CPU: the same program for every backend.
     let b = Benchmark {
@@ -418,6 +438,7 @@ fn matmul_speed(t: &mut Table, s: usize, reps: usize, cc: bool) -> Result<()> {
 
 /// einsum's options at this table's `-O2`: without the `-O3
 /// -march=native -ffp-contract=fast` its blocked schedules ask for.
+#[augur::staged]
 fn einsum_o2(mut opts: CompileOptions) -> CompileOptions {
     opts.flags
         .retain(|f| !matches!(f.as_str(), "-O3" | "-march=native" | "-ffp-contract=fast"));
@@ -425,6 +446,7 @@ fn einsum_o2(mut opts: CompileOptions) -> CompileOptions {
 }
 
 /// The run-time table.
+#[augur::staged]
 fn speed_table(ctx: &Ctx, cc: bool) -> Result<Table> {
     let reps = ctx.reps(10);
     let mut t = Table::new(
@@ -460,6 +482,7 @@ fn speed_table(ctx: &Ctx, cc: bool) -> Result<Table> {
 }
 
 /// Runs the experiment.
+#[augur::staged]
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let cc = compiler_found(&CompileOptions::default().resolved_cc());
     let mut tables = vec![compile_table(ctx, cc)?, speed_table(ctx, cc)?];

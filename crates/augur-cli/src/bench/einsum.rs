@@ -32,6 +32,7 @@ struct Buffers {
 }
 
 impl Buffers {
+    #[augur::staged]
     fn new(b: &Benchmark) -> Buffers {
         let [xs, ys, zs] = b.kind.shapes(b.sizes);
         let fill = |s: &[usize], m: usize, scale: f32| {
@@ -47,6 +48,7 @@ impl Buffers {
     }
 
     /// Runs `turns` turns of `p`.
+    #[augur::staged]
     fn run(&mut self, p: &Program<Native>, turns: i32) {
         // SAFETY: the buffers hold the element counts of the shapes the
         // program was generated for.
@@ -63,6 +65,7 @@ impl Buffers {
 
 /// Bytes `b`'s simulated program moves in one turn, checked against what
 /// the strategy should move.
+#[augur::staged]
 pub(crate) fn bytes_per_turn(b: &Benchmark) -> Result<i64> {
     let p = compile_simulated(&b.extract()?)?;
     let mut buf = Buffers::new(b);
@@ -80,6 +83,7 @@ pub(crate) fn bytes_per_turn(b: &Benchmark) -> Result<i64> {
     Ok(moved)
 }
 
+#[augur::staged]
 fn bytes_table(ctx: &Ctx) -> Result<(Table, Plot)> {
     let size = if ctx.quick { 64 } else { 1024 };
     let mut t = Table::new(
@@ -144,6 +148,7 @@ fn bytes_table(ctx: &Ctx) -> Result<(Table, Plot)> {
 }
 
 /// Minimum time per turn of `p` over `reps` calls of `turns` turns.
+#[augur::staged]
 fn time_per_turn(p: &Program<Native>, b: &Benchmark, reps: usize, turns: i32) -> Result<Duration> {
     let mut buf = Buffers::new(b);
     buf.run(p, 1);
@@ -168,6 +173,7 @@ fn time_per_turn(p: &Program<Native>, b: &Benchmark, reps: usize, turns: i32) ->
 }
 
 /// µs per turn of `b`'s simulated program (results checked up to 256).
+#[augur::staged]
 pub(crate) fn sim_time_per_turn(b: &Benchmark, reps: usize) -> Result<f64> {
     let p = compile_simulated(&b.extract()?)?;
     Ok(us(time_per_turn(&p, b, reps, 1)?))
@@ -228,6 +234,7 @@ fn sim_times(ctx: &Ctx) -> Result<(Table, Plot)> {
 }
 
 /// Runs the experiment.
+#[augur::staged]
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let mut out = Outcome::default();
     for part in [bytes_table, sim_times, super::openblas::table] {

@@ -44,6 +44,7 @@ const EINSUM_SIZE: usize = 1024;
 /// The conv/ReLU sizes of the listing's benchmark.
 const NN_SIZE: (usize, usize) = (1024000, 3);
 
+#[augur::staged]
 fn einsum_case(kind: Kind, m: Movement, mode: ProphecyMode) -> Case {
     let paper = match (kind, m) {
         (Kind::MatMul, Movement::CopyAll) => (25, None, 9212.0),
@@ -65,6 +66,7 @@ fn einsum_case(kind: Kind, m: Movement, mode: ProphecyMode) -> Case {
     }
 }
 
+#[augur::staged]
 fn nn_case(fusion: bool, mode: ProphecyMode) -> Case {
     Case {
         program: "conv-relu",
@@ -87,6 +89,7 @@ fn nn_case(fusion: bool, mode: ProphecyMode) -> Case {
 }
 
 /// A strategy as the command line and the tables spell it.
+#[augur::staged]
 pub fn strategy_name(m: Movement) -> &'static str {
     match m {
         Movement::CopyAll => "copy-all",
@@ -137,6 +140,7 @@ fn measure(ctx: &Ctx) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+#[augur::staged]
 fn mode_name(m: ProphecyMode) -> &'static str {
     match m {
         ProphecyMode::Paper => "paper",
@@ -145,6 +149,7 @@ fn mode_name(m: ProphecyMode) -> &'static str {
     }
 }
 
+#[augur::staged]
 fn table(rows: &[Row]) -> Table {
     let mut t = Table::new(
         "runs",
@@ -189,6 +194,7 @@ fn table(rows: &[Row]) -> Table {
     t
 }
 
+#[augur::staged]
 fn plot(rows: &[Row]) -> Plot {
     let label = |r: &Row| {
         let mode = if r.case.mode == ProphecyMode::Paper {
@@ -219,6 +225,7 @@ fn plot(rows: &[Row]) -> Plot {
 }
 
 /// Runs the experiment.
+#[augur::staged]
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let rows = measure(ctx)?;
     Ok(Outcome {

@@ -83,6 +83,7 @@ const NO_TRANS: i32 = 111;
 /// CPUs newer than they know (Debian's 0.3.21 on AMD Zen 5), which would
 /// make it look slower than it can be. Call it first in `main`, while the
 /// process has one thread (it sets an environment variable).
+#[augur::staged]
 pub fn prefer_avx512() {
     let chosen = std::env::var_os("OPENBLAS_CORETYPE").is_some();
     if augur_einsum::native_vector_bytes() >= 64 && !chosen {
@@ -104,6 +105,7 @@ pub struct OpenBlas {
 impl OpenBlas {
     /// Loads OpenBLAS and sets its thread count; `None` when it is not
     /// installed.
+    #[augur::staged]
     pub fn load(threads: usize) -> Option<OpenBlas> {
         let lib = ["libopenblas.so.0", "libopenblas.so"]
             .iter()
@@ -135,6 +137,7 @@ impl OpenBlas {
     }
 
     /// `z = x y` for n×n `x` and `y` n×n (matmul) or n (matvec).
+    #[augur::staged]
     pub fn product(&self, kind: Kind, n: usize, x: &[f32], y: &[f32], z: &mut [f32]) {
         let [xs, ys, zs] = kind.shapes((n, n, n));
         let len = |s: &[usize]| s.iter().product::<usize>();
@@ -180,6 +183,7 @@ impl OpenBlas {
 
 /// The thread count both sides use: `OMP_NUM_THREADS` when set (libgomp
 /// reads it), all cores otherwise.
+#[augur::staged]
 pub fn threads() -> usize {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::env::var("OMP_NUM_THREADS")
@@ -190,6 +194,7 @@ pub fn threads() -> usize {
 
 /// Inputs of small integers: every sum of products is exact in `f32`
 /// whatever the order, so all versions must agree to the bit.
+#[augur::staged]
 fn inputs(kind: Kind, n: usize) -> [Vec<f32>; 3] {
     let [xs, ys, zs] = kind.shapes((n, n, n));
     let fill = |s: &[usize], m: usize, off: f32| {
@@ -205,6 +210,7 @@ fn inputs(kind: Kind, n: usize) -> [Vec<f32>; 3] {
 }
 
 /// Minimum milliseconds of `reps` calls of `f` (after one warm-up).
+#[augur::staged]
 fn min_ms(reps: usize, mut f: impl FnMut()) -> f64 {
     f();
     (0..reps.max(1))
@@ -218,6 +224,7 @@ fn min_ms(reps: usize, mut f: impl FnMut()) -> f64 {
 
 /// Milliseconds per call of the generated `p` (result checked against
 /// `want` when given), and its output.
+#[augur::staged]
 fn time_ours(p: &Product, reps: usize, want: Option<&[f32]>) -> Result<(f64, Vec<f32>)> {
     let prog = compile_cpu(&p.extract()?, p.openmp)?;
     let [mut x, mut y, mut z] = inputs(p.kind, p.size);
@@ -237,6 +244,7 @@ fn time_ours(p: &Product, reps: usize, want: Option<&[f32]>) -> Result<(f64, Vec
 
 /// Tunes `p`'s schedule (cached per program and machine) and times the
 /// winner (checked against `want`): its schedule and milliseconds.
+#[augur::staged]
 fn tuned(p: &Product, reps: usize, want: &[f32]) -> Result<(Schedule, f64)> {
     let [mut x, mut y, mut z] = inputs(p.kind, p.size);
     let key = format!("augur-bench-{}-{}-omp{}", p.kind.name(), p.size, p.openmp);

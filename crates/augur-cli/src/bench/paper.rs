@@ -45,6 +45,7 @@ use super::{first_stage, fusion, gpu, Ctx, Outcome};
 use crate::Result;
 
 /// Runs the experiment.
+#[augur::staged]
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let mut out = Outcome::default();
     let parts: [(&str, Outcome); 2] = [
@@ -72,6 +73,7 @@ pub fn run(ctx: &Ctx) -> Result<Outcome> {
 }
 
 /// Adds a part's tables and plots, their names prefixed so files differ.
+#[augur::staged]
 fn absorb(out: &mut Outcome, prefix: &str, part: Outcome) {
     for mut t in part.tables {
         t.name = format!("{prefix}-{}", t.name);

@@ -35,6 +35,7 @@ struct Point {
     peak_mb: f64,
 }
 
+#[augur::staged]
 fn check(e: &Extracted<Fn1>, x: i64, want: i64, what: &str) -> Result<()> {
     let got = e.interpret(&[x.into()])?;
     if got != Value::I64(want) {
@@ -77,10 +78,12 @@ fn sweep(
     Ok(out)
 }
 
+#[augur::staged]
 fn sizes(ctx: &Ctx, full: &[u64], quick: &[u64]) -> Vec<u64> {
     if ctx.quick { quick } else { full }.to_vec()
 }
 
+#[augur::staged]
 fn straight(ctx: &Ctx) -> Result<(Table, Plot)> {
     let ns = sizes(ctx, &[128, 256, 512, 1024, 2048, 4096], &[64, 256]);
     let pts = sweep(
@@ -127,6 +130,7 @@ fn straight(ctx: &Ctx) -> Result<(Table, Plot)> {
     Ok((t, plot))
 }
 
+#[augur::staged]
 fn ifs(ctx: &Ctx) -> Result<(Table, Plot)> {
     let ns = sizes(ctx, &[4, 8, 16, 32, 64, 128], &[4, 16]);
     let pts = sweep(
@@ -148,6 +152,7 @@ fn ifs(ctx: &Ctx) -> Result<(Table, Plot)> {
 
 /// The table and plot of `n` ifs, with BuildIt's `2n + 1` runs and its
 /// times (`buildit`: (n, ms)) beside.
+#[augur::staged]
 fn ifs_table(
     (name, plot_title): (&str, &str),
     title: &str,
@@ -182,6 +187,7 @@ fn ifs_table(
     (t, plot)
 }
 
+#[augur::staged]
 fn nested(ctx: &Ctx) -> Result<(Table, Plot)> {
     let ds = sizes(ctx, &[1, 2, 3, 4, 5, 6, 7, 8], &[1, 3]);
     let pts = sweep(
@@ -300,6 +306,7 @@ fn prophecies(ctx: &Ctx) -> Result<(Table, Plot)> {
     Ok((t, plot))
 }
 
+#[augur::staged]
 fn runs_plot(
     name: &str,
     title: &str,
@@ -322,6 +329,7 @@ fn runs_plot(
         )
 }
 
+#[augur::staged]
 fn unrolled(ctx: &Ctx) -> Result<(Table, Plot)> {
     let ns = sizes(ctx, &[16, 32, 64, 128, 256], &[16, 128]);
     let pts = sweep(
@@ -342,6 +350,7 @@ fn unrolled(ctx: &Ctx) -> Result<(Table, Plot)> {
     ))
 }
 
+#[augur::staged]
 fn machine(ctx: &Ctx) -> Result<(Table, Plot)> {
     let ns = sizes(ctx, &[125, 250, 500, 1000, 2000, 4000], &[50, 100]);
     let pts = sweep(
@@ -394,6 +403,7 @@ type KeyedPoint = (u64, usize, f64, f64);
 /// The state machine as a keyed family of staged functions, one per state:
 /// each member is extracted once, from its key, with no replay of other
 /// states, so the work grows with N.
+#[augur::staged]
 fn machine_keyed(ctx: &Ctx) -> Result<(Table, Plot)> {
     let ns = sizes(ctx, &[1000, 4000, 16000, 64000], &[100, 1000]);
     let bar = ctx.bar(ns.len(), "keyed state machine");
@@ -446,6 +456,7 @@ fn machine_keyed(ctx: &Ctx) -> Result<(Table, Plot)> {
 }
 
 /// Runs the experiment.
+#[augur::staged]
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let mut out = Outcome::default();
     for part in [

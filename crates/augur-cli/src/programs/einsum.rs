@@ -41,6 +41,7 @@ pub enum Kind {
 
 impl Kind {
     /// `matmul` or `matvec`.
+    #[augur::staged]
     pub fn name(self) -> &'static str {
         match self {
             Kind::MatMul => "matmul",
@@ -49,6 +50,7 @@ impl Kind {
     }
 
     /// The shapes of x, y, z for sizes (m, n, o).
+    #[augur::staged]
     pub fn shapes(self, (m, n, o): (usize, usize, usize)) -> [Vec<usize>; 3] {
         match self {
             Kind::MatMul => [vec![m, n], vec![n, o], vec![m, o]],
@@ -80,6 +82,7 @@ pub struct Benchmark {
 
 impl Benchmark {
     /// The paper's program at a square size.
+    #[augur::staged]
     pub fn paper(kind: Kind, size: usize, movement: Movement) -> Benchmark {
         Benchmark {
             kind,
@@ -95,6 +98,7 @@ impl Benchmark {
     /// The GPU program users get by default: the paper's, with kernels
     /// under [`Schedule::Auto`] (products through shared-memory tiles and
     /// register blocks, matvec through lanes per row).
+    #[augur::staged]
     pub fn gpu_auto(kind: Kind, size: usize, movement: Movement) -> Benchmark {
         Benchmark {
             schedule: Schedule::Auto,
@@ -103,6 +107,7 @@ impl Benchmark {
     }
 
     /// The CPU version users get by default: [`Schedule::Auto`], OpenMP.
+    #[augur::staged]
     pub fn fast(kind: Kind, size: usize) -> Benchmark {
         Benchmark {
             gpu: false,
@@ -114,6 +119,7 @@ impl Benchmark {
 
     /// The generated function's name: `matmul_prophecy_1024x1024x1024`
     /// (`matmul_cpu_fast_...` with a schedule other than the paper's).
+    #[augur::staged]
     pub fn function_name(&self) -> String {
         let (m, n, o) = self.sizes;
         let fast = self.schedule != Schedule::naive() || self.openmp;
@@ -135,6 +141,7 @@ impl Benchmark {
     }
 
     /// Extracts the program with `builder`.
+    #[augur::staged]
     pub fn extract_with(&self, builder: &Builder) -> Result<Extracted<Native>> {
         let b = *self;
         builder.extract(
@@ -146,11 +153,13 @@ impl Benchmark {
     }
 
     /// Extracts the program with a default builder.
+    #[augur::staged]
     pub fn extract(&self) -> Result<Extracted<Native>> {
         self.extract_with(&Builder::new())
     }
 
     /// The first-stage program.
+    #[augur::staged]
     fn stage(&self, x_b: Dyn<*mut f32>, y_b: Dyn<*mut f32>, z_b: Dyn<*mut f32>, iters: Dyn<i32>) {
         let mut config = if self.gpu {
             Config::with(self.movement)
@@ -205,6 +214,7 @@ impl Benchmark {
 
     /// Plain-Rust meaning: `z_b` after `iterations` turns from `x_b`, `y_b`
     /// (with `+=`, the sum accumulates once per turn).
+    #[augur::staged]
     pub fn reference(&self, x_b: &[f32], y_b: &[f32], iterations: usize) -> Vec<f32> {
         let (m, n, o) = self.sizes;
         let o = if self.kind == Kind::MatVec { 1 } else { o };
@@ -230,6 +240,7 @@ impl Benchmark {
     /// Bytes each strategy should move per turn (what the tables report):
     /// copy-all moves all six tensors both ways; prophecy moves x and y in
     /// and z out (and z in with `+=`); unified memory copies nothing.
+    #[augur::staged]
     pub fn expected_bytes_per_turn(&self) -> i64 {
         if !self.gpu {
             return 0;
@@ -273,6 +284,7 @@ pub struct Product {
 
 impl Product {
     /// Extracts it.
+    #[augur::staged]
     pub fn extract(&self) -> Result<Extracted<ProductFn>> {
         let p = *self;
         let [xs, ys, zs] = p.kind.shapes((p.size, p.size, p.size));

@@ -18,6 +18,7 @@ pub type Fn1 = unsafe extern "C" fn(i64) -> i64;
 pub type Fn2 = unsafe extern "C" fn(i64, i64) -> i64;
 
 /// `n` statements `x = x + 1` from a plain Rust loop: one run, linear.
+#[augur::staged]
 pub fn straight_line(n: usize) -> Result<Extracted<Fn1>> {
     Builder::new().extract("straight", move |a: Dyn<i64>| {
         let x = Dyn::new(a);
@@ -34,6 +35,7 @@ pub const FILLER: usize = 20;
 /// `n` ifs `if (x < k) y += 1`, each followed by [`FILLER`] statements.
 /// `plain` iterates with a plain Rust `for` (the engine detects the loop
 /// candidate and restarts once); otherwise with [`augur::range`].
+#[augur::staged]
 pub fn sequential_ifs(n: i64, plain: bool) -> Result<Extracted<Fn1>> {
     let body = move |k: i64, x: Dyn<i64>, y: Dyn<i64>, z: Dyn<i64>| {
         if x.lt(k).is_true() {
@@ -61,6 +63,7 @@ pub fn sequential_ifs(n: i64, plain: bool) -> Result<Extracted<Fn1>> {
 
 /// BuildIt's sample18 shape: `n` ifs `if (x < k) y += 1` with nothing
 /// between them (`augur::range` unrolls them).
+#[augur::staged]
 pub fn unrolled_ifs(n: i64) -> Result<Extracted<Fn1>> {
     Builder::new().extract("unrolled_ifs", move |x: Dyn<i64>| {
         let y = Dyn::new(0i64);
@@ -74,6 +77,7 @@ pub fn unrolled_ifs(n: i64) -> Result<Extracted<Fn1>> {
 }
 
 /// What [`unrolled_ifs`] computes.
+#[augur::staged]
 pub fn unrolled_ifs_ref(n: i64, x: i64) -> i64 {
     (0..n).filter(|&k| x < k).count() as i64
 }
@@ -81,6 +85,7 @@ pub fn unrolled_ifs_ref(n: i64, x: i64) -> i64 {
 /// A state machine over first-stage states: a dyn loop whose `Static`
 /// state cycles through `n` values, so the generated loop holds one copy
 /// of the body per state (`acc += state`) before it closes.
+#[augur::staged]
 pub fn state_machine(n: u32) -> Result<Extracted<Fn1>> {
     // A run passes the loop's sites once per state before it closes.
     let visits = u64::from(n) + 1;
@@ -106,6 +111,7 @@ pub fn state_machine(n: u32) -> Result<Extracted<Fn1>> {
 /// `Static` replays every earlier turn to reach each state's exit: see
 /// docs/extraction.md, "Cost and limits"). The entry is `state_0`; C compilers turn the
 /// tail calls into jumps.
+#[augur::staged]
 pub fn state_machine_keyed(n: u32) -> Result<(augur::ExtractedModule, StateFn)> {
     let mut m = Builder::new().module().max_functions(n as usize + 1);
     let state = m.declare_keyed::<u32, fn(i64, i64, i64) -> i64>("state");
@@ -126,17 +132,20 @@ pub fn state_machine_keyed(n: u32) -> Result<(augur::ExtractedModule, StateFn)> 
 pub type StateFn = augur::Instance<fn(i64, i64, i64) -> i64, u32>;
 
 /// What [`state_machine`] computes.
+#[augur::staged]
 pub fn state_machine_ref(n: u32, x: i64) -> i64 {
     (0..x.max(0)).map(|k| k % n as i64).sum()
 }
 
 /// What [`sequential_ifs`] computes.
+#[augur::staged]
 pub fn sequential_ifs_ref(n: i64, x: i64) -> i64 {
     (0..n).filter(|&k| x < k).count() as i64 + 3 * FILLER as i64 * n
 }
 
 /// `depth` dyn loops nested by plain recursion (each level is another call
 /// path, so another program point).
+#[augur::staged]
 fn nest(depth: u32, n: Dyn<i64>, acc: Dyn<i64>) {
     if depth == 0 {
         acc.set(acc + 1);
@@ -150,6 +159,7 @@ fn nest(depth: u32, n: Dyn<i64>, acc: Dyn<i64>) {
 }
 
 /// `d` nested `while (i < n)` loops around `acc += 1`: computes `n^d`.
+#[augur::staged]
 pub fn nested_loops(d: u32) -> Result<Extracted<Fn1>> {
     Builder::new().extract("nested", move |n: Dyn<i64>| {
         let acc = Dyn::new(0i64);
@@ -159,6 +169,7 @@ pub fn nested_loops(d: u32) -> Result<Extracted<Fn1>> {
 }
 
 /// One dyn loop over `i < m` holding `n` ifs `(x + i) % (k + 2) == 0`.
+#[augur::staged]
 pub fn loop_with_ifs(n: i64) -> Result<Extracted<Fn2>> {
     Builder::new().extract("loop_ifs", move |x: Dyn<i64>, m: Dyn<i64>| {
         let r = Dyn::new(0i64);
@@ -176,6 +187,7 @@ pub fn loop_with_ifs(n: i64) -> Result<Extracted<Fn2>> {
 }
 
 /// What [`loop_with_ifs`] computes.
+#[augur::staged]
 pub fn loop_with_ifs_ref(n: i64, x: i64, m: i64) -> i64 {
     (0..m)
         .map(|i| {
@@ -191,6 +203,7 @@ pub fn loop_with_ifs_ref(n: i64, x: i64, m: i64) -> i64 {
 /// dyn `if`, then required: after the `if` (`late == false`: every
 /// requirement is reached whatever the predictions) or on its `else` side,
 /// which exploration reaches last.
+#[augur::staged]
 pub fn prophecies_in_sequence(mode: ProphecyMode, k: usize, late: bool) -> Result<Extracted<Fn1>> {
     Builder::new()
         .prophecy_mode(mode)
@@ -216,6 +229,7 @@ pub fn prophecies_in_sequence(mode: ProphecyMode, k: usize, late: bool) -> Resul
 
 /// What [`prophecies_in_sequence`] computes once every prophecy settled
 /// (all true: every addition is generated).
+#[augur::staged]
 pub fn prophecies_in_sequence_ref(k: usize, x: i64) -> i64 {
     let mut r = x;
     for i in 0..k as i64 {
@@ -230,6 +244,7 @@ pub fn prophecies_in_sequence_ref(k: usize, x: i64) -> i64 {
 /// `k` predictions read first; prophecy `i + 1` is required only where
 /// prophecy `i` is predicted true, so each attempt can discover only the
 /// next one: no mode can do better than `k` restarts.
+#[augur::staged]
 pub fn prophecies_chained(mode: ProphecyMode, k: usize) -> Result<Extracted<Fn1>> {
     Builder::new()
         .prophecy_mode(mode)
@@ -254,6 +269,7 @@ pub fn prophecies_chained(mode: ProphecyMode, k: usize) -> Result<Extracted<Fn1>
 }
 
 /// What [`prophecies_chained`] computes.
+#[augur::staged]
 pub fn prophecies_chained_ref(k: usize, x: i64) -> i64 {
     let mut r = x;
     for i in 0..k as i64 {
@@ -269,6 +285,7 @@ pub fn prophecies_chained_ref(k: usize, x: i64) -> i64 {
 mod tests {
     use super::*;
 
+    #[augur::staged]
     fn run1(e: &Extracted<Fn1>, x: i64) -> i64 {
         match e.interpret(&[x.into()]).expect("interprets") {
             augur::Value::I64(v) => v,
@@ -277,6 +294,7 @@ mod tests {
     }
 
     #[test]
+    #[augur::staged]
     fn programs_mean_what_their_references_say() {
         assert_eq!(run1(&straight_line(50).unwrap(), 7), 57);
         for plain in [false, true] {

@@ -14,6 +14,7 @@ pub const THRESHOLD: f32 = 1.56;
 /// `relu(conv1d(input, filter), THRESHOLD)` for an `n`-element input and a
 /// `k`-tap filter (first-stage sizes), fused or not. The output buffer is
 /// handed to the caller.
+#[augur::staged]
 pub fn conv_relu(n: usize, k: usize, fusion: bool) -> Result<Extracted<ConvRelu>> {
     let name = format!(
         "conv_relu_{}_{n}x{k}",
@@ -36,12 +37,14 @@ const CONSUME: ExternFn<fn(*mut f32)> = ExternFn::new("consume_tensor");
 /// The listing's whole `benchmark` function: ten timed turns of conv +
 /// ReLU whose threshold depends on a runtime flag (2.0 or 4.0: not fused),
 /// then ten with one threshold (fused). For first-stage measurements.
+#[augur::staged]
 pub fn paper_benchmark(builder: &Builder, n: usize, k: usize) -> Result<Extracted<PaperFn>> {
     paper_benchmark_with(builder, n, k, true)
 }
 
 /// [`paper_benchmark`] with fusion on or off (the paper's "fusion
 /// disabled" column of its first-stage table).
+#[augur::staged]
 pub fn paper_benchmark_with(
     builder: &Builder,
     n: usize,

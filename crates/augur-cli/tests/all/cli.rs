@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[augur::staged]
 fn augur(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_augur"))
         .args(args)
@@ -12,6 +13,7 @@ fn augur(args: &[&str]) -> Output {
         .expect("the augur binary runs")
 }
 
+#[augur::staged]
 fn ok(args: &[&str]) -> String {
     let out = augur(args);
     assert!(
@@ -22,6 +24,7 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
+#[augur::staged]
 fn fails(args: &[&str]) -> String {
     let out = augur(args);
     assert!(!out.status.success(), "augur {args:?} succeeded");
@@ -29,6 +32,7 @@ fn fails(args: &[&str]) -> String {
 }
 
 /// A fresh folder under the target directory.
+#[augur::staged]
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -37,6 +41,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Compiles `main_c` with `code` and runs it; returns its output.
+#[augur::staged]
 fn compile_and_run(dir: &Path, code: &str, main_c: &str) -> String {
     let src = dir.join("prog.c");
     std::fs::write(&src, format!("{code}\n{main_c}")).unwrap();
@@ -57,6 +62,7 @@ fn compile_and_run(dir: &Path, code: &str, main_c: &str) -> String {
 }
 
 #[test]
+#[augur::staged]
 fn emitted_c_compiles_and_computes_what_the_first_stage_meant() {
     let dir = scratch("emit_power");
     let code = ok(&["emit", "power"]);
@@ -65,6 +71,7 @@ fn emitted_c_compiles_and_computes_what_the_first_stage_meant() {
 }
 
 /// Compiles the emitted unit `code` on its own with `-std=c99 -Wall -Werror`.
+#[augur::staged]
 fn compiles_alone(dir: &Path, code: &str) {
     let src = dir.join("unit.c");
     std::fs::write(&src, code).unwrap();
@@ -82,6 +89,7 @@ fn compiles_alone(dir: &Path, code: &str) {
 }
 
 #[test]
+#[augur::staged]
 fn the_recursion_example_is_one_unit_that_compiles_alone_without_warnings() {
     let dir = scratch("emit_recursion");
     let code = ok(&["emit", "recursion"]);
@@ -94,6 +102,7 @@ fn the_recursion_example_is_one_unit_that_compiles_alone_without_warnings() {
 }
 
 #[test]
+#[augur::staged]
 fn the_particles_example_declares_its_structs_and_computes_what_rust_does() {
     let dir = scratch("emit_particles");
     let code = ok(&["emit", "particles"]);
@@ -132,6 +141,7 @@ fn the_particles_example_declares_its_structs_and_computes_what_rust_does() {
 }
 
 #[test]
+#[augur::staged]
 fn line_directives_point_at_the_staging_code_and_still_compile() {
     let dir = scratch("emit_lines");
     let code = ok(&["emit", "collatz", "--lines", "directives"]);
@@ -149,6 +159,7 @@ fn line_directives_point_at_the_staging_code_and_still_compile() {
 }
 
 #[test]
+#[augur::staged]
 fn einsum_targets_differ_as_they_should() {
     let cuda = ok(&["emit", "matmul", "--size", "16", "--target", "cuda"]);
     assert!(
@@ -177,6 +188,7 @@ fn einsum_targets_differ_as_they_should() {
 
 /// A C `main` that runs `function` (an n×n matmul, 2 turns) on small
 /// integers and prints how many elements differ from the plain product.
+#[augur::staged]
 fn matmul_main(function: &str, n: usize) -> String {
     format!(
         r#"
@@ -201,6 +213,7 @@ int main(void) {{
 }
 
 #[test]
+#[augur::staged]
 fn einsum_c_target_is_the_cpu_build_and_computes_matmul() {
     let dir = scratch("emit_matmul_c");
     // The default is the fast version: blocked (packed tiles) with OpenMP
@@ -224,6 +237,7 @@ fn einsum_c_target_is_the_cpu_build_and_computes_matmul() {
 }
 
 #[test]
+#[augur::staged]
 fn simulated_einsum_compiles_standalone() {
     let dir = scratch("emit_sim");
     let sim = ok(&["emit", "matvec", "--size", "8", "--target", "cuda-sim"]);
@@ -243,6 +257,7 @@ fn simulated_einsum_compiles_standalone() {
 }
 
 #[test]
+#[augur::staged]
 fn explain_names_each_prophecy_and_its_decision() {
     let out = ok(&["explain", "conv-relu", "--size", "64"]);
     assert!(out.contains("prophecy `after conv1d`"), "{out}");
@@ -256,6 +271,7 @@ fn explain_names_each_prophecy_and_its_decision() {
 }
 
 #[test]
+#[augur::staged]
 fn bad_names_and_arguments_are_clear_errors() {
     let e = fails(&["emit", "powr"]);
     assert!(
@@ -282,6 +298,7 @@ fn bad_names_and_arguments_are_clear_errors() {
 }
 
 #[test]
+#[augur::staged]
 fn imp_subcommands_run_analyse_and_compile() {
     let dir = scratch("imp");
     let file = dir.join("sum.imp");
@@ -309,6 +326,7 @@ fn imp_subcommands_run_analyse_and_compile() {
 }
 
 #[test]
+#[augur::staged]
 fn bench_writes_tables_and_plots() {
     let dir = scratch("bench");
     let out = ok(&[
@@ -350,6 +368,7 @@ fn bench_writes_tables_and_plots() {
 }
 
 #[test]
+#[augur::staged]
 fn bench_paper_regenerates_the_papers_tables() {
     if augur_cli::bench::gpu::gpu_name().is_some() {
         return; // measured for real on a GPU machine, which takes minutes
@@ -397,6 +416,7 @@ fn bench_paper_regenerates_the_papers_tables() {
 }
 
 #[test]
+#[augur::staged]
 fn demo_runs_every_screen() {
     let out = ok(&["demo"]);
     for screen in ["[1/5]", "[2/5]", "[3/5]", "[4/5]", "[5/5]"] {
@@ -409,6 +429,7 @@ fn demo_runs_every_screen() {
 /// with every check through the JIT, and says the BuildIt C comparison,
 /// which needs a compiler, was skipped.
 #[test]
+#[augur::staged]
 fn demo_runs_without_a_c_compiler() {
     let empty = scratch("no-compiler-path");
     let out = Command::new(env!("CARGO_BIN_EXE_augur"))
@@ -432,6 +453,7 @@ fn demo_runs_without_a_c_compiler() {
 /// 2048-statement function among the programs) and the generated code's
 /// speed, every backend's output checked by the experiment itself.
 #[test]
+#[augur::staged]
 fn bench_compile_compares_the_backends() {
     let dir = scratch("bench_compile");
     let out = ok(&[

@@ -11,6 +11,7 @@ use augur_cli::programs::einsum::{Accumulate, Benchmark, Kind};
 use augur_cli::programs::nn::paper_benchmark;
 use augur_einsum::{compile_cpu_with, compile_simulated_with, cuda_source, Movement};
 
+#[augur::staged]
 fn inputs(b: &Benchmark) -> (Vec<f32>, Vec<f32>) {
     let [xs, ys, _] = b.kind.shapes(b.sizes);
     let x = (0..xs.iter().product::<usize>())
@@ -22,6 +23,7 @@ fn inputs(b: &Benchmark) -> (Vec<f32>, Vec<f32>) {
     (x, y)
 }
 
+#[augur::staged]
 fn run(b: &Benchmark, iterations: i32, backend: Backend) -> (Vec<f32>, augur_einsum::Counters) {
     let ex = b
         .extract()
@@ -42,6 +44,7 @@ fn run(b: &Benchmark, iterations: i32, backend: Backend) -> (Vec<f32>, augur_ein
 }
 
 #[test]
+#[augur::staged]
 fn every_strategy_computes_the_product_and_moves_what_it_must() {
     for kind in [Kind::MatMul, Kind::MatVec] {
         for sizes in [(4, 4, 4), (5, 7, 3), (1, 9, 2)] {
@@ -84,6 +87,7 @@ fn every_strategy_computes_the_product_and_moves_what_it_must() {
 /// bounds-checked): same results, same bytes, and every buffer the runtime
 /// allocated is freed.
 #[test]
+#[augur::staged]
 fn the_interpreter_agrees_and_nothing_leaks() {
     use augur_einsum::SimInterpreter;
     for kind in [Kind::MatMul, Kind::MatVec] {
@@ -128,6 +132,7 @@ fn the_interpreter_agrees_and_nothing_leaks() {
 /// Each einsum program's CUDA compiles to PTX (nvcc is installed from pip
 /// on first use when none is found) with one kernel, launched plainly; only
 /// prophecies copy in less than everything.
+#[augur::staged]
 fn einsum_cuda_compiles(kind: Kind) -> augur::Result<()> {
     let nvcc = Nvcc::find_or_install()?;
     for movement in Movement::ALL {
@@ -149,11 +154,13 @@ fn einsum_cuda_compiles(kind: Kind) -> augur::Result<()> {
 }
 
 #[test]
+#[augur::staged]
 fn einsum_matmul_cuda_compiles() -> augur::Result<()> {
     einsum_cuda_compiles(Kind::MatMul)
 }
 
 #[test]
+#[augur::staged]
 fn einsum_matvec_cuda_compiles() -> augur::Result<()> {
     einsum_cuda_compiles(Kind::MatVec)
 }
@@ -162,6 +169,7 @@ fn einsum_matvec_cuda_compiles() -> augur::Result<()> {
 /// a runtime flag is not fused; the loop with one threshold is; the C
 /// compiles with a small runtime, runs, and frees every output.
 #[test]
+#[augur::staged]
 fn the_papers_benchmark_fuses_only_its_optimized_loop() {
     let ex = paper_benchmark(&Builder::new(), 64, 3).unwrap();
     let c = ex.c_code();
@@ -219,6 +227,7 @@ extern "C" fn consume_tensor(_p: *mut f32) {
 /// in the interpreter (every access of the packed, tiled loops
 /// bounds-checked, every pack buffer freed).
 #[test]
+#[augur::staged]
 fn the_fast_cpu_version_computes_the_same() {
     use augur_einsum::SimInterpreter;
     for kind in [Kind::MatMul, Kind::MatVec] {

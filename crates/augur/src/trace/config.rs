@@ -31,8 +31,7 @@ pub struct Config {
     /// view (code `#[augur::staged]` does not cover), trusting bounded
     /// observation that it does not matter. Off: such points unroll
     /// exactly, and a loop among them that never ends stops with
-    /// `Error::Unannotated`. See `Builder::trust_unannotated` (on by
-    /// default until the project's own code is annotated).
+    /// `Error::Unannotated` (the default). See `Builder::trust_unannotated`.
     pub trust_unannotated: bool,
     /// Points where code was not shared because the plain Rust state is
     /// out of view before the extraction stops with `Error::Unannotated`.
@@ -69,7 +68,7 @@ impl Default for Config {
             max_attempts: 1000,
             memoize: true,
             close_loops: true,
-            trust_unannotated: true,
+            trust_unannotated: false,
             max_unshared: 10_000,
             allow_infinite_loops: false,
             link_audit_ops: u32::MAX,

@@ -40,6 +40,11 @@ pub struct Region {
     file: &'static str,
     start: (u32, u32),
     end: (u32, u32),
+    /// Where the attribute that rewrote a function stands (`(0, 0)` for a
+    /// closure): called through a `fn` pointer, a `#[track_caller]`
+    /// function gets its own definition as its caller, which for code an
+    /// attribute wrote is the attribute.
+    head: (u32, u32),
 }
 
 impl Region {
@@ -55,7 +60,24 @@ impl Region {
             file,
             start: (line, col),
             end: (end_line, end_col),
+            head: (0, 0),
         }
+    }
+
+    /// A function's body, rewritten by the attribute at `(line, col)`.
+    pub const fn function(self, line: u32, col: u32) -> Region {
+        Region {
+            head: (line, col),
+            ..self
+        }
+    }
+
+    /// True if `caller` is this function's own definition: it was called
+    /// through a `fn` pointer, from a line no one can know.
+    fn is_own_definition(&self, caller: SrcLoc) -> bool {
+        self.head != (0, 0)
+            && (caller.line, caller.col) == self.head
+            && (std::ptr::eq(self.file, caller.file) || self.file == caller.file)
     }
 
     /// True if `loc` lies inside this body.
@@ -173,8 +195,9 @@ impl Frames {
     }
 
     /// A covered body starts; `caller` is where it was called from (`None`
-    /// for a closure, whose caller is unknown: it is covered as far as the
-    /// activation it runs under is). `decided`: the run took a decision
+    /// for a closure, or a function called through a `fn` pointer, whose
+    /// caller is unknown: it is covered as far as the activation it runs
+    /// under is). `decided`: the run took a decision
     /// already. Returns the depth to hand to [`Frames::exit`].
     pub(super) fn enter(
         &mut self,
@@ -182,6 +205,7 @@ impl Frames {
         caller: Option<SrcLoc>,
         decided: bool,
     ) -> u32 {
+        let caller = caller.filter(|&c| !region.is_own_definition(c));
         let hidden = match self.stack.last() {
             None if self.rooted || decided => Some(Hidden::Reentered { body: region.at() }),
             None => None,

@@ -219,3 +219,25 @@ fn track_caller_functions_calling_each_other_are_covered() {
         .unwrap();
     assert_eq!(ex.stats().back_edges, 1);
 }
+
+/// An annotated function handed on as a `fn` pointer: `#[track_caller]`
+/// through a pointer reports the function's own definition as its caller,
+/// which the engine takes as "caller unknown", as for a closure.
+#[augur::staged]
+fn counted_loop(n: Dyn<i32>) -> Dyn<i32> {
+    let i = Dyn::new(0);
+    while i.lt(n).is_true() {
+        i.set(i + 1);
+    }
+    i
+}
+
+#[test]
+#[augur::staged]
+fn an_annotated_function_called_through_a_pointer_is_covered() {
+    let f: fn(Dyn<i32>) -> Dyn<i32> = counted_loop;
+    let ex = sound().extract("ptr", move |n: Dyn<i32>| f(n) + 1).unwrap();
+    assert_eq!(ex.stats().back_edges, 1);
+    let ex = sound().extract("direct", counted_loop).unwrap();
+    assert_eq!(ex.stats().back_edges, 1);
+}

@@ -28,6 +28,7 @@ pub fn cases(kinds: &[Kind], sizes: &[usize]) -> Vec<Benchmark> {
 }
 
 /// What a row's `schedule` column says of `b`.
+#[augur::staged]
 fn schedule_name(b: &Benchmark) -> &'static str {
     if b.schedule == Schedule::naive() {
         "paper"
@@ -45,6 +46,7 @@ fn schedule_name(b: &Benchmark) -> &'static str {
 /// kind and size the same way: copies in, the call, the copy out, timed
 /// together, `iterations` turns; its rows say `cublas` as movement and
 /// schedule.
+#[augur::staged]
 pub fn cuda_program(cases: &[Benchmark], iterations: u32) -> Result<String> {
     if cases.is_empty() {
         return Err(Error::Misuse {
@@ -220,6 +222,7 @@ pub struct GpuRow {
 /// Reads the program's output (the header and malformed lines are
 /// skipped; rows of 9 fields, from before the `schedule` column, are the
 /// paper's kernels).
+#[augur::staged]
 pub fn parse(output: &str) -> Vec<GpuRow> {
     output
         .lines()
@@ -254,6 +257,7 @@ mod tests {
     /// cuBLAS, and builds with nvcc (without cuBLAS: its rows need the
     /// wheel, which `augur bench gpu` installs).
     #[test]
+    #[augur::staged]
     fn the_program_has_paper_and_auto_kernels_and_builds() {
         let cases = cases(&[Kind::MatMul, Kind::MatVec], &[64]);
         assert_eq!(cases.len(), 12);
@@ -271,6 +275,7 @@ mod tests {
     }
 
     #[test]
+    #[augur::staged]
     fn rows_read_with_and_without_the_schedule_column() {
         let out =
             "kind,size,movement,min_us,total_us,to_device,to_host,device_bytes,max_err,schedule\n\
