@@ -22,7 +22,6 @@ macro_rules! plain_and_staged {
 }
 
 /// How one shape fared.
-#[augur::staged]
 fn verdict<S: Copy>(
     ex: &Result<Extracted<S>, Error>,
     runs: &[(Vec<Value>, i32)],
@@ -52,14 +51,12 @@ fn verdict<S: Copy>(
     "exact".to_string()
 }
 
-#[augur::staged]
 fn no_setup(_: &mut Interpreter) -> Vec<Value> {
     Vec::new()
 }
 
 // ----- shape 1: a plain loop with an early return on a value it changes -----
 
-#[augur::staged]
 fn early_return_rust(mut x: i32, n: usize) -> i32 {
     for _ in 0..n {
         if x > 5 {
@@ -100,7 +97,6 @@ fn any_exit_staged(x: Dyn<i32>, n: usize) -> Dyn<i32> {
 
 // ----- shape 2: a plain loop whose turns branch on a value they change -----
 
-#[augur::staged]
 fn zigzag_rust(mut x: i32, n: usize) -> i32 {
     for _ in 0..n {
         if x > 0 {
@@ -126,7 +122,6 @@ plain_and_staged!(zigzag, zigzag_staged, (x: Dyn<i32>, n: usize) -> Dyn<i32> {
 // ----- shape 3: a DFA for (a|b)*abb whose state set is plain Rust -----
 
 /// One step of the NFA of `(a|b)*abb` on a set of its states 0..=3.
-#[augur::staged]
 fn nfa_step(set: u8, a: bool, b: bool) -> u8 {
     let mut next = 0;
     if set & 1 != 0 {
@@ -147,7 +142,6 @@ fn nfa_step(set: u8, a: bool, b: bool) -> u8 {
     next
 }
 
-#[augur::staged]
 fn dfa_rust(text: &[u8]) -> i32 {
     let mut set = 1u8;
     for &c in text {
@@ -189,7 +183,6 @@ fn dfa_scratch_staged(s: Dyn<*const u8>, n: Dyn<i32>) -> Dyn<i32> {
 
 // ----- shape 4: a flag set on one side of a dyn `if`, read much later -----
 
-#[augur::staged]
 fn flag_rust(x: i32) -> i32 {
     let big = x > 10;
     let mut y = x;
@@ -203,7 +196,6 @@ fn flag_rust(x: i32) -> i32 {
     }
 }
 
-#[augur::staged]
 fn flag(x: Dyn<i32>) -> Dyn<i32> {
     let mut big = false;
     if x.gt(10).is_true() {
@@ -222,7 +214,6 @@ fn flag(x: Dyn<i32>) -> Dyn<i32> {
 
 // ----- shape 5: a plain Vec changed on dyn branches, its length deciding -----
 
-#[augur::staged]
 fn vec_len(x: Dyn<i32>) -> Dyn<i32> {
     let mut seen: Vec<i32> = Vec::new();
     let i = Dyn::new(0);
@@ -239,7 +230,6 @@ fn vec_len(x: Dyn<i32>) -> Dyn<i32> {
     acc
 }
 
-#[augur::staged]
 fn vec_len_rust(x: i32) -> i32 {
     let (mut seen, mut acc) = (0, 0i32);
     for i in 0..x.max(0) {
@@ -256,7 +246,6 @@ fn vec_len_rust(x: i32) -> i32 {
 /// The builders each plain shape is extracted with: augur's opt-out, which
 /// trusts observation where it cannot see (`trust_unannotated(true)`), and
 /// the sound rule, which shares no code there.
-#[augur::staged]
 fn modes() -> [(&'static str, Builder); 2] {
     [
         ("plain, trusted", Builder::new().trust_unannotated(true)),
@@ -264,7 +253,6 @@ fn modes() -> [(&'static str, Builder); 2] {
     ]
 }
 
-#[augur::staged]
 fn main() {
     let xs = [-100, -3, 0, 3, 6, 40];
     println!("shape                                                       verdict");

@@ -274,9 +274,9 @@ impl Frame {
         Frame::start(region, None)
     }
 
+    #[inline]
     fn start(region: &'static Region, caller: Option<SrcLoc>) -> Frame {
-        let slot =
-            driver::current_gen().map(|gen| (with(|e| Ok(e.frame_enter(region, caller))), gen));
+        let slot = driver::with_gen(|e, gen| (e.frame_enter(region, caller), gen));
         Frame { slot }
     }
 }
@@ -285,9 +285,11 @@ impl Drop for Frame {
     #[inline(never)]
     fn drop(&mut self) {
         if let Some((depth, gen)) = self.slot {
-            if driver::current_gen() == Some(gen) {
-                driver::with_quiet(|e| e.frame_exit(depth));
-            }
+            driver::with_gen(|e, now| {
+                if now == gen {
+                    e.frame_exit(depth)
+                }
+            });
         }
         std::hint::black_box(());
     }

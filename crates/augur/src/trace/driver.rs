@@ -84,6 +84,20 @@ pub(crate) fn current_gen() -> Option<u32> {
     })
 }
 
+/// Runs `f` on the extraction in progress with its run's generation, in
+/// one access to the thread's context (`None` outside an extraction, or
+/// while the engine is busy). For the bookkeeping `#[augur::staged]` adds
+/// to every call (`Frame`): it never unwinds.
+#[inline]
+pub(crate) fn with_gen<R>(f: impl FnOnce(&mut Recorder<'_>, u32) -> R) -> Option<R> {
+    context::with(|c| {
+        let mut slot = c.engine.try_borrow_mut().ok()?;
+        let e = slot.as_mut()?;
+        let gen = e.gen;
+        Some(f(&mut Recorder::new(e), gen))
+    })
+}
+
 fn outside(caller: &'static Location<'static>) -> Error {
     Error::Misuse {
         message: "a staging operation was used outside an extraction \
