@@ -15,11 +15,17 @@
 //!   (a method call on it, `x.push(1)`, `x.f.take()`, or `&mut x`) into
 //!   the statement followed by an update, and every `if`/`while` condition
 //!   that may into one that updates right after it is evaluated;
-//! * every closure handed to a call into one that first enters a call
-//!   counter declared before its statement (`Calls`);
-//! * the body into one that holds a `Frame` first (no tail calls).
+//! * every closure body into one that holds a `Frame` guard first (the
+//!   engine counts its calls: code the attribute does not cover may call
+//!   it repeatedly);
+//! * every macro invocation: the standard library's macros get their
+//!   arguments rewritten; any other (but constants and the item's own
+//!   simple `macro_rules!`) runs under a `MacroGuard` (see `macros.rs`);
+//! * the body into one that holds a `Frame` first and ends it after the
+//!   body's last call (no tail calls).
 
 mod derive;
+mod macros;
 mod rewrite;
 
 use proc_macro::TokenStream;

@@ -49,7 +49,11 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // wrote that is the attribute (see `Region::function`).
     let head = quote::quote!(line!(), column!());
     let region = region_of(body.to_token_stream(), &head);
-    Rewriter::default().visit_block_mut(body);
+    Rewriter {
+        local: crate::macros::local_macros(body),
+        ..Rewriter::default()
+    }
+    .visit_block_mut(body);
     if sig.constness.is_some() {
         return;
     }
@@ -68,14 +72,14 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
         body.stmts.insert(0, frame);
         return;
     }
-    let enter: Stmt = parse_quote! {
-        let __augur_frame = ::augur::__private::Frame::enter(
-            #region,
-            ::core::panic::Location::caller(),
-        );
+    let frame = frame_ident();
+    let enter = quote::quote! {
+        ::augur::__private::Frame::enter(#region, ::core::panic::Location::caller())
     };
+    let unit = matches!(sig.output, syn::ReturnType::Default);
     if tracked {
-        body.stmts.insert(0, enter);
+        body.stmts
+            .insert(0, parse_quote!(let #frame = #enter.guard(#unit);));
         return;
     }
     attrs.push(parse_quote!(#[track_caller]));
@@ -87,10 +91,57 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // `move` and `FnOnce` (through `body`) make the closure own the
     // parameters as the function did: it may move out of them and return
     // borrows through them.
+    // The guard's destructor ends the frame after the body's last call,
+    // so that call is not in tail position (it would reuse the frame, and
+    // give its operations the caller's tags).
     *body = parse_quote! {{
-        #enter
+        let #frame = #enter.guard(#unit);
         ::augur::__private::body(move || #ret { #(#stmts)* })
     }};
+}
+
+/// The name of a body's `Frame`.
+fn frame_ident() -> Ident {
+    format_ident!("__augur_frame", span = Span::mixed_site())
+}
+
+/// A closure's body, entering its `Frame` first; the guard ends it when the
+/// body returns, telling the engine whether the body evidently returns `()`
+/// (see `augur::trace::frames`).
+fn closure_body(region: &TokenStream, body: &Expr) -> Expr {
+    let frame = frame_ident();
+    let unit = returns_unit(body);
+    parse_quote! {{
+        let #frame = ::augur::__private::Frame::closure(#region).guard(#unit);
+        #body
+    }}
+}
+
+/// True if `e` evidently has the type `()` (or diverges): a block with no
+/// value, an `if` or `match` whose branches have none, a loop other than
+/// `loop`, an assignment. Anything else may carry a value, which the code
+/// that called the closure may decide on.
+fn returns_unit(e: &Expr) -> bool {
+    fn block(b: &Block) -> bool {
+        match b.stmts.last() {
+            Some(Stmt::Expr(tail, None)) => returns_unit(tail),
+            _ => true,
+        }
+    }
+    match e {
+        Expr::Block(b) => block(&b.block),
+        Expr::Unsafe(b) => block(&b.block),
+        Expr::If(i) => {
+            block(&i.then_branch) && i.else_branch.as_ref().is_none_or(|(_, e)| returns_unit(e))
+        }
+        Expr::Match(m) => m.arms.iter().all(|a| returns_unit(&a.body)),
+        Expr::While(_) | Expr::ForLoop(_) | Expr::Assign(_) => true,
+        Expr::Binary(b) => is_compound(&b.op),
+        Expr::Tuple(t) => t.elems.is_empty(),
+        Expr::Paren(p) => returns_unit(&p.expr),
+        Expr::Return(_) | Expr::Break(_) | Expr::Continue(_) => true,
+        _ => false,
+    }
 }
 
 /// True if `ty` mentions `impl Trait` (a closure cannot name it).
@@ -152,11 +203,12 @@ fn leaf(tokens: TokenStream, last: bool) -> Option<Span> {
     })
 }
 
-/// The `Frame` of a closure body (or of a function whose caller the
-/// engine cannot learn).
+/// The `Frame` of a function whose caller the engine cannot learn and
+/// whose value the attribute cannot take (`async`, `main`): a guard.
 fn frame_closure(region: &TokenStream) -> Stmt {
+    let frame = frame_ident();
     parse_quote! {
-        let __augur_frame = ::augur::__private::Frame::closure(#region);
+        let #frame = ::augur::__private::Frame::closure(#region).guard(false);
     }
 }
 
@@ -172,11 +224,6 @@ fn staged_itself(attrs: &[syn::Attribute]) -> bool {
 #[derive(Default)]
 struct Rewriter {
     scopes: Vec<Vec<(Ident, bool, u32)>>,
-    /// The statement being rewritten hands a closure to a call: the
-    /// `CallSite` static the closure's body enters.
-    calls: Option<Ident>,
-    /// Call sites made so far (their statics need distinct names).
-    sites: u32,
     /// For each block being rewritten, the names its statements after the
     /// current one mention (see `used_later`).
     later: Vec<std::collections::HashSet<String>>,
@@ -186,14 +233,8 @@ struct Rewriter {
     /// hold a `&mut` borrow of), re-hashed before the block's next
     /// statement that names them; until then their trackers are poisoned.
     deferred: Vec<Vec<Ident>>,
-}
-
-/// `body` entering the statement's call site first.
-fn counted(site: &Ident, body: &Expr) -> Expr {
-    parse_quote! {{
-        #site.enter();
-        #body
-    }}
+    /// The item's own `macro_rules!` macros that need no guard.
+    local: std::collections::HashSet<String>,
 }
 
 /// The tracker variable of local `x`.
@@ -320,16 +361,16 @@ impl Rewriter {
         }};
     }
 
-    /// Makes the closures among `args` enter the statement's call counter.
-    fn count_calls<'a>(&mut self, args: impl Iterator<Item = &'a mut Expr>) {
-        for a in args {
-            if let Expr::Closure(c) = a {
-                if self.calls.is_none() {
-                    self.calls = Some(format_ident!("__AUGUR_CALLS_{}", self.sites));
-                    self.sites += 1;
-                }
-                let site = self.calls.as_ref().expect("set above");
-                *c.body = counted(site, &c.body);
+    /// Rewrites a macro's arguments where they are expressions, or returns
+    /// the guard an opaque macro runs under (see `macros.rs`).
+    fn invocation(&mut self, mac: &mut syn::Macro) -> Option<TokenStream> {
+        use crate::macros::{kind, rewrite_arguments, Kind};
+        match kind(mac, &self.local) {
+            Kind::Transparent => None,
+            Kind::Expressions if rewrite_arguments(mac, |e| self.visit_expr_mut(e)) => None,
+            Kind::Expressions | Kind::Opaque => {
+                let span = mac.path.span();
+                Some(quote_spanned!(span=> ::augur::__private::MacroGuard::enter()))
             }
         }
     }
@@ -454,7 +495,6 @@ impl VisitMut for Rewriter {
                 due
             };
             out.extend(self.updates(&due));
-            let outer_calls = self.calls.take();
             // Locals the statement may change through methods or `&mut`
             // are re-hashed after it (a tail expression's block gives its
             // value: the statement around the block re-hashes them).
@@ -491,6 +531,18 @@ impl VisitMut for Rewriter {
                     self.visit_item_mut(i);
                     (None, Vec::new())
                 }
+                Stmt::Macro(m) => match self.invocation(&mut m.mac) {
+                    Some(guard) if m.semi_token.is_some() => {
+                        out.push(parse_quote!(let __augur_macro = #guard;));
+                        (None, vec![parse_quote!(::core::mem::drop(__augur_macro);)])
+                    }
+                    Some(guard) => {
+                        let mac = &m.mac;
+                        s = Stmt::Expr(parse_quote!({ let __augur_macro = #guard; #mac }), None);
+                        (None, Vec::new())
+                    }
+                    None => (None, Vec::new()),
+                },
                 Stmt::Expr(e, Some(_)) => {
                     self.visit_expr_mut(e);
                     let mut changed = changed_through(e);
@@ -502,15 +554,6 @@ impl VisitMut for Rewriter {
                     (None, Vec::new())
                 }
             };
-            if let Some(site) = std::mem::replace(&mut self.calls, outer_calls) {
-                let guard = format_ident!("__augur_calls", span = Span::mixed_site());
-                out.push(parse_quote! {
-                    static #site: ::augur::__private::CallSite = ::augur::__private::CallSite::new();
-                });
-                out.push(parse_quote! {
-                    let #guard = #site.scope();
-                });
-            }
             out.push(s);
             out.extend(tracker);
             out.extend(changed);
@@ -540,30 +583,13 @@ impl VisitMut for Rewriter {
                 self.scoped(&pats, |r| r.visit_expr_mut(&mut c.body));
                 self.loops -= 1;
                 if c.asyncness.is_none() {
-                    let frame = frame_closure(&region);
-                    let body = &c.body;
-                    *c.body = parse_quote! {{
-                        #frame
-                        #body
-                    }};
+                    *c.body = closure_body(&region, &c.body);
                 }
             }
-            // A closure handed to a call is called by code that may not be
-            // annotated (an iterator adapter): each call counts itself.
-            Expr::MethodCall(m) => {
-                visit_mut::visit_expr_method_call_mut(self, m);
-                if calls_repeatedly(&m.method) {
-                    self.count_calls(m.args.iter_mut());
-                }
-            }
-            Expr::Call(c) => {
-                visit_mut::visit_expr_call_mut(self, c);
-                let name = match &*c.func {
-                    Expr::Path(p) => p.path.segments.last().map(|s| s.ident.clone()),
-                    _ => None,
-                };
-                if name.is_some_and(|n| calls_repeatedly(&n)) {
-                    self.count_calls(c.args.iter_mut());
+            Expr::Macro(m) => {
+                if let Some(guard) = self.invocation(&mut m.mac) {
+                    let mac = &m.mac;
+                    *e = parse_quote!({ let __augur_macro = #guard; #mac });
                 }
             }
             Expr::Match(m) => {
@@ -646,117 +672,6 @@ impl VisitMut for Rewriter {
             _ => {}
         }
     }
-}
-
-/// True for the standard library's methods and functions that call a
-/// closure they are handed from their own (unannotated) loops, keeping
-/// state there: an iterator's position, a sort's progress. A closure handed
-/// to anything else is called by the code it is handed to, which is
-/// annotated (a DSL's `dyn_for(n, |i| ..)`) and so in view, or is not, and
-/// then stays out of view as that code's other state does (see
-/// `augur::trace::frames`). Counting a closure's calls never gives wrong
-/// code, only unrolls what could have closed, so the list errs on the side
-/// of names that might be adapters.
-fn calls_repeatedly(name: &Ident) -> bool {
-    const ADAPTERS: &[&str] = &[
-        // Iterator.
-        "all",
-        "any",
-        "by_ref",
-        "filter",
-        "filter_map",
-        "find",
-        "find_map",
-        "flat_map",
-        "fold",
-        "for_each",
-        "inspect",
-        "is_partitioned",
-        "is_sorted_by",
-        "is_sorted_by_key",
-        "map",
-        "map_while",
-        "max_by",
-        "max_by_key",
-        "min_by",
-        "min_by_key",
-        "partition",
-        "position",
-        "reduce",
-        "rposition",
-        "scan",
-        "skip_while",
-        "take_while",
-        "try_fold",
-        "try_for_each",
-        "try_find",
-        "try_reduce",
-        "cmp_by",
-        "eq_by",
-        "partial_cmp_by",
-        "array_chunks",
-        "map_windows",
-        "try_collect",
-        "sum",
-        "product",
-        // Slices and vectors.
-        "binary_search_by",
-        "binary_search_by_key",
-        "chunk_by",
-        "dedup_by",
-        "dedup_by_key",
-        "extract_if",
-        "partition_point",
-        "retain",
-        "retain_mut",
-        "rsplit",
-        "rsplitn",
-        "select_nth_unstable_by",
-        "select_nth_unstable_by_key",
-        "sort_by",
-        "sort_by_cached_key",
-        "sort_by_key",
-        "sort_unstable_by",
-        "sort_unstable_by_key",
-        "split",
-        "split_inclusive",
-        "splitn",
-        "fill_with",
-        "resize_with",
-        "drain_filter",
-        // Maps, strings, cells, options and results (called once, or not).
-        "and_then",
-        "entry",
-        "get_or_insert_with",
-        "is_some_and",
-        "is_none_or",
-        "is_ok_and",
-        "is_err_and",
-        "map_err",
-        "map_or",
-        "map_or_else",
-        "or_else",
-        "or_insert_with",
-        "or_insert_with_key",
-        "then",
-        "then_some",
-        "unwrap_or_else",
-        "update",
-        "with",
-        "matches",
-        "match_indices",
-        "trim_matches",
-        "trim_start_matches",
-        "trim_end_matches",
-        "find_iter",
-        "replace_with",
-        // Free functions.
-        "from_fn",
-        "repeat_with",
-        "successors",
-        "array_from_fn",
-    ];
-    ADAPTERS.contains(&name.to_string().as_str())
 }
 
 /// Adds every identifier in `tokens` (macro arguments included) to `out`.

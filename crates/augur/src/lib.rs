@@ -231,7 +231,7 @@ pub use augur_macros::Staged;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::stage::staged::{
-        body, turns, CallScope, CallSite, Frame, Probe, Region, Tracked, Turns, ViaHash, ViaNone,
+        body, turns, Frame, FrameGuard, MacroGuard, Probe, Region, Tracked, Turns, ViaHash, ViaNone,
     };
 }
 

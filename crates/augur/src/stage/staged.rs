@@ -23,13 +23,16 @@
 //!   re-hash can follow it at once: the tracker is *poisoned* instead
 //!   ([`Tracked::poison`]: the engine shares no code while one is) and
 //!   re-hashed before the block's next statement that names the local;
-//! * every closure handed to one of the standard library's adapters
-//!   (`(0..n).any(|_| ..)`, `xs.map(|x| ..)`)
-//!   counts its calls at a [`CallSite`] of the statement: each call
-//!   is a program point of its own, as each turn of a `for` loop is;
-//! * every function body starts with a [`Frame`], whose destructor keeps the
-//!   calls in it from becoming tail calls (a tail call would reuse the
-//!   caller's frame and give the callee's operations the caller's tags).
+//! * every closure body starts with a [`Frame`] whose calls the engine
+//!   counts (`(0..n).any(|_| ..)`, `xs.map(f)`, a helper's loop): code the
+//!   attribute does not cover may call it repeatedly, so each call is a
+//!   program point of its own until the code around it runs again, as each
+//!   turn of a `for` loop is (see `trace/frames.rs`);
+//! * a macro the attribute cannot rewrite runs under a [`MacroGuard`];
+//! * every function body starts with a [`Frame`], whose guard's destructor
+//!   keeps the calls in it from becoming tail calls (a tail call would
+//!   reuse the caller's frame and give the callee's operations the
+//!   caller's tags).
 //!
 //! None of this is API: the paths may change with the attribute.
 
@@ -142,82 +145,11 @@ impl Drop for Tracked {
     }
 }
 
-/// The closures one statement hands to other code (`(0..n).any(|_| ..)`):
-/// the code that calls them (the standard library's adapters) is not
-/// annotated, so every call would be one program point; each call counts
-/// itself, first-stage state while the statement's block lives, as
-/// [`turns`] counts a `for` loop's turns.
-///
-/// The attribute writes one `static` site per such statement, a guard
-/// ([`CallSite::scope`]) before the statement, and a call of
-/// [`CallSite::enter`] first in each closure: the closures name the static
-/// without capturing anything, so they stay `'static`, `fn`-pointer
-/// compatible and unwind-safe as written.
-#[allow(dead_code)] // read by no one: it only gives the static a size, so an address of its own
-pub struct CallSite(u8);
-
-impl CallSite {
-    /// A statement's site (non-zero-sized: each static has its own address).
-    pub const fn new() -> CallSite {
-        CallSite(0)
-    }
-
-    fn key(&'static self) -> usize {
-        self as *const CallSite as usize
-    }
-
-    /// The statement starts: its closures' calls count from zero while the
-    /// guard lives.
-    pub fn scope(&'static self) -> CallScope {
-        let gen = driver::current_gen();
-        if gen.is_some() {
-            with(|e| {
-                e.calls_scope(self.key());
-                Ok(())
-            });
-        }
-        CallScope {
-            site: self.key(),
-            gen,
-        }
-    }
-
-    /// One more call of one of the statement's closures begins.
-    pub fn enter(&'static self) {
-        if driver::current_gen().is_some() {
-            with(|e| {
-                e.calls_enter(self.key());
-                Ok(())
-            });
-        }
-    }
-}
-
-impl Default for CallSite {
-    fn default() -> CallSite {
-        CallSite::new()
-    }
-}
-
 /// Runs a function body the attribute moved into a closure (see
 /// `augur-macros`): `FnOnce`, so the body may move out of the parameters.
 #[inline(always)]
 pub fn body<R>(f: impl FnOnce() -> R) -> R {
     f()
-}
-
-/// The statement of a [`CallSite`] is running (see there).
-pub struct CallScope {
-    site: usize,
-    gen: Option<u32>,
-}
-
-impl Drop for CallScope {
-    fn drop(&mut self) {
-        if self.gen.is_some() && driver::current_gen() == self.gen {
-            driver::with_quiet(|e| e.calls_exit(self.site));
-        }
-    }
 }
 
 /// Borrows a local for [`ViaHash`] / [`ViaNone`]: `(&Probe(&x)).augur_hash()`
@@ -251,10 +183,13 @@ impl<T: ?Sized> ViaNone for &Probe<'_, T> {
     }
 }
 
-/// Held by every body the attribute rewrites: registers the body with the
-/// engine as an activation (see `trace/frames.rs`), which tells where the
-/// plain Rust state is in view; its destructor also runs after any call in
-/// tail position, so no such call reuses the frame.
+/// Registers a body the attribute rewrote with the engine as an
+/// activation (see `trace/frames.rs`), which tells where the plain Rust
+/// state is in view. The body holds it as a [`FrameGuard`], whose
+/// destructor ends it after the body's last call, so no call in tail
+/// position reuses the frame (a tail call would give the callee's
+/// operations the caller's tags).
+#[must_use]
 pub struct Frame {
     /// The depth to end the activation at, and the run it belongs to.
     slot: Option<(u32, u32)>,
@@ -279,18 +214,70 @@ impl Frame {
         let slot = driver::with_gen(|e, gen| (e.frame_enter(region, caller), gen));
         Frame { slot }
     }
+
+    /// The body returned (`unit`: it evidently returns `()`, so the code
+    /// that called it has nothing to decide on; see `trace/frames.rs`).
+    #[inline]
+    pub fn exit(self, unit: bool) {
+        if let Some((depth, gen)) = self.slot {
+            driver::with_gen(|e, now| {
+                if now == gen {
+                    e.frame_exit(depth, unit)
+                }
+            });
+        }
+    }
+
+    /// The guard the body holds (`unit`: the body evidently returns `()`).
+    #[inline]
+    pub fn guard(self, unit: bool) -> FrameGuard {
+        FrameGuard {
+            frame: Some(self),
+            unit,
+        }
+    }
 }
 
-impl Drop for Frame {
-    #[inline(never)]
+/// Ends a [`Frame`] when dropped (see [`Frame::guard`]).
+pub struct FrameGuard {
+    frame: Option<Frame>,
+    unit: bool,
+}
+
+impl Drop for FrameGuard {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(f) = self.frame.take() {
+            f.exit(self.unit)
+        }
+    }
+}
+
+/// Held while a macro the attribute cannot rewrite runs (see
+/// `trace/frames.rs`): nothing it does is covered.
+pub struct MacroGuard {
+    slot: Option<(u32, u32)>,
+}
+
+impl MacroGuard {
+    /// The macro expanded at the caller's line starts.
+    #[track_caller]
+    pub fn enter() -> MacroGuard {
+        let at = SrcLoc::from_location(Location::caller());
+        MacroGuard {
+            slot: driver::with_gen(|e, gen| (e.macro_enter(at), gen)),
+        }
+    }
+}
+
+impl Drop for MacroGuard {
     fn drop(&mut self) {
         if let Some((depth, gen)) = self.slot {
             driver::with_gen(|e, now| {
                 if now == gen {
-                    e.frame_exit(depth)
+                    e.frame_exit(depth, true)
                 }
             });
         }
-        std::hint::black_box(());
     }
 }

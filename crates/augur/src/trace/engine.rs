@@ -184,18 +184,14 @@ impl Engine {
         self.run.statics_hash = None;
     }
 
+    /// The first-stage state tags see: the live `Static`s, and the counts
+    /// of the closure calls running (see `frames.rs`).
     pub(super) fn statics_hash(&mut self) -> u64 {
-        if let Some(h) = self.run.statics_hash {
-            return h;
+        let h = super::run::statics_hash(&self.run.statics, &mut self.run.statics_hash);
+        match self.run.frames.salt() {
+            0 => h,
+            salt => mix(h, salt),
         }
-        let mut h = 0;
-        for (i, s) in self.run.statics.iter().enumerate() {
-            if let Some(v) = s {
-                h = mix(h, mix(i as u64, *v));
-            }
-        }
-        self.run.statics_hash = Some(h);
-        h
     }
 
     /// Queues an annotation for the next operation.
@@ -230,6 +226,13 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(false);
         }
+        let d = self.oracle(cond, loc)?;
+        // What a closure decided is part of what it returns (`frames.rs`).
+        self.run.frames.decided(d);
+        Ok(d)
+    }
+
+    fn oracle(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
         self.run.oracle_calls += 1;
         let n = self.step(Op::Branch(cond), loc)?;
         let d = match self.run.mode {
@@ -320,6 +323,7 @@ impl Engine {
             Op::LaunchEnd => Some(false),
             _ => None,
         };
+        self.run.frames.step(loc);
         let n = self.step_op(op, loc)?;
         match launch {
             Some(true) => self.run.launch = Some(n),

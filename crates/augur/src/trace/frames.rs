@@ -17,6 +17,16 @@
 //!   live covered activation, or when it is the run's first activation,
 //!   entered before any decision (the closure handed to `extract`, or a
 //!   function handed there);
+//! * a closure's caller is unknown (so is a function's called through a
+//!   `fn` pointer, and the functions a macro's expansion calls): whatever
+//!   code calls it, it runs with the state of the activation it is entered
+//!   under, and it is *counted*. The code between that activation and the
+//!   call (an iterator adapter, an unannotated helper, a macro's expansion)
+//!   may call it repeatedly from a loop the engine cannot see, so each call
+//!   is a program point of its own until that activation's own code runs
+//!   again ([`Counts`]): its tags carry how many calls came before, the
+//!   state when the first began, and what the earlier ones decided (what
+//!   they returned follows from it);
 //! * a point is *seen through* when the innermost activation is covered
 //!   and the operation's location lies in the region of a live activation.
 //!
@@ -24,12 +34,13 @@
 //! loop nor links there: it unrolls exactly, and a loop that never ends
 //! stops with `Error::Unannotated`, naming the line to annotate.
 //!
-//! What the rule cannot see, and the documentation lists: a closure from
-//! covered code handed to uncovered code that calls it repeatedly keeps its
-//! caller's state out of view (the closure's calls are counted, which covers
-//! the standard library's adapters); an uncovered `#[track_caller]` function
-//! reports its caller's lines; code a `macro_rules!` macro expands inside a
-//! covered body is not rewritten.
+//! Entering costs a push: coverage is settled only where the engine asks
+//! (a loop closing, a link), from the activations below, which are the ones
+//! that were live when the activation began.
+//!
+//! What the rule cannot see, and the documentation lists: an uncovered
+//! `#[track_caller]` function reports its caller's lines, so its code is
+//! taken as its caller's.
 
 use crate::ir::SrcLoc;
 
@@ -124,6 +135,9 @@ pub enum Hidden {
     /// `&mut` borrow of it, so its value is unknown until the local is
     /// named again.
     Borrowed(SrcLoc),
+    /// Code a macro expanded at this location: the attribute cannot
+    /// rewrite it, so its plain state is out of view.
+    Macro(SrcLoc),
 }
 
 impl Hidden {
@@ -148,6 +162,10 @@ impl Hidden {
                  borrow before dyn decisions (name the local, or bind the borrow in a block \
                  of its own)"
             ),
+            Hidden::Macro(at) => format!(
+                "the macro at {at} expands to code #[augur::staged] cannot rewrite: write what \
+                 it does as a function with #[augur::staged], or as plain code in the body"
+            ),
             Hidden::Outside(at) => format!(
                 "{at} is in code #[augur::staged] does not cover: put #[augur::staged] on the \
                  function that contains it"
@@ -156,18 +174,80 @@ impl Hidden {
     }
 }
 
+/// How an activation was entered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Entry {
+    /// The run's first activation.
+    Root,
+    /// The run's first activation, entered after the run's covered code
+    /// had returned or after a decision: not covered.
+    LateRoot,
+    /// A function called from [`Activation::caller`].
+    Caller,
+    /// A closure, or a function called through a `fn` pointer or from a
+    /// macro's expansion: whoever called it is unknown, so its calls are
+    /// counted (see [`Counts`]).
+    Counted,
+    /// Code a macro the attribute cannot rewrite expanded (not covered).
+    Macro,
+}
+
+/// What an activation's own code knows of the closures it hands out: the
+/// calls of counted activations entered directly under it since its own
+/// code last performed an operation. Between two such calls only other
+/// code ran (an iterator adapter, an unannotated helper, a macro's
+/// expansion, or nothing), whose state the engine cannot see. That state
+/// follows from what it was handed (the tags when the first call began),
+/// how many calls it made, and what they returned, which follows from the
+/// decisions taken inside them; so those three are part of every tag
+/// inside the calls. A body that evidently returns `()` returns nothing
+/// to decide on, and its decisions are left out (a `for_each` whose
+/// closure branches does not double its code with every call).
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    calls: u32,
+    /// The tag state when the first of the calls began.
+    base: u64,
+    /// The decisions each call took, folded.
+    returns: u64,
+}
+
 /// One activation: a covered body running now.
 #[derive(Clone, Copy, Debug)]
 struct Activation {
     region: &'static Region,
-    /// `None`: covered (and so is every activation under it).
-    hidden: Option<Hidden>,
+    entry: Entry,
+    /// Where it was called from (for [`Entry::Caller`]).
+    caller: SrcLoc,
+    /// Why its own code is not covered, as `1 +` an index into
+    /// [`Frames::hidden`] (`0`: covered), once [`Frames::settle`] has
+    /// computed it (a macro's is set at entry).
+    hidden: u32,
+    /// What the activations entered under it inherit: its `hidden`, but for
+    /// a macro's, whose callees are counted instead.
+    inherit: u32,
+    /// What this activation and those under it add to tags: the counts of
+    /// the counted calls among them.
+    salt: u64,
+    counts: Counts,
+    /// As a counted activation: the decisions taken since it began.
+    trail: u64,
+    /// `1 +` the depth of the innermost counted activation at or below
+    /// this one (`0`: none).
+    counted: u32,
 }
 
 /// The live activations of a run, innermost last.
 #[derive(Default)]
 pub(super) struct Frames {
     stack: Vec<Activation>,
+    /// The reasons activations are not covered (see `Activation::hidden`).
+    hidden: Vec<Hidden>,
+    /// How many activations, from the bottom, have their `hidden` settled.
+    /// Entering is cheap this way: coverage is computed only where the
+    /// engine asks (a loop closing, a link), from the activations below,
+    /// which are the ones live when it was entered.
+    settled: usize,
     /// The run's first activation was entered.
     rooted: bool,
     /// Where tracked locals are borrowed through a `let` now (see
@@ -175,10 +255,18 @@ pub(super) struct Frames {
     borrowed: Vec<SrcLoc>,
 }
 
+const NOWHERE_LOC: SrcLoc = SrcLoc {
+    file: "",
+    line: 0,
+    col: 0,
+};
+
 impl Frames {
     /// Forgets the previous run's activations.
     pub(super) fn reset(&mut self) {
         self.stack.clear();
+        self.hidden.clear();
+        self.settled = 0;
         self.rooted = false;
         self.borrowed.clear();
     }
@@ -195,60 +283,212 @@ impl Frames {
     }
 
     /// A covered body starts; `caller` is where it was called from (`None`
-    /// for a closure, or a function called through a `fn` pointer, whose
-    /// caller is unknown: it is covered as far as the activation it runs
-    /// under is). `decided`: the run took a decision
-    /// already. Returns the depth to hand to [`Frames::exit`].
+    /// for a closure; a function called through a `fn` pointer gets its
+    /// own definition). `decided`: the run took a decision already.
+    /// `state`: the live `Static`s' part of the tags, asked only of the
+    /// first of a sequence of counted calls. Returns the depth to end it
+    /// at.
+    #[inline]
     pub(super) fn enter(
         &mut self,
         region: &'static Region,
         caller: Option<SrcLoc>,
         decided: bool,
+        state: impl FnOnce() -> u64,
     ) -> u32 {
-        let caller = caller.filter(|&c| !region.is_own_definition(c));
-        let hidden = match self.stack.last() {
-            None if self.rooted || decided => Some(Hidden::Reentered { body: region.at() }),
-            None => None,
-            Some(top) => top.hidden.or_else(|| match caller {
-                Some(c) if !self.covers(c) => Some(Hidden::CalledFrom {
-                    body: region.at(),
-                    caller: c,
-                }),
-                _ => None,
-            }),
+        let depth = self.stack.len() as u32;
+        let Some(parent) = self.stack.last() else {
+            let entry = if self.rooted || decided {
+                Entry::LateRoot
+            } else {
+                Entry::Root
+            };
+            self.rooted = true;
+            self.push(region, entry, NOWHERE_LOC, 0, 0);
+            return depth;
         };
-        self.rooted = true;
-        self.stack.push(Activation { region, hidden });
-        (self.stack.len() - 1) as u32
+        let direct = match caller {
+            // Called through a pointer, a function reports its own
+            // definition as its caller: unknown, so counted; unless live
+            // code contains that line (code a macro expanded, where every
+            // token has the invocation's line: the call is as direct as
+            // it looks).
+            Some(c) if parent.entry != Entry::Macro => {
+                !region.is_own_definition(c) || covers(&self.stack, c)
+            }
+            _ => false,
+        };
+        if let (true, Some(c)) = (direct, caller) {
+            let (salt, counted) = (parent.salt, parent.counted);
+            self.push(region, Entry::Caller, c, salt, counted);
+            return depth;
+        }
+        let parent = self.stack.last_mut().expect("checked above");
+        let k = &mut parent.counts;
+        if k.calls == 0 {
+            k.base = mix(state(), parent.salt);
+        }
+        k.calls += 1;
+        let salt = mix(parent.salt, mix(k.base, mix(k.calls.into(), k.returns)));
+        self.push(region, Entry::Counted, NOWHERE_LOC, salt, depth + 1);
+        depth
     }
 
-    /// The activation at `depth` (and any left above it) ended.
-    pub(super) fn exit(&mut self, depth: u32) {
-        self.stack.truncate(depth as usize);
+    fn push(
+        &mut self,
+        region: &'static Region,
+        entry: Entry,
+        caller: SrcLoc,
+        salt: u64,
+        counted: u32,
+    ) {
+        self.stack.push(Activation {
+            region,
+            entry,
+            caller,
+            hidden: 0,
+            inherit: 0,
+            salt,
+            counts: Counts::default(),
+            trail: 0,
+            counted,
+        });
+    }
+
+    /// Whether the activation at `depth` is counted (tests).
+    #[cfg(test)]
+    fn is_counted(&self, depth: u32) -> bool {
+        self.stack[depth as usize].entry == Entry::Counted
+    }
+
+    /// The activation at `depth` (and any left above it) ended; `unit`:
+    /// it evidently returned `()`.
+    #[inline]
+    pub(super) fn exit(&mut self, depth: u32, unit: bool) {
+        let d = depth as usize;
+        if let Some(&a) = self.stack.get(d) {
+            if a.entry == Entry::Counted && d > 0 {
+                let parent = &mut self.stack[d - 1];
+                let k = &mut parent.counts;
+                k.returns = mix(k.returns, if unit { 0 } else { a.trail | 1 });
+                // What it decided decides what the counted body around it
+                // returns, too.
+                if let Some(outer) = parent.counted.checked_sub(1) {
+                    let o = &mut self.stack[outer as usize];
+                    o.trail = mix(o.trail, a.trail);
+                }
+            }
+        }
+        self.stack.truncate(d);
+        self.settled = self.settled.min(d);
+    }
+
+    /// A decision took side `taken`: part of what the innermost counted
+    /// activation returns (see [`Counts`]).
+    #[inline]
+    pub(super) fn decided(&mut self, taken: bool) {
+        if let Some(i) = self.stack.last().and_then(|a| a.counted.checked_sub(1)) {
+            let a = &mut self.stack[i as usize];
+            a.trail = mix(a.trail, 2 + u64::from(taken));
+        }
+    }
+
+    /// A macro the attribute cannot rewrite expands at `at` and runs now.
+    /// Its own code is not covered (it may hold plain loops); the bodies it
+    /// calls are covered as far as the code around the macro is, and
+    /// counted, as closures are, since that code may call them repeatedly
+    /// (`einsum!` expands to calls of annotated methods). Returns the depth
+    /// to end it at.
+    pub(super) fn enter_macro(&mut self, at: SrcLoc) -> u32 {
+        static NOWHERE: Region = Region::new("", 0, 0, 0, 0);
+        let depth = self.stack.len() as u32;
+        let (salt, counted) = self.stack.last().map_or((0, 0), |p| (p.salt, p.counted));
+        self.hidden.push(Hidden::Macro(at));
+        let reason = self.hidden.len() as u32;
+        self.push(&NOWHERE, Entry::Macro, at, salt, counted);
+        self.stack[depth as usize].hidden = reason;
+        depth
+    }
+
+    /// An operation at `loc` starts: if it is the innermost activation's
+    /// own code, the calls it handed out are over (see [`Counts`]).
+    #[inline]
+    pub(super) fn step(&mut self, loc: SrcLoc) {
+        if let Some(top) = self.stack.last_mut() {
+            if top.counts.calls != 0 && top.region.contains(loc) {
+                top.counts = Counts::default();
+            }
+        }
+    }
+
+    /// What the live activations add to the tag state.
+    #[inline]
+    pub(super) fn salt(&self) -> u64 {
+        self.stack.last().map_or(0, |a| a.salt)
+    }
+
+    /// Computes `hidden` for the activations entered since the last time.
+    fn settle(&mut self) {
+        while self.settled < self.stack.len() {
+            let i = self.settled;
+            let (below, live) = self.stack.split_at_mut(i);
+            let a = &mut live[0];
+            let inherited = below.last().map_or(0, |b| b.inherit);
+            let own = match a.entry {
+                Entry::LateRoot => Some(Hidden::Reentered {
+                    body: a.region.at(),
+                }),
+                Entry::Caller if !covers(below, a.caller) => Some(Hidden::CalledFrom {
+                    body: a.region.at(),
+                    caller: a.caller,
+                }),
+                _ => None,
+            };
+            if a.entry == Entry::Macro {
+                a.inherit = inherited;
+            } else {
+                let h = match (inherited, own) {
+                    (0, Some(h)) => {
+                        self.hidden.push(h);
+                        self.hidden.len() as u32
+                    }
+                    (inherited, _) => inherited,
+                };
+                a.hidden = h;
+                a.inherit = h;
+            }
+            self.settled += 1;
+        }
     }
 
     /// Why the plain Rust state at an operation of `loc` is out of view
     /// (`None`: every live frame is covered).
-    pub(super) fn hidden_at(&self, loc: SrcLoc) -> Option<Hidden> {
+    pub(super) fn hidden_at(&mut self, loc: SrcLoc) -> Option<Hidden> {
+        self.settle();
         let Some(top) = self.stack.last() else {
             return Some(Hidden::NoActivation);
         };
-        if let Some(h) = top.hidden {
-            return Some(h);
+        if let Some(i) = top.hidden.checked_sub(1) {
+            return Some(self.hidden[i as usize]);
         }
         if let Some(&at) = self.borrowed.first() {
             return Some(Hidden::Borrowed(at));
         }
-        if self.covers(loc) {
+        if covers(&self.stack, loc) {
             None
         } else {
             Some(Hidden::Outside(loc))
         }
     }
+}
 
-    fn covers(&self, loc: SrcLoc) -> bool {
-        self.stack.iter().rev().any(|a| a.region.contains(loc))
-    }
+/// True if `loc` lies in the region of one of `live`.
+fn covers(live: &[Activation], loc: SrcLoc) -> bool {
+    live.iter().rev().any(|a| a.region.contains(loc))
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    crate::trace::tag::mix(a, b)
 }
 
 #[cfg(test)]
@@ -269,7 +509,7 @@ mod tests {
     #[test]
     fn the_first_activation_before_any_decision_is_covered() {
         let mut f = Frames::default();
-        f.enter(&OUTER, None, false);
+        f.enter(&OUTER, None, false, || 0);
         assert_eq!(f.hidden_at(at(12)), None);
         assert_eq!(f.hidden_at(at(35)), Some(Hidden::Outside(at(35))));
     }
@@ -277,37 +517,93 @@ mod tests {
     #[test]
     fn a_call_from_covered_code_is_covered_and_from_elsewhere_is_not() {
         let mut f = Frames::default();
-        f.enter(&OUTER, None, false);
-        let d = f.enter(&INNER, Some(at(20)), true);
+        f.enter(&OUTER, None, false, || 0);
+        let d = f.enter(&INNER, Some(at(20)), true, || 0);
         assert_eq!(f.hidden_at(at(45)), None);
-        f.exit(d);
-        f.enter(&INNER, Some(at(35)), true);
+        f.exit(d, true);
+        f.enter(&INNER, Some(at(35)), true, || 0);
         let h = Some(Hidden::CalledFrom {
             body: INNER.at(),
             caller: at(35),
         });
         assert_eq!(f.hidden_at(at(45)), h);
         // Everything under an uncovered call stays uncovered.
-        f.enter(&OUTER, Some(at(45)), true);
+        f.enter(&OUTER, Some(at(45)), true, || 0);
         assert_eq!(f.hidden_at(at(12)), h);
     }
 
     #[test]
     fn a_body_entered_again_after_the_root_returned_is_not_covered() {
         let mut f = Frames::default();
-        let d = f.enter(&OUTER, None, false);
-        f.exit(d);
-        f.enter(&OUTER, None, false);
+        let d = f.enter(&OUTER, None, false, || 0);
+        f.exit(d, true);
+        f.enter(&OUTER, None, false, || 0);
         assert_eq!(
             f.hidden_at(at(12)),
             Some(Hidden::Reentered { body: OUTER.at() })
         );
         let mut g = Frames::default();
-        g.enter(&OUTER, None, true);
+        g.enter(&OUTER, None, true, || 0);
         assert!(g.hidden_at(at(12)).is_some());
         assert_eq!(
             Frames::default().hidden_at(at(1)),
             Some(Hidden::NoActivation)
         );
+    }
+
+    static CLOSURE: Region = Region::new("a.rs", 20, 9, 22, 5);
+
+    #[test]
+    fn closure_calls_are_counted_until_their_callers_own_code_runs() {
+        let mut f = Frames::default();
+        f.enter(&OUTER, None, false, || 0);
+        let mut salts = Vec::new();
+        for _ in 0..3 {
+            let e = f.enter(&CLOSURE, None, true, || 99);
+            assert!(f.is_counted(e));
+            salts.push(f.salt());
+            f.exit(e, true);
+        }
+        // Three calls in a row (an adapter's loop): three tags.
+        assert!(salts[0] != salts[1] && salts[1] != salts[2]);
+        assert_eq!(f.salt(), 0);
+        // The caller's own operation ends the sequence: counting restarts.
+        f.step(at(12));
+        let e = f.enter(&CLOSURE, None, true, || 99);
+        assert_eq!(f.salt(), salts[0]);
+        assert_eq!(f.hidden_at(at(21)), None);
+        f.exit(e, true);
+        // What a call that returns a value decided gives the call after it
+        // another tag; a call that returns `()` does not.
+        for unit in [false, true] {
+            let mut after = Vec::new();
+            for taken in [false, true] {
+                f.step(at(12));
+                let e = f.enter(&CLOSURE, None, true, || 5);
+                f.decided(taken);
+                f.exit(e, unit);
+                let e = f.enter(&CLOSURE, None, true, || 0);
+                after.push(f.salt());
+                f.exit(e, true);
+            }
+            assert_eq!(after[0] == after[1], unit);
+        }
+        // A function called from a line is not counted.
+        let e = f.enter(&INNER, Some(at(12)), true, || 0);
+        assert!(!f.is_counted(e));
+    }
+
+    #[test]
+    fn a_macros_own_code_is_hidden_and_its_callees_are_counted() {
+        let mut f = Frames::default();
+        f.enter(&OUTER, None, false, || 0);
+        let m = f.enter_macro(at(14));
+        assert_eq!(f.hidden_at(at(14)), Some(Hidden::Macro(at(14))));
+        let e = f.enter(&INNER, Some(at(14)), true, || 1);
+        assert!(f.is_counted(e));
+        assert_eq!(f.hidden_at(at(45)), None);
+        f.exit(e, true);
+        f.exit(m, true);
+        assert_eq!(f.hidden_at(at(14)), None);
     }
 }

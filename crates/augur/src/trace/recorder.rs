@@ -209,8 +209,11 @@ impl<'e> Recorder<'e> {
         region: &'static super::frames::Region,
         caller: Option<SrcLoc>,
     ) -> u32 {
-        let decided = self.engine.run.decision_count() > 0;
-        self.engine.run.frames.enter(region, caller, decided)
+        let run = &mut self.engine.run;
+        let decided = run.decision_count() > 0;
+        let (statics, cache) = (&run.statics, &mut run.statics_hash);
+        let state = || super::run::statics_hash(statics, cache);
+        run.frames.enter(region, caller, decided, state)
     }
 
     /// A tracked local is borrowed through a `let` (`Some(where)`), or a
@@ -220,39 +223,17 @@ impl<'e> Recorder<'e> {
         self.engine.run.frames.borrowed(at)
     }
 
-    /// The body entered at `depth` ended.
+    /// The body entered at `depth` ended (`unit`: it evidently returned
+    /// `()`).
     #[inline]
-    pub(crate) fn frame_exit(&mut self, depth: u32) {
-        self.engine.run.frames.exit(depth)
+    pub(crate) fn frame_exit(&mut self, depth: u32, unit: bool) {
+        self.engine.run.frames.exit(depth, unit)
     }
 
-    /// A statement that hands closures to calls starts (`CallSite`): its
-    /// closures' calls count from zero, a first-stage value tags see.
-    pub(crate) fn calls_scope(&mut self, site: usize) {
-        let slot = self.engine.static_register(0);
-        let run = &mut self.engine.run;
-        run.call_sites.entry(site).or_default().push((slot, 0));
-    }
-
-    /// One more call of a closure of the innermost running statement of
-    /// `site` (none: the closure outlived its statement; nothing to count).
-    pub(crate) fn calls_enter(&mut self, site: usize) {
-        let run = &mut self.engine.run;
-        let Some(&mut (slot, ref mut n)) = run.call_sites.get_mut(&site).and_then(|v| v.last_mut())
-        else {
-            return;
-        };
-        *n = n.wrapping_add(1);
-        let n = *n;
-        self.engine.static_update(slot, u64::from(n));
-    }
-
-    /// The innermost running statement of `site` ended.
-    pub(crate) fn calls_exit(&mut self, site: usize) {
-        let run = &mut self.engine.run;
-        if let Some((slot, _)) = run.call_sites.get_mut(&site).and_then(|v| v.pop()) {
-            self.engine.static_drop(slot);
-        }
+    /// A macro the attribute cannot rewrite expands at `at` and runs now;
+    /// returns the depth to end it at ([`Recorder::frame_exit`]).
+    pub(crate) fn macro_enter(&mut self, at: SrcLoc) -> u32 {
+        self.engine.run.frames.enter_macro(at)
     }
 
     // ----- prophecy cells -----

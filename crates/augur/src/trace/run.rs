@@ -93,6 +93,9 @@ pub(super) struct Run {
     pub(super) site_visits: FastMap<SrcLoc, u64>,
     pub(super) pending_annotations: Vec<crate::ir::Annotation>,
     pub(super) statics: Vec<Option<u64>>,
+    /// The hash of the live statics, while no static changed since it
+    /// was taken (runs that replay take no tags: no hash is kept up to
+    /// date for them).
     pub(super) statics_hash: Option<u64>,
     /// Operations performed so far in this run.
     pub(super) ops: u64,
@@ -109,9 +112,6 @@ pub(super) struct Run {
     pub(super) visits: Visits,
     /// The `#[augur::staged]` bodies running now (see `frames.rs`).
     pub(super) frames: Frames,
-    /// Per `CallSite` (by address), its running statements innermost last:
-    /// the `Static` slot of each, and the calls of its closures so far.
-    pub(super) call_sites: FastMap<usize, Vec<(u32, u32)>>,
 }
 
 impl Run {
@@ -141,7 +141,6 @@ impl Run {
             cell_streaks: FastMap::default(),
             visits: Visits::default(),
             frames: Frames::default(),
-            call_sites: FastMap::default(),
         };
         run.reset(job, tree);
         run
@@ -177,7 +176,6 @@ impl Run {
         self.cell_streaks.clear();
         self.visits.clear();
         self.frames.reset();
-        self.call_sites.clear();
     }
 
     /// The next of the job's decisions, replayed (`None`: past them).
@@ -191,4 +189,18 @@ impl Run {
     pub(super) fn decision_count(&self) -> u32 {
         self.count
     }
+}
+
+/// The hash of the live statics `statics`, taken from `cache` or stored
+/// there.
+pub(super) fn statics_hash(statics: &[Option<u64>], cache: &mut Option<u64>) -> u64 {
+    *cache.get_or_insert_with(|| {
+        let mut h = 0;
+        for (i, s) in statics.iter().enumerate() {
+            if let Some(v) = s {
+                h = super::tag::mix(h, super::tag::mix(i as u64, *v));
+            }
+        }
+        h
+    })
 }

@@ -241,3 +241,154 @@ fn an_annotated_function_called_through_a_pointer_is_covered() {
     let ex = sound().extract("direct", counted_loop).unwrap();
     assert_eq!(ex.stats().back_edges, 1);
 }
+
+/// Checks `ex` against `rust` on `inputs`.
+fn exact<S: Copy>(ex: &augur::Extracted<S>, rust: impl Fn(i32) -> i32, inputs: &[i32]) {
+    for &x in inputs {
+        assert_eq!(
+            ex.interpret(&[x.into()]).unwrap(),
+            rust(x).into(),
+            "x = {x}"
+        );
+    }
+}
+
+const INPUTS: [i32; 6] = [-100, -13, -12, 0, 6, 100];
+
+/// The first shape through a closure an adapter calls: 18 calls
+/// that perform the same operations, and a dyn exit. Uncounted, the calls
+/// look like the turns of a dyn loop, which closes and loses the bound.
+#[test]
+#[augur::staged]
+fn a_named_closure_handed_to_an_adapter_is_counted() {
+    let ex = sound()
+        .extract("named", |x: Dyn<i32>| {
+            let step = |_: i32| {
+                if x.gt(5).is_true() {
+                    return true;
+                }
+                x.set(x + 1);
+                false
+            };
+            if (0..18).any(step) {
+                x + 0
+            } else {
+                x * 2
+            }
+        })
+        .unwrap();
+    exact(&ex, early_return_rust, &INPUTS);
+}
+
+/// `true` if `f` does within `n` calls, from a loop the attribute does not
+/// cover (kept a loop: an unrolled one calls from a distinct line each turn).
+#[inline(never)]
+fn any_of_n(n: u32, f: &mut dyn FnMut() -> bool) -> bool {
+    for _ in 0..std::hint::black_box(n) {
+        if f() {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+#[augur::staged]
+fn a_closure_an_unannotated_helper_calls_repeatedly_is_counted() {
+    let ex = sound()
+        .extract("helper", |x: Dyn<i32>| {
+            let hit = any_of_n(18, &mut || {
+                if x.gt(5).is_true() {
+                    return true;
+                }
+                x.set(x + 1);
+                false
+            });
+            if hit {
+                x + 0
+            } else {
+                x * 2
+            }
+        })
+        .unwrap();
+    exact(&ex, early_return_rust, &INPUTS);
+}
+
+/// The adapter decides on what the closure returns: the count of the
+/// `true`s decides the code after it. The adapter's count is out of view,
+/// so each call's tags carry what the calls before it decided: code grows
+/// with the paths (2^8 here), not with the counts.
+#[test]
+#[augur::staged]
+fn an_adapter_that_decides_on_what_the_closure_returns_is_exact() {
+    let ex = sound()
+        .extract("count", |x: Dyn<i32>| {
+            let n = (0..8)
+                .filter(|_| {
+                    let big = x.gt(5).is_true();
+                    x.set(x + 1);
+                    big
+                })
+                .count() as i32;
+            x * n
+        })
+        .unwrap();
+    let rust = |x: i32| {
+        let mut x = x;
+        let mut n = 0;
+        for _ in 0..8 {
+            n += i32::from(x > 5);
+            x += 1;
+        }
+        x * n
+    };
+    exact(&ex, rust, &[-100, 0, 1, 2, 3, 4, 5, 6, 100]);
+}
+
+/// Expands to a plain `for` the attribute cannot see.
+macro_rules! eighteen_times {
+    ($body:block) => {
+        for _ in 0..18 $body
+    };
+}
+
+/// A macro's expansion is not rewritten: its own code is not covered, so
+/// the plain loop in it unrolls (exact) instead of closing into a `while`.
+#[test]
+#[augur::staged]
+fn a_macro_expanding_to_a_plain_loop_is_exact() {
+    let ex = sound()
+        .extract("macro", |x: Dyn<i32>| {
+            eighteen_times!({
+                if x.gt(5).is_true() {
+                    return x + 0;
+                }
+                x.set(x + 1);
+            });
+            x * 2
+        })
+        .unwrap();
+    exact(&ex, early_return_rust, &INPUTS);
+    assert!(ex.stats().unshared > 0);
+}
+
+/// A closure that evidently returns `()` hands its caller nothing to decide
+/// on: its calls are counted, but what they decided is not in the tags of
+/// the next, so 20 calls with a dyn `if` each join after every call.
+#[test]
+#[augur::staged]
+fn a_for_each_with_a_dyn_if_stays_linear() {
+    let ex = sound()
+        .extract("for_each", |x: Dyn<i32>| {
+            let acc = Dyn::new(0);
+            (0..20).for_each(|k| {
+                if x.gt(k).is_true() {
+                    acc.set(acc + k);
+                }
+            });
+            acc + 0
+        })
+        .unwrap();
+    exact(&ex, |x| (0..20).filter(|&k| x > k).sum(), &INPUTS);
+    assert!(ex.stats().runs < 200, "{} runs", ex.stats().runs);
+}
