@@ -3,7 +3,7 @@
 //! inputs, compare with the reference; failure kinds, the extraction and
 //! compile limits, and the one documented limit that is not a failure.
 
-use crate::fuzz_programs::language::{Program, Stmt};
+use crate::fuzz_programs::language::{Decide, Program, Stmt};
 use crate::fuzz_programs::reference::evaluate;
 use crate::fuzz_programs::staged::{sets_plain_values, stage, Walk};
 use augur::{Builder, Dyn, Extracted, Stats, Value};
@@ -244,7 +244,12 @@ pub(crate) fn documented_limit(p: &Program, walk: Walk, f: &Failure) -> bool {
     /// Does `s` contain a dyn decision?
     fn decides(s: &Stmt) -> bool {
         match s {
-            Stmt::If(..) | Stmt::While { .. } => true,
+            Stmt::If(..)
+            | Stmt::While { .. }
+            | Stmt::Branch(..)
+            | Stmt::Machine { .. }
+            | Stmt::Adapter(_)
+            | Stmt::Use(_, _, Decide::Branch | Decide::Bound | Decide::Nested) => true,
             Stmt::Block(ss) => ss.iter().any(decides),
             Stmt::Repeat(_, b) | Stmt::StaticRepeat(_, b) | Stmt::PlainLoop(_, b) => decides(b),
             _ => false,
@@ -255,9 +260,10 @@ pub(crate) fn documented_limit(p: &Program, walk: Walk, f: &Failure) -> bool {
         let go = |s| plain_in_dyn(s, in_while);
         match s {
             Stmt::If(_, t, e) => go(t) || go(e),
-            Stmt::While { body, .. } => plain_in_dyn(body, true),
+            Stmt::While { body, .. } | Stmt::Machine { body, .. } => plain_in_dyn(body, true),
             Stmt::Repeat(k, b) => (in_while && *k >= 2 && decides(b)) || go(b),
             Stmt::StaticRepeat(_, b) | Stmt::PlainLoop(_, b) => go(b),
+            Stmt::Adapter(a) => (in_while && a.k >= 2) || go(&a.body),
             Stmt::Block(ss) => ss.iter().any(go),
             _ => false,
         }

@@ -4,9 +4,21 @@
 
 use crate::common::Rng;
 use crate::fuzz_programs::language::{
-    BinOp, Bound, CmpOp, Cond, Expr, Init, Program, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS,
-    MAX_UNROLL, VARS,
+    Adapter, AdapterKind, BinOp, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Init, Machine,
+    Mutation, Program, Source, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS, MAX_UNROLL, VARS,
 };
+
+/// `AUGUR_FUZZ_KNOWN_LIMITS=1`: also generate the shapes the engine is
+/// known to get wrong or refuse under `#[augur::staged]` (see
+/// `reproducers/methods.rs`): the walk's method calls written as tail
+/// expressions of a `match` arm or an `if` block, which the attribute does
+/// not re-hash (an open bug), and named closures or closures handed to an
+/// unannotated helper inside dyn loops (documented: their calls are not
+/// counted). Off by default, so that the suite tests everything else; on,
+/// it checks a fix.
+fn known_limits() -> bool {
+    std::env::var_os("AUGUR_FUZZ_KNOWN_LIMITS").is_some_and(|v| v != "0")
+}
 
 /// Where a statement is generated.
 #[derive(Clone)]
@@ -20,16 +32,54 @@ struct Ctx {
     loop_guarded: bool,
     /// Plain-value statements may be made.
     plain_values: bool,
+    /// Plain state changed through methods (`Mutate`, `Branch`, `Use`,
+    /// `Machine`) may be made.
+    methods: bool,
+    /// Iterator adapters with deciding closures may be made.
+    adapters: bool,
+    /// Inside a dyn loop (`While`, `Machine`).
+    in_dyn_loop: bool,
+    /// The plain state is only read here, not changed: inside a dyn loop
+    /// inside a dyn loop or a `Machine` (each plain state an inner loop is
+    /// entered with gets its own copy of it, per state of the outer loop),
+    /// and in the body of an adapter that accumulates (see `adapter`).
+    reads_only: bool,
     /// Under an `if`: `return` allowed.
     guarded: bool,
+    /// `return` may be made (not in the body of an adapter that
+    /// accumulates, see `adapter`).
+    returns: bool,
     plain_unroll: u32,
     unroll: u32,
 }
 
+/// A field of the plain state (see `PlainState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Stack,
+    Slot,
+    Map,
+    Set,
+    Phase,
+}
+
 struct Gen {
     rng: Rng,
+    /// The two fields of the plain state this program changes and reads:
+    /// paths that took different sides keep apart while their states
+    /// differ, so all five at once would multiply the code past the
+    /// suite's limits.
+    fields: [Field; 2],
+    /// The period of the program's `bump`s (1 to 7).
+    period: i32,
+    /// An adapter whose closure's calls are not counted was made (see
+    /// `adapter`).
+    uncounted: bool,
     stmts_left: usize,
     counters: usize,
+    /// Tail-expression forms and uncounted closures in dyn loops allowed
+    /// (see [`known_limits`]).
+    known_limits: bool,
 }
 
 impl Gen {
@@ -104,6 +154,151 @@ impl Gen {
         }
     }
 
+    fn bound(&mut self) -> Bound {
+        if self.rng.chance(60) {
+            Bound::Param(self.rng.below(2) as usize)
+        } else {
+            Bound::Const(self.rng.below(5) as i32)
+        }
+    }
+
+    /// Whether the walk writes a state change as a tail expression.
+    fn tail(&mut self) -> bool {
+        self.rng.chance(30) && self.known_limits
+    }
+
+    /// One of the plain state's fields this program changes.
+    fn field(&mut self) -> Field {
+        let f = self.fields;
+        f[self.rng.below(f.len() as u64) as usize]
+    }
+
+    /// Values and keys come from small sets, so that the plain states a
+    /// dyn loop carries repeat soon.
+    fn mutation(&mut self) -> Mutation {
+        let c = self.rng.below(3) as i32 - 1;
+        let key = self.rng.below(2) as i32;
+        let roll = self.rng.below(3);
+        match (self.field(), roll) {
+            (Field::Stack, 0) => Mutation::Push(c),
+            (Field::Stack, 1) => Mutation::Pop,
+            (Field::Stack, _) => Mutation::Truncate(self.rng.below(2) as usize),
+            (Field::Slot, 0) => Mutation::Take,
+            (Field::Slot, 1) => Mutation::GetOrInsert(c),
+            (Field::Slot, _) => Mutation::Replace(c),
+            (Field::Map, 0) => Mutation::Remove(key),
+            (Field::Map, _) => Mutation::Insert(key, c),
+            (Field::Set, 0) => Mutation::Unmark(key),
+            (Field::Set, _) => Mutation::Mark(key),
+            (Field::Phase, _) => Mutation::Bump(1 + self.rng.below(3) as i32, self.period),
+        }
+    }
+
+    fn source(&mut self) -> Source {
+        let key = self.rng.below(2) as i32;
+        let first = self.rng.chance(50);
+        if self.rng.chance(15) {
+            return Source::Plain;
+        }
+        match self.field() {
+            Field::Stack if first => Source::Len,
+            Field::Stack => Source::Top,
+            Field::Slot => Source::Slot,
+            Field::Map if first => Source::Keys,
+            Field::Map => Source::Get(key),
+            Field::Set => Source::Has(key),
+            Field::Phase => Source::Phase,
+        }
+    }
+
+    fn adapter(&mut self, kind: AdapterKind, ctx: &Ctx, inner: &Ctx, long: bool) -> Stmt {
+        // Named closures' calls are not counted, and a helper's are not
+        // seen (documented): the engine finds their calls repeat with state
+        // tags cannot see, and keeps paths apart for the rest of the run
+        // (so a dyn loop around them never closes, and each later decision
+        // doubles the code). One per program, outside dyn loops and
+        // repetitions, unless the known limits are on (see
+        // `known_limits`).
+        let uncounted =
+            self.known_limits || (!ctx.in_dyn_loop && ctx.unroll == 1 && !long && !self.uncounted);
+        let form = match kind {
+            AdapterKind::ForEach | AdapterKind::Any | AdapterKind::Count
+                if self.rng.chance(20) && uncounted =>
+            {
+                ClosureForm::Named
+            }
+            AdapterKind::ForEach | AdapterKind::TryForEach if self.rng.chance(20) && uncounted => {
+                ClosureForm::Helper
+            }
+            _ => ClosureForm::Inline,
+        };
+        self.uncounted |= form != ClosureForm::Inline;
+        let (k, body_ctx) = if long {
+            let k = 5 + self.rng.below(36) as u32;
+            let body_ctx = Ctx {
+                plain_unroll: MAX_PLAIN_UNROLL,
+                // Past the bound: nothing repeats inside.
+                unroll: MAX_UNROLL + 1,
+                ..inner.clone()
+            };
+            (k, body_ctx)
+        } else if accumulates(kind) {
+            // What these accumulate lives in the standard library's frames,
+            // where tags cannot see it: paths that took different sides
+            // never share code inside the adapter (each decision of each
+            // call doubles them), so a few calls of a shallow body. No
+            // `return` in it: the `Dyn` it returns waits in `exit` while
+            // the adapter finishes, and every join of two such paths is
+            // then found by a failing link audit that restarts the attempt
+            // (three `fold`s in a row take over 40 attempts and 14,000
+            // runs).
+            let room = (MAX_UNROLL / ctx.unroll).min(3);
+            let k = self.rng.below(room as u64 + 1) as u32;
+            let body_ctx = Ctx {
+                depth: inner.depth.max(MAX_DEPTH - 1),
+                returns: false,
+                reads_only: true,
+                adapters: false,
+                unroll: ctx.unroll * k.max(1),
+                ..inner.clone()
+            };
+            (k, body_ctx)
+        } else {
+            let room = (MAX_UNROLL / ctx.unroll).min(4);
+            let k = self.rng.below(room as u64 + 1) as u32;
+            let body_ctx = Ctx {
+                unroll: ctx.unroll * k.max(1),
+                ..inner.clone()
+            };
+            (k, body_ctx)
+        };
+        let counter = VARS + self.counters;
+        self.counters += 1;
+        let mut counters = ctx.counters.clone();
+        counters.push(counter);
+        let body_ctx = Ctx {
+            counters,
+            in_loop: true,
+            loop_guarded: false,
+            ..body_ctx
+        };
+        let body = if form == ClosureForm::Named {
+            Stmt::Block(vec![])
+        } else {
+            Stmt::Block(self.block(&body_ctx))
+        };
+        let cond = self.cond(&body_ctx, 1);
+        Stmt::Adapter(Box::new(Adapter {
+            kind,
+            form,
+            k,
+            counter,
+            var: self.rng.below(VARS as u64) as usize,
+            body,
+            cond,
+        }))
+    }
+
     fn block(&mut self, ctx: &Ctx) -> Vec<Stmt> {
         let n = 1 + self.rng.below(4) as usize;
         let mut v = Vec::new();
@@ -132,7 +327,7 @@ impl Gen {
                 Stmt::Continue
             };
         }
-        if ctx.guarded && roll >= 96 {
+        if ctx.guarded && ctx.returns && roll >= 96 {
             return Stmt::Return(self.expr(ctx, 2));
         }
         if ctx.plain_values && roll < 25 {
@@ -142,12 +337,109 @@ impl Gen {
                 Stmt::UsePlain(self.rng.below(VARS as u64) as usize)
             };
         }
+        if ctx.methods && (25..37).contains(&roll) {
+            let var = self.rng.below(VARS as u64) as usize;
+            // Changes in dyn loops at half the rate: each plain state a loop
+            // carries gets its own copy of the loop.
+            let fewer = ctx.in_dyn_loop && self.rng.chance(50);
+            let reads = if ctx.reads_only || fewer { 60 } else { 0 };
+            return match self.rng.below(100).max(reads) {
+                0..=34 => {
+                    let m = self.mutation();
+                    Stmt::Mutate(m, self.tail())
+                }
+                35..=59 => {
+                    let c = self.cond(ctx, 1);
+                    let (t, e) = (self.mutation(), self.mutation());
+                    Stmt::Branch(c, t, e, self.tail())
+                }
+                _ => {
+                    let how = self.rng.pick(&[
+                        Decide::Op,
+                        Decide::Branch,
+                        Decide::Bound,
+                        Decide::Nested,
+                        Decide::Nested,
+                    ]);
+                    Stmt::Use(self.source(), var, how)
+                }
+            };
+        }
         if ctx.depth >= MAX_DEPTH || self.stmts_left == 0 {
             return Stmt::Assign(self.rng.below(VARS as u64) as usize, self.expr(ctx, 3));
         }
+        // A dyn loop that steps a plain machine every turn; not inside
+        // another dyn loop, whose copies per plain state would multiply
+        // with its own.
+        if ctx.methods && !ctx.in_dyn_loop && ctx.unroll <= MAX_UNROLL && self.rng.chance(8) {
+            let counter = VARS + self.counters;
+            self.counters += 1;
+            let bound = self.bound();
+            let machine = match self.rng.below(3) {
+                0 => {
+                    let n = 1 + self.rng.below(7);
+                    Machine::Ring((0..n).map(|_| self.rng.below(7) as i32 - 3).collect())
+                }
+                1 => Machine::Toggle(self.rng.below(7) as i32 - 3),
+                _ => Machine::Counter(1 + self.rng.below(3) as i32, 1 + self.rng.below(7) as i32),
+            };
+            let var = self.rng.below(VARS as u64) as usize;
+            let mut counters = ctx.counters.clone();
+            counters.push(counter);
+            // The machine's period copies its body: sized as a repetition
+            // of 4.
+            let body_ctx = Ctx {
+                counters,
+                in_loop: true,
+                loop_guarded: false,
+                in_dyn_loop: true,
+                reads_only: true,
+                unroll: ctx.unroll * 4,
+                ..inner.clone()
+            };
+            let body = Box::new(Stmt::Block(self.block(&body_ctx)));
+            let tail = self.tail();
+            return Stmt::Machine {
+                counter,
+                bound,
+                machine,
+                var,
+                body,
+                tail,
+            };
+        }
+        // An iterator adapter whose closure walks a body and decides.
+        if ctx.adapters && self.rng.chance(12) {
+            let kind = self.rng.pick(&[
+                AdapterKind::ForEach,
+                AdapterKind::TryForEach,
+                AdapterKind::Any,
+                AdapterKind::All,
+                AdapterKind::Count,
+                AdapterKind::Position,
+                AdapterKind::Fold,
+                AdapterKind::MapCollect,
+                AdapterKind::MapSum,
+            ]);
+            // Long ones where nothing else repeats, as `PlainLoop`s; not
+            // those that accumulate (see `adapter`).
+            let long = ctx.unroll == 1
+                && !accumulates(kind)
+                && !(ctx.in_dyn_loop && ctx.methods)
+                && self.rng.chance(30);
+            if long || ctx.unroll * 2 <= MAX_UNROLL {
+                return self.adapter(kind, ctx, &inner, long);
+            }
+        }
         // A long plain loop with dyn exits, where nothing else repeats (so
         // the code stays small).
-        if ctx.plain_values && ctx.unroll == 1 && self.rng.chance(8) {
+        // (Not in a dyn loop of a program whose state changes through
+        // methods: its copies per state would each hold the long loop.)
+        if ctx.plain_values
+            && ctx.unroll == 1
+            && !(ctx.in_dyn_loop && ctx.methods)
+            && self.rng.chance(8)
+        {
             let k = 1 + self.rng.below(100) as u32;
             let body_ctx = Ctx {
                 in_loop: true,
@@ -182,17 +474,15 @@ impl Gen {
             55..=69 if ctx.unroll <= MAX_UNROLL => {
                 let counter = VARS + self.counters;
                 self.counters += 1;
-                let bound = if self.rng.chance(60) {
-                    Bound::Param(self.rng.below(2) as usize)
-                } else {
-                    Bound::Const(self.rng.below(5) as i32)
-                };
+                let bound = self.bound();
                 let mut counters = ctx.counters.clone();
                 counters.push(counter);
                 let body_ctx = Ctx {
                     counters,
                     in_loop: true,
                     loop_guarded: false,
+                    in_dyn_loop: true,
+                    reads_only: ctx.reads_only || ctx.in_dyn_loop,
                     ..inner
                 };
                 let body = Stmt::Block(self.block(&body_ctx));
@@ -226,12 +516,37 @@ impl Gen {
     }
 }
 
+/// Adapters whose result accumulates over the calls (a count, a sum, a
+/// fold, a collected vector), as opposed to those that stop at the first
+/// call that decides (`any`, `position`...) or keep nothing (`for_each`).
+fn accumulates(kind: AdapterKind) -> bool {
+    matches!(
+        kind,
+        AdapterKind::Count | AdapterKind::Fold | AdapterKind::MapSum | AdapterKind::MapCollect
+    )
+}
+
 /// The program of seed `seed`.
 pub(crate) fn generate(seed: u64) -> Program {
+    let mut rng = Rng(seed);
+    let all = [
+        Field::Stack,
+        Field::Slot,
+        Field::Map,
+        Field::Set,
+        Field::Phase,
+    ];
+    let first = rng.below(5) as usize;
+    let second = (first + 1 + rng.below(4) as usize) % 5;
+    let period = 1 + rng.below(7) as i32;
     let mut g = Gen {
-        rng: Rng(seed),
+        rng,
+        fields: [all[first], all[second]],
+        period,
+        uncounted: false,
         stmts_left: MAX_STMTS,
         counters: 0,
+        known_limits: known_limits(),
     };
     let inits = (0..VARS)
         .map(|_| match g.rng.below(4) {
@@ -243,13 +558,23 @@ pub(crate) fn generate(seed: u64) -> Program {
     // One program in three uses the plain-value statements and long plain
     // loops, which only the annotated walk extracts exactly.
     let plain_values = g.rng.chance(33);
+    // Independently, one in three changes plain state through methods and
+    // one in three hands deciding closures to adapters (both need the
+    // attribute too): about half the programs keep only the shapes above.
+    let methods = g.rng.chance(33);
+    let adapters = g.rng.chance(33);
     let ctx = Ctx {
         depth: 1,
         counters: vec![],
         in_loop: false,
         loop_guarded: false,
         plain_values,
+        methods,
+        adapters,
+        in_dyn_loop: false,
+        reads_only: false,
         guarded: false,
+        returns: true,
         plain_unroll: 1,
         unroll: 1,
     };

@@ -1,8 +1,10 @@
 //! The fuzzed language: a tiny structured language (`while`, `if`,
 //! `break`/`continue`/`return`, plain and static repetitions, plain
-//! first-stage values) over wrapping `i32` variables, its bounds, and its
-//! pseudo-C `Display` for failure reports.
+//! first-stage values, plain state changed through methods, iterator
+//! adapters whose closures decide) over wrapping `i32` variables, its
+//! bounds, and its pseudo-C `Display` for failure reports.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// General-purpose variables `v0..v3`; loop counters come after them.
@@ -19,6 +21,9 @@ pub(crate) const MAX_STMTS: usize = 25;
 pub(crate) const MAX_PLAIN_UNROLL: u32 = 16;
 /// Largest product of all nested repetition counts, to bound code size.
 pub(crate) const MAX_UNROLL: u32 = 32;
+/// Longest the plain stack grows: a push onto a full stack drops its
+/// bottom, so the state a dyn loop carries stays finite (and repeats).
+pub(crate) const STACK_CAP: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BinOp {
@@ -94,6 +99,183 @@ pub(crate) enum Stmt {
     /// `v = v + plain`: the plain value decides the operation, however far
     /// after the `if` that set it.
     UsePlain(usize),
+    /// Changes the walk's plain state through a method (`push`, `take`,
+    /// `insert`, `bump(&mut ..)`), never an assignment. `tail`: the staged
+    /// walk writes the call as a tail expression (no `;`).
+    Mutate(Mutation, bool),
+    /// `if (c) m1 else m2`: a dyn `if` whose arms change the plain state
+    /// through methods, in the frame that holds it (`tail` as for
+    /// `Mutate`).
+    Branch(Cond, Mutation, Mutation, bool),
+    /// What the plain state holds decides the code for `v` (which
+    /// operation, whether a dyn branch exists, a loop bound).
+    Use(Source, usize, Decide),
+    /// A dyn `while` (as `While`) that steps a plain machine held in a
+    /// local of the loop's frame, through a method, at the start of every
+    /// turn; the machine's value then decides the operation on `var`
+    /// (`v = op(k, v)`, as `Decide::Op`) before the body.
+    Machine {
+        counter: usize,
+        bound: Bound,
+        machine: Machine,
+        var: usize,
+        body: Box<Stmt>,
+        /// The walk writes the step as a `match` arm's tail expression.
+        tail: bool,
+    },
+    /// `(0..k).adapter(closure)`: see [`Adapter`].
+    Adapter(Box<Adapter>),
+}
+
+/// A change of the plain state through a method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mutation {
+    /// `stack.push(c)` (a full stack first drops its bottom).
+    Push(i32),
+    /// `stack.pop()`.
+    Pop,
+    /// `stack.truncate(n)`.
+    Truncate(usize),
+    /// `slot.take()`.
+    Take,
+    /// `slot.get_or_insert_with(|| c)`.
+    GetOrInsert(i32),
+    /// `slot.replace(c)`.
+    Replace(i32),
+    /// `map.insert(key, c)`.
+    Insert(i32, i32),
+    /// `map.remove(&key)`.
+    Remove(i32),
+    /// `set.insert(key)`.
+    Mark(i32),
+    /// `set.remove(&key)`.
+    Unmark(i32),
+    /// `bump(&mut phase, by, period)`: `phase = (phase + by) % period`.
+    Bump(i32, i32),
+}
+
+/// A plain `i32` read from the plain state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The plain value (`SetPlain`).
+    Plain,
+    /// `stack.len()`.
+    Len,
+    /// `stack.last()`, or -1.
+    Top,
+    /// `slot`, or -2.
+    Slot,
+    /// `map.get(&key)`, or 0.
+    Get(i32),
+    /// `map.len()`.
+    Keys,
+    /// `set.contains(&key)` (0 or 1).
+    Has(i32),
+    /// `phase`.
+    Phase,
+}
+
+/// How a plain value `k` decides the code for a variable `v`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decide {
+    /// The operation: by `k mod 3`, `v + k`, `v * 2 - k` or `v ^ (5k + 1)`.
+    Op,
+    /// Whether a dyn branch is emitted: odd `k`: `if (v < k) v = v + 1;
+    /// else v = v - k;`, even `k`: `v = v ^ k`.
+    Branch,
+    /// A dyn loop's bound: `t = 0; while (t < k mod 4) { t = t + 1;
+    /// v = v * 3 + t; }`.
+    Bound,
+    /// The operation, on one combination of two dyn decisions only:
+    /// `if (a < b) { if (b < 0) v = v + 1; else v = op(k, v); }`. Two
+    /// paths wrongly joined before it differ only there, where neither the
+    /// path that links nor the check run that takes the other sides goes.
+    Nested,
+}
+
+/// A plain machine a `Machine` loop steps every turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Machine {
+    /// `ring.rotate_left(1)`, then `ring[0]`: period `ring.len()` (1 to 7).
+    Ring(Vec<i32>),
+    /// `if slot.take().is_none() { slot.get_or_insert_with(|| c); }`, then
+    /// `slot` or -1: period 2.
+    Toggle(i32),
+    /// `bump(&mut phase, by, period)`, then `phase`.
+    Counter(i32, i32),
+}
+
+/// Which standard adapter calls the closure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AdapterKind {
+    /// `for_each`: a true condition does `v = v + i + 1`.
+    ForEach,
+    /// `try_for_each`: a true condition stops; a false one does
+    /// `v = v ^ (i + 1)`. Finds whether it stopped early.
+    TryForEach,
+    /// `any`: finds whether a condition held.
+    Any,
+    /// `all`: finds whether every condition held.
+    All,
+    /// `filter(..).count()`: finds how many held.
+    Count,
+    /// `position`: finds the first that held, or -1.
+    Position,
+    /// `fold(0, ..)`: `acc + 2` where the condition held, `acc - 1` where
+    /// not; finds `acc`.
+    Fold,
+    /// `map(..).collect::<Vec<Dyn<i32>>>()`: each call gives `v + i + 1`
+    /// (condition held) or `v * 3` (not), or `i` (a call that did not get to
+    /// its condition); then `v = v * 5 + d` for each, in order.
+    MapCollect,
+    /// `map(..).sum()`: `i + 1` where the condition held; finds the sum.
+    MapSum,
+}
+
+/// How the closure reaches the adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ClosureForm {
+    /// A closure literal in the call (its calls are counted).
+    Inline,
+    /// A closure bound to a name first (`let f = |i| ..; (0..k).any(&f)`);
+    /// it decides but walks no body (`ForEach`, `Any`, `Count`).
+    Named,
+    /// Handed to an unannotated helper of the test that calls it
+    /// repeatedly (`call_n(k, &mut |i| ..)`; `ForEach`, `TryForEach`).
+    Helper,
+}
+
+/// `(0..k).adapter(|i| { counter = i + 1; body; cond })`: each call sets the
+/// counter, walks the body, then decides `cond` (a dyn decision), all in a
+/// closure handed to the adapter. The body's `break` and `return` end the
+/// adapter (a `return` leaves the statement), and its `continue` ends the
+/// call (a `return` from the closure); calls after a `break` or `return`
+/// do nothing, where the adapter cannot stop. What an adapter finds (a
+/// plain `r`) then decides the code for `var` (`v = op(r, v)`, as
+/// `Decide::Op`), and `r & 1` replaces the plain slot, for later
+/// statements to decide with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Adapter {
+    pub(crate) kind: AdapterKind,
+    pub(crate) form: ClosureForm,
+    pub(crate) k: u32,
+    pub(crate) counter: usize,
+    pub(crate) var: usize,
+    pub(crate) body: Stmt,
+    pub(crate) cond: Cond,
+}
+
+/// The plain first-stage state of a walk: what `SetPlain`, `Mutate`,
+/// `Branch` and adapters change and `UsePlain` and `Use` read. `Hash`, so
+/// that `#[augur::staged]` tracks the locals that hold it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct PlainState {
+    pub(crate) plain: i32,
+    pub(crate) stack: Vec<i32>,
+    pub(crate) slot: Option<i32>,
+    pub(crate) map: BTreeMap<i32, i32>,
+    pub(crate) set: BTreeSet<i32>,
+    pub(crate) phase: i32,
 }
 
 /// How variable `v` starts.
@@ -114,7 +296,9 @@ pub(crate) struct Program {
 }
 
 /// How a statement ended; `Return` carries the value (`i32` in the
-/// reference, `Dyn<i32>` in the staged walk).
+/// reference, `Dyn<i32>` in the staged walk). `Hash`: the staged walk keeps
+/// an adapter's exit in a tracked local.
+#[derive(Clone, Copy, Debug, Hash)]
 pub(crate) enum Flow<V> {
     Normal,
     Break,
@@ -227,6 +411,129 @@ impl Stmt {
             }
             Stmt::SetPlain(c) => writeln!(f, "{pad}plain = {c};"),
             Stmt::UsePlain(v) => writeln!(f, "{pad}{0} = {0} + plain;", Expr::Var(*v)),
+            Stmt::Mutate(m, tail) => writeln!(f, "{pad}{m};{}", tail_note(*tail)),
+            Stmt::Branch(c, t, e, tail) => writeln!(
+                f,
+                "{pad}if ({c}) {{ {t}; }} else {{ {e}; }}{}",
+                tail_note(*tail)
+            ),
+            Stmt::Use(src, v, how) => {
+                let how = match how {
+                    Decide::Op => "op",
+                    Decide::Branch => "branch",
+                    Decide::Bound => "bound",
+                    Decide::Nested => "nested",
+                };
+                writeln!(f, "{pad}decide_{how}({}, {src});", Expr::Var(*v))
+            }
+            Stmt::Machine {
+                counter,
+                bound,
+                machine,
+                var,
+                body: b,
+                tail,
+            } => {
+                let c = Expr::Var(*counter);
+                let bound = match bound {
+                    Bound::Param(p) => Expr::Param(*p),
+                    Bound::Const(k) => Expr::Const(*k),
+                };
+                let (init, step, read) = match machine {
+                    Machine::Ring(r) => (
+                        format!("ring = {r:?}"),
+                        "ring.rotate_left(1)".to_string(),
+                        "ring[0]",
+                    ),
+                    Machine::Toggle(k) => (
+                        "slot = None".to_string(),
+                        format!("if slot.take().is_none() {{ slot.get_or_insert_with(|| {k}); }}"),
+                        "slot.unwrap_or(-1)",
+                    ),
+                    Machine::Counter(by, period) => (
+                        "phase = 0".to_string(),
+                        format!("bump(&mut phase, {by}, {period})"),
+                        "phase",
+                    ),
+                };
+                writeln!(f, "{pad}{c} = 0; {init};")?;
+                writeln!(f, "{pad}while ({c} < {bound}) {{")?;
+                writeln!(f, "{pad}  {c} = {c} + 1;")?;
+                writeln!(f, "{pad}  {step};{}", tail_note(*tail))?;
+                writeln!(f, "{pad}  decide_op({}, {read});", Expr::Var(*var))?;
+                body(f, b)?;
+                writeln!(f, "{pad}}}")
+            }
+            Stmt::Adapter(a) => {
+                let (call, ret) = match a.kind {
+                    AdapterKind::ForEach => ("for_each", "if (cond) v += i + 1"),
+                    AdapterKind::TryForEach => ("try_for_each", "cond ? Break : (v ^= i + 1)"),
+                    AdapterKind::Any => ("any", "cond"),
+                    AdapterKind::All => ("all", "cond"),
+                    AdapterKind::Count => ("filter(..).count", "cond"),
+                    AdapterKind::Position => ("position", "cond"),
+                    AdapterKind::Fold => ("fold", "cond ? acc + 2 : acc - 1"),
+                    AdapterKind::MapCollect => ("map(..).collect", "cond ? v + i + 1 : v * 3"),
+                    AdapterKind::MapSum => ("map(..).sum", "cond ? i + 1 : 0"),
+                };
+                let form = match a.form {
+                    ClosureForm::Inline => "",
+                    ClosureForm::Named => " (named closure)",
+                    ClosureForm::Helper => " (through an unannotated helper)",
+                };
+                let c = Expr::Var(a.counter);
+                writeln!(
+                    f,
+                    "{pad}{} <- (0..{}).{call}(|i| {{{form}",
+                    Expr::Var(a.var),
+                    a.k
+                )?;
+                writeln!(f, "{pad}  {c} = i + 1;")?;
+                body(f, &a.body)?;
+                writeln!(f, "{pad}  {ret}  /* cond: {} */", a.cond)?;
+                writeln!(f, "{pad}}});")
+            }
+        }
+    }
+}
+
+fn tail_note(tail: bool) -> &'static str {
+    if tail {
+        "  // the walk's call is a tail expression (no `;`)"
+    } else {
+        ""
+    }
+}
+
+impl fmt::Display for Mutation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mutation::Push(c) => write!(f, "stack.push({c})"),
+            Mutation::Pop => write!(f, "stack.pop()"),
+            Mutation::Truncate(n) => write!(f, "stack.truncate({n})"),
+            Mutation::Take => write!(f, "slot.take()"),
+            Mutation::GetOrInsert(c) => write!(f, "slot.get_or_insert_with(|| {c})"),
+            Mutation::Replace(c) => write!(f, "slot.replace({c})"),
+            Mutation::Insert(k, c) => write!(f, "map.insert({k}, {c})"),
+            Mutation::Remove(k) => write!(f, "map.remove(&{k})"),
+            Mutation::Mark(k) => write!(f, "set.insert({k})"),
+            Mutation::Unmark(k) => write!(f, "set.remove(&{k})"),
+            Mutation::Bump(by, period) => write!(f, "bump(&mut phase, {by}, {period})"),
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Plain => write!(f, "plain"),
+            Source::Len => write!(f, "stack.len()"),
+            Source::Top => write!(f, "stack.last().unwrap_or(-1)"),
+            Source::Slot => write!(f, "slot.unwrap_or(-2)"),
+            Source::Get(k) => write!(f, "map.get(&{k}).unwrap_or(0)"),
+            Source::Keys => write!(f, "map.len()"),
+            Source::Has(k) => write!(f, "set.contains(&{k})"),
+            Source::Phase => write!(f, "phase"),
         }
     }
 }

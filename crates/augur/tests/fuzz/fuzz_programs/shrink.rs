@@ -3,7 +3,10 @@
 //! the size and validity measures of a program body.
 
 use crate::fuzz_programs::check::{check_program, documented_limit, Failure};
-use crate::fuzz_programs::language::{Bound, Cond, Expr, Init, Program, Stmt, VARS};
+use crate::fuzz_programs::language::{
+    Adapter, AdapterKind, Bound, ClosureForm, Cond, Decide, Expr, Init, Machine, Program, Stmt,
+    VARS,
+};
 use crate::fuzz_programs::staged::Walk;
 
 fn exprs_smaller(e: &Expr) -> Vec<Expr> {
@@ -107,7 +110,83 @@ fn stmts_smaller(s: &Stmt) -> Vec<Stmt> {
                 }
             }
         }
-        Stmt::SetPlain(_) | Stmt::UsePlain(_) => {}
+        Stmt::SetPlain(_) | Stmt::UsePlain(_) | Stmt::Mutate(..) => {}
+        Stmt::Branch(c, t, e, tail) => {
+            out.push(Stmt::Mutate(*t, *tail));
+            out.push(Stmt::Mutate(*e, *tail));
+            for c2 in conds_smaller(c) {
+                out.push(Stmt::Branch(c2, *t, *e, *tail));
+            }
+        }
+        Stmt::Use(src, x, how) => {
+            if *how != Decide::Op {
+                out.push(Stmt::Use(*src, *x, Decide::Op));
+            }
+        }
+        Stmt::Machine {
+            counter,
+            bound,
+            machine,
+            var,
+            body,
+            tail,
+        } => {
+            let make = |bound: Bound, machine: Machine, body: Box<Stmt>| Stmt::Machine {
+                counter: *counter,
+                bound,
+                machine,
+                var: *var,
+                body,
+                tail: *tail,
+            };
+            out.push((**body).clone());
+            out.push(Stmt::While {
+                counter: *counter,
+                bound: *bound,
+                body: body.clone(),
+            });
+            if *bound != Bound::Const(1) {
+                out.push(make(Bound::Const(1), machine.clone(), body.clone()));
+            }
+            if let Machine::Ring(r) = machine {
+                if r.len() > 1 {
+                    out.push(make(
+                        *bound,
+                        Machine::Ring(r[..r.len() - 1].to_vec()),
+                        body.clone(),
+                    ));
+                }
+            }
+            for b2 in stmts_smaller(body) {
+                out.push(make(*bound, machine.clone(), boxed(b2)));
+            }
+        }
+        Stmt::Adapter(a) => {
+            let with = |f: &dyn Fn(&mut Adapter)| {
+                let mut b = (**a).clone();
+                f(&mut b);
+                Stmt::Adapter(Box::new(b))
+            };
+            out.push(a.body.clone());
+            if a.k > 2 {
+                out.push(with(&|b| b.k = a.k / 2));
+            }
+            if a.k > 0 {
+                out.push(with(&|b| b.k = a.k - 1));
+            }
+            if a.form != ClosureForm::Inline {
+                out.push(with(&|b| b.form = ClosureForm::Inline));
+            }
+            if a.kind != AdapterKind::ForEach {
+                out.push(with(&|b| b.kind = AdapterKind::ForEach));
+            }
+            for c2 in conds_smaller(&a.cond) {
+                out.push(with(&|b| b.cond = c2.clone()));
+            }
+            for b2 in stmts_smaller(&a.body) {
+                out.push(with(&|b| b.body = b2.clone()));
+            }
+        }
         Stmt::Repeat(k, body) | Stmt::StaticRepeat(k, body) | Stmt::PlainLoop(k, body) => {
             let make = |k: u32, b: Box<Stmt>| match s {
                 Stmt::Repeat(..) => Stmt::Repeat(k, b),
@@ -138,9 +217,35 @@ fn stmts_smaller(s: &Stmt) -> Vec<Stmt> {
 pub(crate) fn valid(s: &Stmt, in_loop: bool) -> bool {
     match s {
         Stmt::Break | Stmt::Continue => in_loop,
-        Stmt::Assign(..) | Stmt::Return(_) | Stmt::SetPlain(_) | Stmt::UsePlain(_) => true,
+        Stmt::Assign(..)
+        | Stmt::Return(_)
+        | Stmt::SetPlain(_)
+        | Stmt::UsePlain(_)
+        | Stmt::Mutate(..)
+        | Stmt::Branch(..)
+        | Stmt::Use(..) => true,
         Stmt::If(_, t, e) => valid(t, in_loop) && valid(e, in_loop),
-        Stmt::While { body, .. } | Stmt::PlainLoop(_, body) => valid(body, true),
+        Stmt::While { body, .. } | Stmt::PlainLoop(_, body) | Stmt::Machine { body, .. } => {
+            valid(body, true)
+        }
+        // A named closure walks no body; a helper calls only `ForEach` and
+        // `TryForEach` closures.
+        Stmt::Adapter(a) => {
+            valid(&a.body, true)
+                && match a.form {
+                    ClosureForm::Inline => true,
+                    ClosureForm::Named => {
+                        a.body == Stmt::Block(vec![])
+                            && matches!(
+                                a.kind,
+                                AdapterKind::ForEach | AdapterKind::Any | AdapterKind::Count
+                            )
+                    }
+                    ClosureForm::Helper => {
+                        matches!(a.kind, AdapterKind::ForEach | AdapterKind::TryForEach)
+                    }
+                }
+        }
         Stmt::Block(ss) => ss.iter().all(|s| valid(s, in_loop)),
         Stmt::Repeat(_, b) | Stmt::StaticRepeat(_, b) => valid(b, in_loop),
     }
@@ -152,14 +257,17 @@ pub(crate) fn size(s: &Stmt) -> usize {
         Stmt::While { body, .. }
         | Stmt::Repeat(_, body)
         | Stmt::StaticRepeat(_, body)
-        | Stmt::PlainLoop(_, body) => 1 + size(body),
+        | Stmt::PlainLoop(_, body)
+        | Stmt::Machine { body, .. } => 1 + size(body),
+        Stmt::Adapter(a) => 1 + size(&a.body),
         Stmt::Block(ss) => ss.iter().map(size).sum(),
         _ => 1,
     }
 }
 
-/// How long one failure may be shrunk.
-const SHRINK_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long one failure may be shrunk, in seconds (`AUGUR_FUZZ_SHRINK_SECS`
+/// sets it: a program near a limit takes seconds to check).
+const SHRINK_SECS: u64 = 60;
 
 /// The smallest variant of `p` found greedily that still fails in the same
 /// way as `first`.
@@ -170,7 +278,12 @@ pub(crate) fn shrink(p: &Program, walk: Walk, compile: bool, first: Failure) -> 
     let mut failure = first;
     // Bounded, since a check can take seconds (a run-limit failure).
     let started = std::time::Instant::now();
-    'outer: while started.elapsed() < SHRINK_TIME {
+    let secs = std::env::var("AUGUR_FUZZ_SHRINK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SHRINK_SECS);
+    let shrink_time = std::time::Duration::from_secs(secs);
+    'outer: while started.elapsed() < shrink_time {
         // Fewer variables first: initial values to zero.
         let mut candidates: Vec<Program> = Vec::new();
         for i in 0..VARS {
@@ -189,7 +302,7 @@ pub(crate) fn shrink(p: &Program, walk: Walk, compile: bool, first: Failure) -> 
             }
         }
         for q in candidates {
-            if started.elapsed() > SHRINK_TIME {
+            if started.elapsed() > shrink_time {
                 break 'outer;
             }
             match check_program(&q, walk, compile) {

@@ -3,8 +3,12 @@
 //! under `#[augur::staged]`, and the *indexed* walk, without it), and which
 //! programs need the attribute.
 
-use crate::fuzz_programs::language::{BinOp, Bound, CmpOp, Cond, Expr, Flow, Init, Program, Stmt};
+use crate::fuzz_programs::language::{
+    Adapter, AdapterKind, BinOp, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Flow, Init,
+    Machine, Mutation, PlainState, Program, Source, Stmt, STACK_CAP,
+};
 use augur::Dyn;
+use std::ops::ControlFlow;
 
 /// A staged operand: a `Dyn` or a first-stage constant, so that literals end
 /// up on either side of operators (`x + 3`, `3 - x`) as they would in
@@ -118,15 +122,98 @@ impl Vars {
             Cond::Or(a, b) => self.cond(a).or(self.cond(b)),
         }
     }
+
+    /// `x = op(k, x)`: the operation the plain `k` decides (`Decide::Op`).
+    fn op(&self, x: Dyn<i32>, k: i32) {
+        match k.rem_euclid(3) {
+            0 => x.set(x + k),
+            1 => x.set(x * 2 - k),
+            _ => x.set(x ^ k.wrapping_mul(5).wrapping_add(1)),
+        }
+    }
 }
 
-/// What a statement did: how it ended, and the plain value after it.
-type Out = (Flow<Dyn<i32>>, i32);
+/// What a statement did: how it ended, and the plain state after it.
+type Out = (Flow<Dyn<i32>>, PlainState);
+
+/// Adds `by` to the counter behind `p`, modulo `period`: plain state
+/// changed through a `&mut` argument of a helper (without the attribute:
+/// it stages nothing).
+fn bump(p: &mut i32, by: i32, period: i32) {
+    *p = (*p + by) % period;
+}
+
+/// A change of the plain state, through the methods of its fields (an
+/// unannotated helper: it stages nothing).
+fn apply(st: &mut PlainState, m: &Mutation) {
+    match *m {
+        Mutation::Push(c) => {
+            if st.stack.len() == STACK_CAP {
+                st.stack.remove(0);
+            }
+            st.stack.push(c);
+        }
+        Mutation::Pop => {
+            st.stack.pop();
+        }
+        Mutation::Truncate(n) => st.stack.truncate(n),
+        Mutation::Take => {
+            st.slot.take();
+        }
+        Mutation::GetOrInsert(c) => {
+            st.slot.get_or_insert(c);
+        }
+        Mutation::Replace(c) => {
+            st.slot.replace(c);
+        }
+        Mutation::Insert(k, c) => {
+            st.map.insert(k, c);
+        }
+        Mutation::Remove(k) => {
+            st.map.remove(&k);
+        }
+        Mutation::Mark(k) => {
+            st.set.insert(k);
+        }
+        Mutation::Unmark(k) => {
+            st.set.remove(&k);
+        }
+        Mutation::Bump(by, period) => bump(&mut st.phase, by, period),
+    }
+}
+
+impl PlainState {
+    /// [`apply`] as a method: the walk changes its local through it.
+    fn change(&mut self, m: &Mutation) {
+        apply(self, m);
+    }
+}
+
+/// Calls `f(0)`, ..., `f(n - 1)`: a small helper of the test, without the
+/// attribute, that calls a closure repeatedly.
+fn call_n(n: u32, f: &mut dyn FnMut(u32)) {
+    for i in 0..n {
+        f(i);
+    }
+}
+
+/// Calls `f(0)`, `f(1)`, ... while it returns true, at most `n` times;
+/// true if it stopped early (without the attribute, as `call_n`).
+fn call_while(n: u32, f: &mut dyn FnMut(u32) -> bool) -> bool {
+    for i in 0..n {
+        if !f(i) {
+            return true;
+        }
+    }
+    false
+}
 
 /// The staged walk, written the way a DSL author would write an
-/// interpreter: plain Rust recursion, the plain value passed down and
-/// handed back up, `plain = ...` in the callers' locals. `$walk` says how a
-/// block's statements are walked; `$attr` is the attribute (or nothing).
+/// interpreter: plain Rust recursion, the plain state passed down and
+/// handed back up, `st = ...` in the callers' locals; the plain state's own
+/// statements change the local of the block that walks them in place,
+/// through methods. `$walk` says how a block's statements are walked;
+/// `$attr` is the attribute (or nothing).
 macro_rules! staged_walk {
     ($name:ident, $walk:expr, $(#[$attr:meta])*) => {
         struct $name(Vars);
@@ -139,27 +226,104 @@ macro_rules! staged_walk {
             /// its tags from its parent's return addresses (the attribute's
             /// frame guard does the same; `black_box` keeps both walks the
             /// same program).
-            fn stmt(&self, s: &Stmt, plain: i32) -> Out {
-                let out = self.stmt_inner(s, plain);
+            fn stmt(&self, s: &Stmt, st: PlainState) -> Out {
+                let out = self.stmt_inner(s, st);
                 std::hint::black_box(&out);
                 out
             }
 
             /// Walks `items` in order with a plain `for`, carrying the
-            /// plain value; stops at the first that does not end normally.
-            fn sequence<'s>(&self, items: impl Iterator<Item = &'s Stmt>, plain: i32) -> Out {
-                let mut plain = plain;
+            /// plain state in a local; stops at the first that does not end
+            /// normally. `Mutate` and `Branch` change the local in place.
+            fn sequence<'s>(&self, items: impl Iterator<Item = &'s Stmt>, st: PlainState) -> Out {
+                let v = &self.0;
+                let mut st = st;
                 for s in items {
-                    let (flow, after) = self.stmt(s, plain);
-                    plain = after;
-                    if !matches!(flow, Flow::Normal) {
-                        return (flow, plain);
+                    match s {
+                        Stmt::Mutate(m, false) => match m {
+                            Mutation::Push(c) => {
+                                if st.stack.len() == STACK_CAP {
+                                    st.stack.remove(0);
+                                }
+                                st.stack.push(*c);
+                            }
+                            Mutation::Pop => {
+                                st.stack.pop();
+                            }
+                            Mutation::Truncate(n) => {
+                                st.stack.truncate(*n);
+                            }
+                            Mutation::Take => {
+                                st.slot.take();
+                            }
+                            Mutation::GetOrInsert(c) => {
+                                st.slot.get_or_insert_with(|| *c);
+                            }
+                            Mutation::Replace(c) => {
+                                st.slot.replace(*c);
+                            }
+                            Mutation::Insert(k, c) => {
+                                st.map.insert(*k, *c);
+                            }
+                            Mutation::Remove(k) => {
+                                st.map.remove(k);
+                            }
+                            Mutation::Mark(k) => {
+                                st.set.insert(*k);
+                            }
+                            Mutation::Unmark(k) => {
+                                st.set.remove(k);
+                            }
+                            Mutation::Bump(by, period) => {
+                                bump(&mut st.phase, *by, *period);
+                            }
+                        },
+                        // The same calls as tail expressions of the arms,
+                        // as rustfmt leaves them.
+                        Stmt::Mutate(m, true) => match m {
+                            Mutation::Push(c) => {
+                                if st.stack.len() == STACK_CAP {
+                                    st.stack.remove(0);
+                                }
+                                st.stack.push(*c)
+                            }
+                            Mutation::Pop => st.change(m),
+                            Mutation::Truncate(n) => st.stack.truncate(*n),
+                            Mutation::Take | Mutation::GetOrInsert(_) | Mutation::Replace(_) => {
+                                st.change(m)
+                            }
+                            Mutation::Insert(..) | Mutation::Remove(_) => apply(&mut st, m),
+                            Mutation::Mark(..) | Mutation::Unmark(_) => st.change(m),
+                            Mutation::Bump(by, period) => bump(&mut st.phase, *by, *period),
+                        },
+                        // A flag set on a dyn branch, through methods.
+                        Stmt::Branch(c, t, e, false) => {
+                            if v.cond(c).is_true() {
+                                st.change(t);
+                            } else {
+                                apply(&mut st, e);
+                            }
+                        }
+                        Stmt::Branch(c, t, e, true) => {
+                            if v.cond(c).is_true() {
+                                st.change(t)
+                            } else {
+                                apply(&mut st, e)
+                            }
+                        }
+                        s => {
+                            let (flow, after) = self.stmt(s, st);
+                            st = after;
+                            if !matches!(flow, Flow::Normal) {
+                                return (flow, st);
+                            }
+                        }
                     }
                 }
-                (Flow::Normal, plain)
+                (Flow::Normal, st)
             }
 
-            fn stmt_inner(&self, s: &Stmt, plain: i32) -> Out {
+            fn stmt_inner(&self, s: &Stmt, st: PlainState) -> Out {
                 let v = &self.0;
                 match s {
                     Stmt::Assign(x, e) => match v.expr(e) {
@@ -168,9 +332,9 @@ macro_rules! staged_walk {
                     },
                     Stmt::If(c, t, e) => {
                         return if v.cond(c).is_true() {
-                            self.stmt(t, plain)
+                            self.stmt(t, st)
                         } else {
-                            self.stmt(e, plain)
+                            self.stmt(e, st)
                         }
                     }
                     Stmt::While {
@@ -182,7 +346,7 @@ macro_rules! staged_walk {
                         ctr.set(0);
                         // A dyn loop: the Rust `loop` repeats the same
                         // decision, and the engine closes it into a C loop.
-                        let mut plain = plain;
+                        let mut st = st;
                         loop {
                             let go = match bound {
                                 Bound::Param(p) => ctr.lt(v.params[*p]),
@@ -192,51 +356,452 @@ macro_rules! staged_walk {
                                 break;
                             }
                             ctr.set(ctr + 1);
-                            let (flow, after) = self.stmt(body, plain);
-                            plain = after;
+                            let (flow, after) = self.stmt(body, st);
+                            st = after;
                             match flow {
                                 Flow::Normal | Flow::Continue => {}
                                 Flow::Break => break,
-                                r @ Flow::Return(_) => return (r, plain),
+                                r @ Flow::Return(_) => return (r, st),
                             }
                         }
-                        return (Flow::Normal, plain);
+                        return (Flow::Normal, st);
                     }
-                    Stmt::Break => return (Flow::Break, plain),
-                    Stmt::Continue => return (Flow::Continue, plain),
-                    Stmt::Return(e) => return (Flow::Return(v.expr(e).dyn_()), plain),
-                    Stmt::Block(ss) if $walk == Walk::Plain => {
-                        return self.sequence(ss.iter(), plain)
-                    }
+                    Stmt::Break => return (Flow::Break, st),
+                    Stmt::Continue => return (Flow::Continue, st),
+                    Stmt::Return(e) => return (Flow::Return(v.expr(e).dyn_()), st),
+                    Stmt::Block(ss) if $walk == Walk::Plain => return self.sequence(ss.iter(), st),
                     Stmt::Block(ss) => {
-                        return self.sequence(augur::range(0..ss.len()).map(|i| &ss[i]), plain)
+                        return self.sequence(augur::range(0..ss.len()).map(|i| &ss[i]), st)
                     }
                     // A plain Rust loop around (possibly) dyn branches.
                     Stmt::Repeat(k, body) => {
-                        return self.sequence(std::iter::repeat_n(&**body, *k as usize), plain)
+                        return self.sequence(std::iter::repeat_n(&**body, *k as usize), st)
                     }
                     // The same with the counter visible to tags.
                     Stmt::StaticRepeat(k, body) => {
-                        return self.sequence(augur::range(0..*k).map(|_| &**body), plain)
+                        return self.sequence(augur::range(0..*k).map(|_| &**body), st)
                     }
                     // A plain loop with its own (dyn) exits.
                     Stmt::PlainLoop(k, body) => {
-                        let mut plain = plain;
+                        let mut st = st;
                         for _ in 0..*k {
-                            let (flow, after) = self.stmt(body, plain);
-                            plain = after;
+                            let (flow, after) = self.stmt(body, st);
+                            st = after;
                             match flow {
                                 Flow::Normal | Flow::Continue => {}
                                 Flow::Break => break,
-                                r @ Flow::Return(_) => return (r, plain),
+                                r @ Flow::Return(_) => return (r, st),
                             }
                         }
-                        return (Flow::Normal, plain);
+                        return (Flow::Normal, st);
                     }
-                    Stmt::SetPlain(c) => return (Flow::Normal, *c),
-                    Stmt::UsePlain(x) => v.vars[*x].set(v.vars[*x] + plain),
+                    Stmt::SetPlain(c) => {
+                        let mut st = st;
+                        st.plain = *c;
+                        return (Flow::Normal, st);
+                    }
+                    Stmt::UsePlain(x) => v.vars[*x].set(v.vars[*x] + st.plain),
+                    // Not in a block: walked as a block of one.
+                    Stmt::Mutate(..) | Stmt::Branch(..) => {
+                        return self.sequence(std::iter::once(s), st)
+                    }
+                    Stmt::Use(src, x, how) => {
+                        let k = match src {
+                            Source::Plain => st.plain,
+                            Source::Len => st.stack.len() as i32,
+                            Source::Top => st.stack.last().copied().unwrap_or(-1),
+                            Source::Slot => st.slot.unwrap_or(-2),
+                            Source::Get(key) => st.map.get(key).copied().unwrap_or(0),
+                            Source::Keys => st.map.len() as i32,
+                            Source::Has(key) => i32::from(st.set.contains(key)),
+                            Source::Phase => st.phase,
+                        };
+                        let x = v.vars[*x];
+                        match how {
+                            Decide::Op => v.op(x, k),
+                            Decide::Branch if k & 1 == 1 => {
+                                if x.lt(k).is_true() {
+                                    x.set(x + 1);
+                                } else {
+                                    x.set(x - k);
+                                }
+                            }
+                            Decide::Branch => x.set(x ^ k),
+                            Decide::Nested => {
+                                let [a, b] = v.params;
+                                if a.lt(b).is_true() {
+                                    if b.lt(0).is_true() {
+                                        x.set(x + 1);
+                                    } else {
+                                        v.op(x, k);
+                                    }
+                                }
+                            }
+                            Decide::Bound => {
+                                let t = Dyn::new(0);
+                                while t.lt(k.rem_euclid(4)).is_true() {
+                                    t.set(t + 1);
+                                    x.set(x * 3 + t);
+                                }
+                            }
+                        }
+                    }
+                    Stmt::Machine {
+                        counter,
+                        bound,
+                        machine,
+                        var,
+                        body,
+                        tail,
+                    } => {
+                        let m = (*counter, *bound, machine, *var, *tail);
+                        return self.machine(m, body, st);
+                    }
+                    Stmt::Adapter(a) => return self.adapter(a, st),
                 }
-                (Flow::Normal, plain)
+                (Flow::Normal, st)
+            }
+
+            /// A dyn loop that steps a plain machine, held in locals of
+            /// this frame and changed only through methods, every turn.
+            fn machine(
+                &self,
+                (counter, bound, machine, var, tail): (usize, Bound, &Machine, usize, bool),
+                body: &Stmt,
+                st: PlainState,
+            ) -> Out {
+                let v = &self.0;
+                let (ctr, x) = (v.vars[counter], v.vars[var]);
+                ctr.set(0);
+                let mut st = st;
+                let mut ring: Vec<i32> = Vec::new();
+                let mut slot: Option<i32> = None;
+                let mut phase = 0;
+                if let Machine::Ring(r) = machine {
+                    ring.extend_from_slice(r);
+                }
+                loop {
+                    let go = match bound {
+                        Bound::Param(p) => ctr.lt(v.params[p]),
+                        Bound::Const(c) => ctr.lt(c),
+                    };
+                    if !go.is_true() {
+                        break;
+                    }
+                    ctr.set(ctr + 1);
+                    if !tail {
+                        match machine {
+                            Machine::Ring(_) => {
+                                ring.rotate_left(1);
+                            }
+                            Machine::Toggle(c) => {
+                                if slot.take().is_none() {
+                                    slot.get_or_insert_with(|| *c);
+                                }
+                            }
+                            Machine::Counter(by, period) => {
+                                bump(&mut phase, *by, *period);
+                            }
+                        }
+                    } else {
+                        // The same, as rustfmt leaves arms that are calls.
+                        match machine {
+                            Machine::Ring(_) => ring.rotate_left(1),
+                            Machine::Toggle(c) => {
+                                if slot.take().is_none() {
+                                    slot.get_or_insert_with(|| *c);
+                                }
+                            }
+                            Machine::Counter(by, period) => bump(&mut phase, *by, *period),
+                        }
+                    }
+                    let k = match machine {
+                        Machine::Ring(_) => ring[0],
+                        Machine::Toggle(_) => match slot {
+                            Some(c) => c,
+                            None => -1,
+                        },
+                        Machine::Counter(..) => phase,
+                    };
+                    v.op(x, k);
+                    let (flow, after) = self.stmt(body, st);
+                    st = after;
+                    match flow {
+                        Flow::Normal | Flow::Continue => {}
+                        Flow::Break => break,
+                        r @ Flow::Return(_) => return (r, st),
+                    }
+                }
+                (Flow::Normal, st)
+            }
+
+            /// `(0..k).adapter(closure)` (see `Adapter`): the closure
+            /// walks the body with the plain state and the adapter's exit
+            /// in this frame's locals, and takes the dyn decision.
+            fn adapter(&self, a: &Adapter, st: PlainState) -> Out {
+                let v = &self.0;
+                let (ctr, x) = (v.vars[a.counter], v.vars[a.var]);
+                let n = a.k;
+                let mut st = st;
+                // How the body ended the adapter (`break`, `return`).
+                let mut exit: Option<Flow<Dyn<i32>>> = None;
+                // What the adapter found. Results are assigned, not bound
+                // by a `let` of the adapter: such a `let` poisons `st`'s
+                // tracker (its closure changes `st`) until the block names
+                // `st` again (see `reproducers/methods.rs`).
+                let mut found: Option<i32> = None;
+                match (a.kind, a.form) {
+                    (AdapterKind::ForEach, ClosureForm::Inline) => (0..n).for_each(|i| {
+                        if exit.is_some() {
+                            return;
+                        }
+                        ctr.set(i as i32 + 1);
+                        let (flow, after) = self.stmt(&a.body, st.clone());
+                        st = after;
+                        match flow {
+                            Flow::Normal => {}
+                            Flow::Continue => return,
+                            f => {
+                                exit = Some(f);
+                                return;
+                            }
+                        }
+                        if v.cond(&a.cond).is_true() {
+                            x.set(x + (i as i32 + 1));
+                        }
+                    }),
+                    (AdapterKind::ForEach, ClosureForm::Named) => {
+                        let each = |i: u32| {
+                            ctr.set(i as i32 + 1);
+                            if v.cond(&a.cond).is_true() {
+                                x.set(x + (i as i32 + 1));
+                            }
+                        };
+                        (0..n).for_each(each);
+                    }
+                    (AdapterKind::ForEach, ClosureForm::Helper) => call_n(n, &mut |i| {
+                        if exit.is_some() {
+                            return;
+                        }
+                        ctr.set(i as i32 + 1);
+                        let (flow, after) = self.stmt(&a.body, st.clone());
+                        st = after;
+                        match flow {
+                            Flow::Normal => {}
+                            Flow::Continue => return,
+                            f => {
+                                exit = Some(f);
+                                return;
+                            }
+                        }
+                        if v.cond(&a.cond).is_true() {
+                            x.set(x + (i as i32 + 1));
+                        }
+                    }),
+                    (AdapterKind::TryForEach, ClosureForm::Helper) => {
+                        let stopped;
+                        stopped = call_while(n, &mut |i| {
+                            ctr.set(i as i32 + 1);
+                            let (flow, after) = self.stmt(&a.body, st.clone());
+                            st = after;
+                            match flow {
+                                Flow::Normal => {}
+                                Flow::Continue => return true,
+                                f => {
+                                    exit = Some(f);
+                                    return false;
+                                }
+                            }
+                            if v.cond(&a.cond).is_true() {
+                                return false;
+                            }
+                            x.set(x ^ (i as i32 + 1));
+                            true
+                        });
+                        found = Some(i32::from(stopped));
+                    }
+                    (AdapterKind::TryForEach, _) => {
+                        let stopped;
+                        stopped = (0..n)
+                            .try_for_each(|i| {
+                            ctr.set(i as i32 + 1);
+                            let (flow, after) = self.stmt(&a.body, st.clone());
+                            st = after;
+                            match flow {
+                                Flow::Normal => {}
+                                Flow::Continue => return ControlFlow::Continue(()),
+                                f => {
+                                    exit = Some(f);
+                                    return ControlFlow::Break(());
+                                }
+                            }
+                            if v.cond(&a.cond).is_true() {
+                                return ControlFlow::Break(());
+                            }
+                            x.set(x ^ (i as i32 + 1));
+                            ControlFlow::Continue(())
+                        })
+                        .is_break();
+                        found = Some(i32::from(stopped));
+                    }
+                    (AdapterKind::Any, ClosureForm::Named) => {
+                        let hit = |i: u32| {
+                            ctr.set(i as i32 + 1);
+                            v.cond(&a.cond).is_true()
+                        };
+                        found = Some(i32::from((0..n).any(&hit)));
+                    }
+                    (AdapterKind::Any, _) => {
+                        found = Some(i32::from((0..n).any(|i| {
+                            ctr.set(i as i32 + 1);
+                            let (flow, after) = self.stmt(&a.body, st.clone());
+                            st = after;
+                            match flow {
+                                Flow::Normal => v.cond(&a.cond).is_true(),
+                                Flow::Continue => false,
+                                f => {
+                                    exit = Some(f);
+                                    true
+                                }
+                            }
+                        })))
+                    }
+                    (AdapterKind::All, _) => {
+                        found = Some(i32::from((0..n).all(|i| {
+                            ctr.set(i as i32 + 1);
+                            let (flow, after) = self.stmt(&a.body, st.clone());
+                            st = after;
+                            match flow {
+                                Flow::Normal => v.cond(&a.cond).is_true(),
+                                Flow::Continue => true,
+                                f => {
+                                    exit = Some(f);
+                                    false
+                                }
+                            }
+                        })))
+                    }
+                    (AdapterKind::Count, ClosureForm::Named) => {
+                        let keep = |i: &u32| {
+                            ctr.set(*i as i32 + 1);
+                            v.cond(&a.cond).is_true()
+                        };
+                        found = Some((0..n).filter(keep).count() as i32);
+                    }
+                    (AdapterKind::Count, _) => {
+                        let count;
+                        count = (0..n)
+                            .filter(|&i| {
+                                if exit.is_some() {
+                                    return false;
+                                }
+                                ctr.set(i as i32 + 1);
+                                let (flow, after) = self.stmt(&a.body, st.clone());
+                                st = after;
+                                match flow {
+                                    Flow::Normal => v.cond(&a.cond).is_true(),
+                                    Flow::Continue => false,
+                                    f => {
+                                        exit = Some(f);
+                                        false
+                                    }
+                                }
+                            })
+                            .count();
+                        found = Some(count as i32);
+                    }
+                    (AdapterKind::Position, _) => {
+                        found = (0..n)
+                            .position(|i| {
+                                ctr.set(i as i32 + 1);
+                                let (flow, after) = self.stmt(&a.body, st.clone());
+                                st = after;
+                                match flow {
+                                    Flow::Normal => v.cond(&a.cond).is_true(),
+                                    Flow::Continue => false,
+                                    f => {
+                                        exit = Some(f);
+                                        true
+                                    }
+                                }
+                            })
+                            .map(|p| p as i32)
+                            .or(Some(-1));
+                    }
+                    (AdapterKind::Fold, _) => {
+                        found = Some((0..n).fold(0, |acc, i| {
+                            if exit.is_some() {
+                                return acc;
+                            }
+                            ctr.set(i as i32 + 1);
+                            let (flow, after) = self.stmt(&a.body, st.clone());
+                            st = after;
+                            match flow {
+                                Flow::Normal if v.cond(&a.cond).is_true() => acc + 2,
+                                Flow::Normal => acc - 1,
+                                Flow::Continue => acc,
+                                f => {
+                                    exit = Some(f);
+                                    acc
+                                }
+                            }
+                        }));
+                    }
+                    (AdapterKind::MapCollect, _) => {
+                        let vals: Vec<Dyn<i32>>;
+                        vals = (0..n)
+                            .map(|i| {
+                                if exit.is_some() {
+                                    return Dyn::lit(i as i32);
+                                }
+                                ctr.set(i as i32 + 1);
+                                let (flow, after) = self.stmt(&a.body, st.clone());
+                                st = after;
+                                match flow {
+                                    Flow::Normal if v.cond(&a.cond).is_true() => x + (i as i32 + 1),
+                                    Flow::Normal => x * 3,
+                                    Flow::Continue => Dyn::lit(i as i32),
+                                    f => {
+                                        exit = Some(f);
+                                        Dyn::lit(i as i32)
+                                    }
+                                }
+                            })
+                            .collect();
+                        for d in vals {
+                            x.set(x * 5 + d);
+                        }
+                    }
+                    (AdapterKind::MapSum, _) => {
+                        found = (0..n)
+                            .map(|i| {
+                                if exit.is_some() {
+                                    return 0;
+                                }
+                                ctr.set(i as i32 + 1);
+                                let (flow, after) = self.stmt(&a.body, st.clone());
+                                st = after;
+                                match flow {
+                                    Flow::Normal if v.cond(&a.cond).is_true() => i as i32 + 1,
+                                    Flow::Normal | Flow::Continue => 0,
+                                    f => {
+                                        exit = Some(f);
+                                        0
+                                    }
+                                }
+                            })
+                            .sum::<i32>()
+                            .into();
+                    }
+                }
+                if let Some(Flow::Return(r)) = exit {
+                    return (Flow::Return(r), st);
+                }
+                if let Some(r) = found {
+                    v.op(x, r);
+                    st.slot.replace(r & 1);
+                }
+                (Flow::Normal, st)
             }
         }
     };
@@ -247,6 +812,10 @@ staged_walk!(Bare, Walk::Indexed,);
 
 /// The staged program: declares every variable up front, runs the walk,
 /// returns what the program returns or the combination of its variables.
+/// Annotated, so that paths that end in different plain states (which die
+/// with the walk) can share the combination at the end: the walk under it
+/// is what each walk says it is (the bare walk's frames stay uncovered).
+#[augur::staged]
 pub(crate) fn stage(p: &Program, walk: Walk, a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i32> {
     let params = [a, b];
     let mut vars: Vec<Dyn<i32>> = p
@@ -263,11 +832,11 @@ pub(crate) fn stage(p: &Program, walk: Walk, a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i3
     let (flow, v) = match walk {
         Walk::Plain => {
             let w = Annotated(v);
-            (w.stmt(&p.body, 0).0, w.0)
+            (w.stmt(&p.body, PlainState::default()).0, w.0)
         }
         Walk::Indexed | Walk::Trusted => {
             let w = Bare(v);
-            (w.stmt(&p.body, 0).0, w.0)
+            (w.stmt(&p.body, PlainState::default()).0, w.0)
         }
     };
     match flow {
@@ -282,25 +851,35 @@ pub(crate) fn stage(p: &Program, walk: Walk, a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i3
     }
 }
 
-/// Does `s` set the plain value anywhere?
+/// Does `s` set the plain state anywhere (the plain value, or the state
+/// methods change: an adapter pushes what it finds)?
 pub(crate) fn sets_plain_values(s: &Stmt) -> bool {
     match s {
-        Stmt::SetPlain(_) => true,
+        Stmt::SetPlain(_) | Stmt::Mutate(..) | Stmt::Branch(..) | Stmt::Adapter(_) => true,
         Stmt::If(_, t, e) => sets_plain_values(t) || sets_plain_values(e),
         Stmt::While { body, .. }
         | Stmt::Repeat(_, body)
         | Stmt::StaticRepeat(_, body)
-        | Stmt::PlainLoop(_, body) => sets_plain_values(body),
+        | Stmt::PlainLoop(_, body)
+        | Stmt::Machine { body, .. } => sets_plain_values(body),
         Stmt::Block(ss) => ss.iter().any(sets_plain_values),
         _ => false,
     }
 }
 
-/// Programs only the annotated walk extracts exactly: plain values and long
-/// plain loops with dyn exits are invisible to tags without it.
+/// Programs only the annotated walk extracts exactly: plain values, plain
+/// state changed through methods, plain machines, adapters' closures and
+/// long plain loops with dyn exits are invisible to tags without it.
 pub(crate) fn needs_attribute(s: &Stmt) -> bool {
     match s {
-        Stmt::PlainLoop(..) | Stmt::SetPlain(_) | Stmt::UsePlain(_) => true,
+        Stmt::PlainLoop(..)
+        | Stmt::SetPlain(_)
+        | Stmt::UsePlain(_)
+        | Stmt::Mutate(..)
+        | Stmt::Branch(..)
+        | Stmt::Use(..)
+        | Stmt::Machine { .. }
+        | Stmt::Adapter(_) => true,
         Stmt::If(_, t, e) => needs_attribute(t) || needs_attribute(e),
         Stmt::While { body, .. } | Stmt::Repeat(_, body) | Stmt::StaticRepeat(_, body) => {
             needs_attribute(body)
