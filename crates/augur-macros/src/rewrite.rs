@@ -94,10 +94,20 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // The guard's destructor ends the frame after the body's last call,
     // so that call is not in tail position (it would reuse the frame, and
     // give its operations the caller's tags).
-    *body = parse_quote! {{
-        let #frame = #enter.guard(#unit);
-        ::augur::__private::body(move || #ret { #(#stmts)* })
-    }};
+    *body = if unit {
+        parse_quote! {{
+            let #frame = #enter.guard(#unit);
+            ::augur::__private::body(move || #ret { #(#stmts)* })
+        }}
+    } else {
+        parse_quote! {{
+            let mut #frame = #enter.guard(#unit);
+            ::augur::__private::value(
+                &mut #frame,
+                ::augur::__private::body(move || #ret { #(#stmts)* }),
+            )
+        }}
+    };
 }
 
 /// The name of a body's `Frame`.
@@ -111,9 +121,30 @@ fn frame_ident() -> Ident {
 fn closure_body(region: &TokenStream, body: &Expr) -> Expr {
     let frame = frame_ident();
     let unit = returns_unit(body);
+    let enter = quote::quote!(::augur::__private::Frame::closure(#region).guard(#unit));
+    if unit {
+        return parse_quote! {{
+            let #frame = #enter;
+            #body
+        }};
+    }
+    // The value goes through `value`, which tells the guard whether its
+    // type carries anything to decide on.
+    let (stmts, tail) = match body {
+        Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
+            let mut stmts = b.block.stmts.clone();
+            match stmts.pop() {
+                Some(Stmt::Expr(tail, None)) => (stmts, tail),
+                _ => unreachable!("a block with no value returns ()"),
+            }
+        }
+        other => (Vec::new(), other.clone()),
+    };
     parse_quote! {{
-        let #frame = ::augur::__private::Frame::closure(#region).guard(#unit);
-        #body
+        let mut #frame = #enter;
+        #(#stmts)*
+        #[allow(unreachable_code)]
+        ::augur::__private::value(&mut #frame, #tail)
     }}
 }
 

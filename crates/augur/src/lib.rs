@@ -231,7 +231,8 @@ pub use augur_macros::Staged;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::stage::staged::{
-        body, turns, Frame, FrameGuard, MacroGuard, Probe, Region, Tracked, Turns, ViaHash, ViaNone,
+        body, turns, value, Frame, FrameGuard, MacroGuard, Probe, Region, Tracked, Turns, ViaHash,
+        ViaNone,
     };
 }
 

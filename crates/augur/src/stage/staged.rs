@@ -215,14 +215,15 @@ impl Frame {
         Frame { slot }
     }
 
-    /// The body returned (`unit`: it evidently returns `()`, so the code
-    /// that called it has nothing to decide on; see `trace/frames.rs`).
+    /// The body returned a value hashing to `value` (`Some(0)` for `()` or
+    /// a `Dyn`, which give the code that called it nothing to decide on;
+    /// `None`: unknown, see `trace/frames.rs`).
     #[inline]
-    pub fn exit(self, unit: bool) {
+    pub fn exit(self, value: Option<u64>) {
         if let Some((depth, gen)) = self.slot {
             driver::with_gen(|e, now| {
                 if now == gen {
-                    e.frame_exit(depth, unit)
+                    e.frame_exit(depth, value)
                 }
             });
         }
@@ -234,21 +235,73 @@ impl Frame {
         FrameGuard {
             frame: Some(self),
             unit,
+            hash: None,
         }
     }
+}
+
+/// The value `v` a body returns: if its type carries nothing the code
+/// that called the body could decide on (`()`, a `Dyn`), the guard tells
+/// the engine so, as for a body that evidently returns `()` (see
+/// `trace/frames.rs`). The type is read by name: no bound on `T`, so the
+/// attribute can pass any value, its type inferred or not.
+#[inline]
+pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
+    if !guard.unit {
+        if carries_nothing::<T>() {
+            guard.unit = true;
+        } else {
+            guard.hash = primitive_hash(&v);
+        }
+    }
+    v
+}
+
+/// The hash of a value of a primitive type (an integer, `bool`, `char`),
+/// told by the type's name: the value itself is what a caller decides on,
+/// so it stands for the decisions that made it, exactly.
+fn primitive_hash<T>(v: &T) -> Option<u64> {
+    const PRIMITIVES: &[&str] = &[
+        "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+        "i128", "isize",
+    ];
+    if !PRIMITIVES.contains(&std::any::type_name::<T>()) {
+        return None;
+    }
+    // SAFETY: `T` is one of the primitive types above, whose every byte is
+    // initialised (no padding), so reading `size_of::<T>()` bytes from a
+    // live `&T` is sound.
+    let bytes = unsafe {
+        std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    let mut h = FxHasher::default();
+    h.write(bytes);
+    Some(h.finish())
+}
+
+/// True for `()` and `Dyn<_>`: a `Dyn` is a handle to a second-stage
+/// value, the same plain data on every path.
+fn carries_nothing<T>() -> bool {
+    let name = std::any::type_name::<T>();
+    let dyn_name = std::any::type_name::<super::dyn_val::Dyn<()>>();
+    let prefix = &dyn_name[..=dyn_name.find('<').unwrap_or(dyn_name.len() - 1)];
+    name == "()" || name.starts_with(prefix)
 }
 
 /// Ends a [`Frame`] when dropped (see [`Frame::guard`]).
 pub struct FrameGuard {
     frame: Option<Frame>,
     unit: bool,
+    /// The hash of the value the body returned, where [`value`] could take
+    /// it.
+    hash: Option<u64>,
 }
 
 impl Drop for FrameGuard {
     #[inline]
     fn drop(&mut self) {
         if let Some(f) = self.frame.take() {
-            f.exit(self.unit)
+            f.exit(if self.unit { Some(0) } else { self.hash })
         }
     }
 }
@@ -275,7 +328,7 @@ impl Drop for MacroGuard {
         if let Some((depth, gen)) = self.slot {
             driver::with_gen(|e, now| {
                 if now == gen {
-                    e.frame_exit(depth, true)
+                    e.frame_exit(depth, Some(0))
                 }
             });
         }

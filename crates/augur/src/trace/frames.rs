@@ -25,8 +25,7 @@
 //!   may call it repeatedly from a loop the engine cannot see, so each call
 //!   is a program point of its own until that activation's own code runs
 //!   again ([`Counts`]): its tags carry how many calls came before, the
-//!   state when the first began, and what the earlier ones decided (what
-//!   they returned follows from it);
+//!   state when the first began, and what the earlier ones returned;
 //! * a point is *seen through* when the innermost activation is covered
 //!   and the operation's location lies in the region of a live activation.
 //!
@@ -198,17 +197,17 @@ enum Entry {
 /// code ran (an iterator adapter, an unannotated helper, a macro's
 /// expansion, or nothing), whose state the engine cannot see. That state
 /// follows from what it was handed (the tags when the first call began),
-/// how many calls it made, and what they returned, which follows from the
-/// decisions taken inside them; so those three are part of every tag
-/// inside the calls. A body that evidently returns `()` returns nothing
-/// to decide on, and its decisions are left out (a `for_each` whose
-/// closure branches does not double its code with every call).
+/// how many calls it made, and what they returned; so those three are part
+/// of every tag inside the calls. A returned value is hashed where the
+/// attribute can take it (`()` and `Dyn` give nothing to decide on; a
+/// primitive hashes its value, see `stage::staged::value`); any other is
+/// stood for by the decisions its call took, which determine it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
     calls: u32,
     /// The tag state when the first of the calls began.
     base: u64,
-    /// The decisions each call took, folded.
+    /// What each call returned, folded.
     returns: u64,
 }
 
@@ -361,16 +360,17 @@ impl Frames {
         self.stack[depth as usize].entry == Entry::Counted
     }
 
-    /// The activation at `depth` (and any left above it) ended; `unit`:
-    /// it evidently returned `()`.
+    /// The activation at `depth` (and any left above it) ended, returning
+    /// a value that hashes to `value` (`Some(0)`: `()` or a `Dyn`; `None`:
+    /// unknown, and then what it decided stands for it).
     #[inline]
-    pub(super) fn exit(&mut self, depth: u32, unit: bool) {
+    pub(super) fn exit(&mut self, depth: u32, value: Option<u64>) {
         let d = depth as usize;
         if let Some(&a) = self.stack.get(d) {
             if a.entry == Entry::Counted && d > 0 {
                 let parent = &mut self.stack[d - 1];
                 let k = &mut parent.counts;
-                k.returns = mix(k.returns, if unit { 0 } else { a.trail | 1 });
+                k.returns = mix(k.returns, value.unwrap_or(a.trail | 1));
                 // What it decided decides what the counted body around it
                 // returns, too.
                 if let Some(outer) = parent.counted.checked_sub(1) {
@@ -520,7 +520,7 @@ mod tests {
         f.enter(&OUTER, None, false, || 0);
         let d = f.enter(&INNER, Some(at(20)), true, || 0);
         assert_eq!(f.hidden_at(at(45)), None);
-        f.exit(d, true);
+        f.exit(d, Some(0));
         f.enter(&INNER, Some(at(35)), true, || 0);
         let h = Some(Hidden::CalledFrom {
             body: INNER.at(),
@@ -536,7 +536,7 @@ mod tests {
     fn a_body_entered_again_after_the_root_returned_is_not_covered() {
         let mut f = Frames::default();
         let d = f.enter(&OUTER, None, false, || 0);
-        f.exit(d, true);
+        f.exit(d, Some(0));
         f.enter(&OUTER, None, false, || 0);
         assert_eq!(
             f.hidden_at(at(12)),
@@ -562,7 +562,7 @@ mod tests {
             let e = f.enter(&CLOSURE, None, true, || 99);
             assert!(f.is_counted(e));
             salts.push(f.salt());
-            f.exit(e, true);
+            f.exit(e, Some(0));
         }
         // Three calls in a row (an adapter's loop): three tags.
         assert!(salts[0] != salts[1] && salts[1] != salts[2]);
@@ -572,7 +572,7 @@ mod tests {
         let e = f.enter(&CLOSURE, None, true, || 99);
         assert_eq!(f.salt(), salts[0]);
         assert_eq!(f.hidden_at(at(21)), None);
-        f.exit(e, true);
+        f.exit(e, Some(0));
         // What a call that returns a value decided gives the call after it
         // another tag; a call that returns `()` does not.
         for unit in [false, true] {
@@ -581,10 +581,10 @@ mod tests {
                 f.step(at(12));
                 let e = f.enter(&CLOSURE, None, true, || 5);
                 f.decided(taken);
-                f.exit(e, unit);
+                f.exit(e, unit.then_some(0));
                 let e = f.enter(&CLOSURE, None, true, || 0);
                 after.push(f.salt());
-                f.exit(e, true);
+                f.exit(e, Some(0));
             }
             assert_eq!(after[0] == after[1], unit);
         }
@@ -602,8 +602,8 @@ mod tests {
         let e = f.enter(&INNER, Some(at(14)), true, || 1);
         assert!(f.is_counted(e));
         assert_eq!(f.hidden_at(at(45)), None);
-        f.exit(e, true);
-        f.exit(m, true);
+        f.exit(e, Some(0));
+        f.exit(m, Some(0));
         assert_eq!(f.hidden_at(at(14)), None);
     }
 }

@@ -223,11 +223,11 @@ impl<'e> Recorder<'e> {
         self.engine.run.frames.borrowed(at)
     }
 
-    /// The body entered at `depth` ended (`unit`: it evidently returned
-    /// `()`).
+    /// The body entered at `depth` ended, returning a value hashing to
+    /// `value` (`None`: unknown).
     #[inline]
-    pub(crate) fn frame_exit(&mut self, depth: u32, unit: bool) {
-        self.engine.run.frames.exit(depth, unit)
+    pub(crate) fn frame_exit(&mut self, depth: u32, value: Option<u64>) {
+        self.engine.run.frames.exit(depth, value)
     }
 
     /// A macro the attribute cannot rewrite expands at `at` and runs now;
