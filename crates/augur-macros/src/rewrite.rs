@@ -94,20 +94,13 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // The guard's destructor ends the frame after the body's last call,
     // so that call is not in tail position (it would reuse the frame, and
     // give its operations the caller's tags).
-    *body = if unit {
-        parse_quote! {{
-            let #frame = #enter.guard(#unit);
-            ::augur::__private::body(move || #ret { #(#stmts)* })
-        }}
-    } else {
-        parse_quote! {{
-            let mut #frame = #enter.guard(#unit);
-            ::augur::__private::value(
-                &mut #frame,
-                ::augur::__private::body(move || #ret { #(#stmts)* }),
-            )
-        }}
-    };
+    // A counted function's value (through a `fn` pointer) is stood for
+    // by its decisions: wrapping every function's value costs more than
+    // the rare counted call saves.
+    *body = parse_quote! {{
+        let #frame = #enter.guard(#unit);
+        ::augur::__private::body(move || #ret { #(#stmts)* })
+    }};
 }
 
 /// The name of a body's `Frame`.

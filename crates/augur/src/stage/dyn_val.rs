@@ -535,3 +535,6 @@ pub fn annotate(text: impl Into<String>) {
 pub fn in_extraction() -> bool {
     driver::current_gen().is_some()
 }
+
+/// How `std::any::type_name` begins for a `Dyn` (see `staged::value`).
+pub(crate) const TYPE_PREFIX: &str = concat!(module_path!(), "::Dyn<");

@@ -191,8 +191,9 @@ impl<T: ?Sized> ViaNone for &Probe<'_, T> {
 /// operations the caller's tags).
 #[must_use]
 pub struct Frame {
-    /// The depth to end the activation at, and the run it belongs to.
-    slot: Option<(u32, u32)>,
+    /// The depth to end the activation at, the run it belongs to, and
+    /// whether it is counted (what it returns then matters).
+    slot: Option<(u32, u32, bool)>,
 }
 
 impl Frame {
@@ -211,7 +212,10 @@ impl Frame {
 
     #[inline]
     fn start(region: &'static Region, caller: Option<SrcLoc>) -> Frame {
-        let slot = driver::with_gen(|e, gen| (e.frame_enter(region, caller), gen));
+        let slot = driver::with_gen(|e, gen| {
+            let (depth, counted) = e.frame_enter(region, caller);
+            (depth, gen, counted)
+        });
         Frame { slot }
     }
 
@@ -220,7 +224,7 @@ impl Frame {
     /// `None`: unknown, see `trace/frames.rs`).
     #[inline]
     pub fn exit(self, value: Option<u64>) {
-        if let Some((depth, gen)) = self.slot {
+        if let Some((depth, gen, _)) = self.slot {
             driver::with_gen(|e, now| {
                 if now == gen {
                     e.frame_exit(depth, value)
@@ -247,7 +251,13 @@ impl Frame {
 /// attribute can pass any value, its type inferred or not.
 #[inline]
 pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
-    if !guard.unit {
+    let counted = matches!(
+        &guard.frame,
+        Some(Frame {
+            slot: Some((_, _, true))
+        })
+    );
+    if counted && !guard.unit {
         if carries_nothing::<T>() {
             guard.unit = true;
         } else {
@@ -283,9 +293,7 @@ fn primitive_hash<T>(v: &T) -> Option<u64> {
 /// value, the same plain data on every path.
 fn carries_nothing<T>() -> bool {
     let name = std::any::type_name::<T>();
-    let dyn_name = std::any::type_name::<super::dyn_val::Dyn<()>>();
-    let prefix = &dyn_name[..=dyn_name.find('<').unwrap_or(dyn_name.len() - 1)];
-    name == "()" || name.starts_with(prefix)
+    name == "()" || name.starts_with(super::dyn_val::TYPE_PREFIX)
 }
 
 /// Ends a [`Frame`] when dropped (see [`Frame::guard`]).
@@ -332,5 +340,26 @@ impl Drop for MacroGuard {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dyn;
+
+    #[test]
+    fn values_that_carry_nothing_and_primitives_are_told_by_type() {
+        assert!(carries_nothing::<()>());
+        assert!(carries_nothing::<Dyn<i32>>());
+        assert!(carries_nothing::<Dyn<*mut f32>>());
+        assert!(!carries_nothing::<Option<Dyn<i32>>>());
+        assert!(!carries_nothing::<(Dyn<i32>, bool)>());
+        assert!(!carries_nothing::<bool>());
+        assert_ne!(primitive_hash(&3i32), primitive_hash(&4i32));
+        assert_ne!(primitive_hash(&true), primitive_hash(&false));
+        assert!(primitive_hash(&3usize).is_some());
+        assert!(primitive_hash(&"3").is_none());
+        assert!(primitive_hash(&Some(3)).is_none());
     }
 }

@@ -286,7 +286,7 @@ impl Frames {
     /// own definition). `decided`: the run took a decision already.
     /// `state`: the live `Static`s' part of the tags, asked only of the
     /// first of a sequence of counted calls. Returns the depth to end it
-    /// at.
+    /// at, and whether it is counted.
     #[inline]
     pub(super) fn enter(
         &mut self,
@@ -294,7 +294,7 @@ impl Frames {
         caller: Option<SrcLoc>,
         decided: bool,
         state: impl FnOnce() -> u64,
-    ) -> u32 {
+    ) -> (u32, bool) {
         let depth = self.stack.len() as u32;
         let Some(parent) = self.stack.last() else {
             let entry = if self.rooted || decided {
@@ -304,7 +304,7 @@ impl Frames {
             };
             self.rooted = true;
             self.push(region, entry, NOWHERE_LOC, 0, 0);
-            return depth;
+            return (depth, false);
         };
         let direct = match caller {
             // Called through a pointer, a function reports its own
@@ -320,7 +320,7 @@ impl Frames {
         if let (true, Some(c)) = (direct, caller) {
             let (salt, counted) = (parent.salt, parent.counted);
             self.push(region, Entry::Caller, c, salt, counted);
-            return depth;
+            return (depth, false);
         }
         let parent = self.stack.last_mut().expect("checked above");
         let k = &mut parent.counts;
@@ -330,7 +330,7 @@ impl Frames {
         k.calls += 1;
         let salt = mix(parent.salt, mix(k.base, mix(k.calls.into(), k.returns)));
         self.push(region, Entry::Counted, NOWHERE_LOC, salt, depth + 1);
-        depth
+        (depth, true)
     }
 
     fn push(
@@ -518,7 +518,7 @@ mod tests {
     fn a_call_from_covered_code_is_covered_and_from_elsewhere_is_not() {
         let mut f = Frames::default();
         f.enter(&OUTER, None, false, || 0);
-        let d = f.enter(&INNER, Some(at(20)), true, || 0);
+        let d = f.enter(&INNER, Some(at(20)), true, || 0).0;
         assert_eq!(f.hidden_at(at(45)), None);
         f.exit(d, Some(0));
         f.enter(&INNER, Some(at(35)), true, || 0);
@@ -535,7 +535,7 @@ mod tests {
     #[test]
     fn a_body_entered_again_after_the_root_returned_is_not_covered() {
         let mut f = Frames::default();
-        let d = f.enter(&OUTER, None, false, || 0);
+        let d = f.enter(&OUTER, None, false, || 0).0;
         f.exit(d, Some(0));
         f.enter(&OUTER, None, false, || 0);
         assert_eq!(
@@ -559,7 +559,7 @@ mod tests {
         f.enter(&OUTER, None, false, || 0);
         let mut salts = Vec::new();
         for _ in 0..3 {
-            let e = f.enter(&CLOSURE, None, true, || 99);
+            let e = f.enter(&CLOSURE, None, true, || 99).0;
             assert!(f.is_counted(e));
             salts.push(f.salt());
             f.exit(e, Some(0));
@@ -569,7 +569,7 @@ mod tests {
         assert_eq!(f.salt(), 0);
         // The caller's own operation ends the sequence: counting restarts.
         f.step(at(12));
-        let e = f.enter(&CLOSURE, None, true, || 99);
+        let e = f.enter(&CLOSURE, None, true, || 99).0;
         assert_eq!(f.salt(), salts[0]);
         assert_eq!(f.hidden_at(at(21)), None);
         f.exit(e, Some(0));
@@ -579,17 +579,17 @@ mod tests {
             let mut after = Vec::new();
             for taken in [false, true] {
                 f.step(at(12));
-                let e = f.enter(&CLOSURE, None, true, || 5);
+                let e = f.enter(&CLOSURE, None, true, || 5).0;
                 f.decided(taken);
                 f.exit(e, unit.then_some(0));
-                let e = f.enter(&CLOSURE, None, true, || 0);
+                let e = f.enter(&CLOSURE, None, true, || 0).0;
                 after.push(f.salt());
                 f.exit(e, Some(0));
             }
             assert_eq!(after[0] == after[1], unit);
         }
         // A function called from a line is not counted.
-        let e = f.enter(&INNER, Some(at(12)), true, || 0);
+        let e = f.enter(&INNER, Some(at(12)), true, || 0).0;
         assert!(!f.is_counted(e));
     }
 
@@ -599,7 +599,7 @@ mod tests {
         f.enter(&OUTER, None, false, || 0);
         let m = f.enter_macro(at(14));
         assert_eq!(f.hidden_at(at(14)), Some(Hidden::Macro(at(14))));
-        let e = f.enter(&INNER, Some(at(14)), true, || 1);
+        let e = f.enter(&INNER, Some(at(14)), true, || 1).0;
         assert!(f.is_counted(e));
         assert_eq!(f.hidden_at(at(45)), None);
         f.exit(e, Some(0));

@@ -202,13 +202,13 @@ impl<'e> Recorder<'e> {
 
     /// A `#[augur::staged]` body starts (see `frames.rs`): `caller` is
     /// where it was called from (`None` for a closure). Returns the depth
-    /// to end it at.
+    /// to end it at, and whether it is counted.
     #[inline]
     pub(crate) fn frame_enter(
         &mut self,
         region: &'static super::frames::Region,
         caller: Option<SrcLoc>,
-    ) -> u32 {
+    ) -> (u32, bool) {
         let run = &mut self.engine.run;
         let decided = run.decision_count() > 0;
         let (statics, cache) = (&run.statics, &mut run.statics_hash);
