@@ -12,10 +12,9 @@ use crate::fuzz_programs::language::{
 /// known to get wrong or refuse under `#[augur::staged]` (see
 /// `reproducers/methods.rs`): the walk's method calls written as tail
 /// expressions of a `match` arm or an `if` block, which the attribute does
-/// not re-hash (an open bug), and named closures or closures handed to an
-/// unannotated helper inside dyn loops (documented: their calls are not
-/// counted). Off by default, so that the suite tests everything else; on,
-/// it checks a fix.
+/// not re-hash (an open bug: the engine refuses them with
+/// `LoopNeverCloses`, it never gives wrong code). Off by default, so that
+/// the suite tests everything else; on, it checks a fix.
 fn known_limits() -> bool {
     std::env::var_os("AUGUR_FUZZ_KNOWN_LIMITS").is_some_and(|v| v != "0")
 }
@@ -212,15 +211,10 @@ impl Gen {
     }
 
     fn adapter(&mut self, kind: AdapterKind, ctx: &Ctx, inner: &Ctx, long: bool) -> Stmt {
-        // Named closures' calls are not counted, and a helper's are not
-        // seen (documented): the engine finds their calls repeat with state
-        // tags cannot see, and keeps paths apart for the rest of the run
-        // (so a dyn loop around them never closes, and each later decision
-        // doubles the code). One per program, outside dyn loops and
-        // repetitions, unless the known limits are on (see
-        // `known_limits`).
-        let uncounted =
-            self.known_limits || (!ctx.in_dyn_loop && ctx.unroll == 1 && !long && !self.uncounted);
+        // Every closure counts its calls (named ones, a helper's), so the
+        // named and helper forms go anywhere the inline one does.
+        let _ = (ctx, long);
+        let uncounted = true;
         let form = match kind {
             AdapterKind::ForEach | AdapterKind::Any | AdapterKind::Count
                 if self.rng.chance(20) && uncounted =>

@@ -140,17 +140,12 @@ fn an_inline_closure_in_a_dyn_loop_closes() {
     check_ast(&named_closure_program(ClosureForm::Inline), Walk::Plain);
 }
 
-/// Documented (docs/extraction.md, "a closure bound to a name and handed to
-/// an adapter later: its calls are not counted"; the same for a closure a
-/// helper without the attribute calls): the engine finds the calls repeat
-/// with state it cannot see and keeps paths apart for the rest of the run,
-/// so a dyn loop around them never closes (`LoopNeverCloses`, whose advice
-/// is again to put `#[augur::staged]` on the function), and each later
-/// decision doubles the code (`static_repeat 3 { static_repeat 2 {
-/// (0..3).any(&named) } }` passes 10,000 runs). The fuzzer makes these
-/// shapes there only with `AUGUR_FUZZ_KNOWN_LIMITS=1`.
+/// Found by the fuzzer when a named closure's calls were not counted (and
+/// a closure an unannotated helper called was not either): the engine found
+/// the calls repeat with state it could not see and kept paths apart for
+/// the rest of the run, so the dyn loop around them never closed
+/// (`LoopNeverCloses`). Every closure now counts its calls.
 #[test]
-#[ignore = "documented limit: a named closure's calls are not counted (a dyn loop around them never closes)"]
 #[augur::staged]
 fn a_named_closure_in_a_dyn_loop_closes() {
     check_ast(&named_closure_program(ClosureForm::Named), Walk::Plain);
