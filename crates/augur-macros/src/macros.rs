@@ -124,13 +124,12 @@ fn plain(tokens: &TokenStream, args: bool) -> bool {
     const KEYWORDS: &[&str] = &[
         "for", "while", "loop", "let", "mut", "fn", "impl", "move", "async", "static",
     ];
-    if args && tokens.clone().into_iter().count() == 1 {
-        if let Some(TokenTree::Punct(_)) = tokens.clone().into_iter().next() {
-            return true;
-        }
+    let all: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    if args && matches!(all.as_slice(), [TokenTree::Punct(_)]) {
+        return true;
     }
     let mut prev_ident = false;
-    for t in tokens.clone() {
+    for t in all {
         match t {
             TokenTree::Ident(i) => {
                 if KEYWORDS.contains(&i.to_string().as_str()) {

@@ -42,6 +42,7 @@
 //! taken as its caller's.
 
 use crate::ir::SrcLoc;
+use crate::trace::tag::mix;
 
 /// A span of source code: a function or closure body the attribute
 /// rewrote. The attribute writes one `static` per body.
@@ -485,10 +486,6 @@ impl Frames {
 /// True if `loc` lies in the region of one of `live`.
 fn covers(live: &[Activation], loc: SrcLoc) -> bool {
     live.iter().rev().any(|a| a.region.contains(loc))
-}
-
-fn mix(a: u64, b: u64) -> u64 {
-    crate::trace::tag::mix(a, b)
 }
 
 #[cfg(test)]
