@@ -58,6 +58,11 @@ enum Command {
         #[command(flatten)]
         params: ParamArgs,
     },
+    /// The compile cache: where it is, what it holds, emptying it.
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
     /// The paper's core language (§3) from a file.
     Imp {
         #[command(subcommand)]
@@ -89,6 +94,16 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum CacheCommand {
+    /// Print the cache's directory (`AUGUR_CACHE`, else ~/.cache/augur).
+    Path,
+    /// Print how many entries it holds, their size and its limit.
+    Size,
+    /// Remove every entry (an nvcc installation there stays).
+    Clean,
 }
 
 #[derive(Subcommand)]
@@ -207,6 +222,39 @@ fn main() -> ExitCode {
     }
 }
 
+/// `augur cache`: opening the cache checks that it is private, so each of
+/// these fails with the reason where it is not.
+fn cache_command(command: CacheCommand) -> Result<()> {
+    let cache = augur::exec::Cache::open(&augur::exec::CompileOptions::default())?;
+    let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
+    match command {
+        CacheCommand::Path => println!("{}", cache.path().display()),
+        CacheCommand::Size => {
+            let usage = cache.usage()?;
+            let limit = match cache.limit() {
+                u64::MAX => "no limit".to_string(),
+                l => format!("limit {:.1} MiB", mib(l)),
+            };
+            println!(
+                "{}: {} entries, {:.1} MiB ({limit}, AUGUR_CACHE_LIMIT)",
+                cache.path().display(),
+                usage.entries,
+                mib(usage.bytes),
+            );
+        }
+        CacheCommand::Clean => {
+            let removed = cache.clean()?;
+            println!(
+                "removed {} entries, {:.1} MiB, from {}",
+                removed.entries,
+                mib(removed.bytes),
+                cache.path().display()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo => demo::run(),
@@ -244,6 +292,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("stats: {}", staged.stats);
             Ok(())
         }
+        Command::Cache { command } => cache_command(command),
         Command::Imp { command } => imp_command(command),
         Command::Bench {
             experiments,

@@ -4,6 +4,7 @@
 
 use crate::schedule::{Blocking, Schedule};
 use augur::exec::compile::CompileOptions;
+use augur::exec::Cache;
 use augur::Result;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -104,7 +105,7 @@ pub fn tune<P>(
     mut build: impl FnMut(Schedule) -> Result<P>,
     mut run: impl FnMut(&P),
 ) -> Result<Tuned> {
-    let path = cache_path(key, candidates);
+    let (cache, path) = cache_path(key, candidates)?;
     if let Some(best) = std::fs::read_to_string(&path)
         .ok()
         .and_then(|s| s.trim().parse::<Schedule>().ok())
@@ -134,7 +135,7 @@ pub fn tune<P>(
     // The cache is an optimisation: a failed write only costs a re-tune.
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::write(&path, format!("{best}\n"));
+        let _ = cache.write_new(&path, format!("{best}\n").as_bytes());
     }
     Ok(Tuned {
         best,
@@ -147,8 +148,11 @@ pub fn tune<P>(
 /// core count and C compiler) and for this generator: the crate's version
 /// and the running executable (its size and modification time), so a
 /// rebuilt program, whose schedules may generate other code, tunes again.
-fn cache_path(key: &str, candidates: &[Schedule]) -> PathBuf {
+/// It is in the user's compile cache ([`Cache`]), which is checked to be
+/// private first.
+fn cache_path(key: &str, candidates: &[Schedule]) -> Result<(Cache, PathBuf)> {
     let opts = CompileOptions::default();
+    let cache = Cache::open(&opts)?;
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -175,7 +179,8 @@ fn cache_path(key: &str, candidates: &[Schedule]) -> PathBuf {
     )
         .hash(&mut h);
     let file = format!("{:016x}", h.finish());
-    opts.resolved_cache_dir().join("einsum-tune").join(file)
+    let path = cache.path().join("einsum-tune").join(file);
+    Ok((cache, path))
 }
 
 /// Parses what `Display` prints: `naive`, `auto`, `8x8/k256/m64/pack`.

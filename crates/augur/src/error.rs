@@ -135,6 +135,16 @@ pub enum Error {
         /// The compiler's output.
         output: String,
     },
+    /// The compile cache cannot be used: its directory is not private to
+    /// this user (owned by another, writable by group or others, below a
+    /// directory others can write to), or it cannot be created or written,
+    /// or its limit cannot be read (see [`exec::Cache`](crate::exec::Cache)).
+    Cache {
+        /// The directory or file.
+        path: PathBuf,
+        /// Why, and what to do.
+        message: String,
+    },
     /// The compiled library could not be loaded.
     Load {
         /// The library.
@@ -303,6 +313,9 @@ impl fmt::Display for Error {
             }
             Error::Compile { path, output } => {
                 write!(f, "the C compiler rejected {}:\n{output}", path.display())
+            }
+            Error::Cache { path, message } => {
+                write!(f, "compile cache {}: {message}", path.display())
             }
             Error::Load { path, message } => {
                 write!(f, "cannot load {}: {message}", path.display())

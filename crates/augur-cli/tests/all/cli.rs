@@ -478,3 +478,79 @@ fn bench_compile_compares_the_backends() {
         "{speed}"
     );
 }
+
+/// `augur cache` with the cache in `dir`.
+fn augur_cache(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_augur"))
+        .arg("cache")
+        .args(args)
+        .env("AUGUR_CACHE", dir)
+        .output()
+        .expect("the augur binary runs")
+}
+
+#[test]
+fn cache_path_size_and_clean() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cache-command").join("cache");
+    let text = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let path = text(augur_cache(&dir, &["path"]));
+    let resolved = dir.canonicalize().unwrap();
+    assert_eq!(path.trim(), resolved.display().to_string());
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "created private");
+    assert!(text(augur_cache(&dir, &["size"])).contains(": 0 entries"));
+    let opts = augur::exec::CompileOptions {
+        cache_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    augur::exec::compile("int f(void) { return 1; }\n", &opts).unwrap();
+    augur::exec::compile("int f(void) { return 2; }\n", &opts).unwrap();
+    let size = text(augur_cache(&dir, &["size"]));
+    assert!(
+        size.contains(": 2 entries") && size.contains("limit 1024.0 MiB"),
+        "{size}"
+    );
+    let clean = text(augur_cache(&dir, &["clean"]));
+    assert!(clean.starts_with("removed 2 entries"), "{clean}");
+    assert!(text(augur_cache(&dir, &["size"])).contains(": 0 entries"));
+    // A cache others can write to is refused, with the reason.
+    std::fs::set_permissions(&dir, PermissionsExt::from_mode(0o777)).unwrap();
+    let out = augur_cache(&dir, &["size"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("writable by group or others"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_default_cache_is_the_users_and_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = scratch("cache-default");
+    let out = Command::new(env!("CARGO_BIN_EXE_augur"))
+        .args(["cache", "path"])
+        .env_remove("AUGUR_CACHE")
+        .env("XDG_CACHE_HOME", &home)
+        .output()
+        .expect("the augur binary runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = home.canonicalize().unwrap().join("augur");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        expected.display().to_string()
+    );
+    let mode = std::fs::metadata(&expected).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+}

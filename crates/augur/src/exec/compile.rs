@@ -2,15 +2,14 @@
 //!
 //! Libraries are cached on disk under a hash of everything that affects the
 //! compiler's output, so running a program (or a test suite) again does not
-//! run the compiler again. Every file enters the cache by `rename` from a name
-//! unique to the writer, so concurrent compiles of the same code (parallel
-//! tests) never see each other's half-written files.
+//! run the compiler again. The cache is private to its user, every entry is
+//! checked before it is loaded, and it is bounded: see [`Cache`].
 
+use super::cache::{self, Cache, Entry};
 use crate::codegen::CodegenOptions;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Flags used when [`CompileOptions::flags`] is left at its default.
@@ -38,7 +37,7 @@ pub const DEFAULT_FLAGS: &[&str] = &[
 ];
 
 /// Bumped whenever the cache layout or key changes, so old entries are ignored.
-const CACHE_VERSION: &str = "augur-cache-1";
+const CACHE_VERSION: &str = "augur-cache-2";
 
 /// How [`compile`] builds a library.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +50,15 @@ pub struct CompileOptions {
     /// with `-l` are placed after the sources, where linkers look for them.
     pub flags: Vec<String>,
     /// Where compiled libraries are cached; `None` means the `AUGUR_CACHE`
-    /// environment variable, else `augur-cache` in the system temp directory.
+    /// environment variable, else the user's cache directory
+    /// (`$XDG_CACHE_HOME/augur`, else `~/.cache/augur`). It must be private
+    /// to the user: see [`Cache`].
     pub cache_dir: Option<PathBuf>,
+    /// The most bytes the cache's entries may take before the least
+    /// recently used are removed; `None` means the `AUGUR_CACHE_LIMIT`
+    /// environment variable (`512M`, `2G`, `none`), else
+    /// [`cache::DEFAULT_LIMIT`] (1 GiB).
+    pub cache_limit: Option<u64>,
     /// Extra C sources (user runtime functions) compiled into the same library.
     pub extra_c: Vec<String>,
     /// How [`Extracted::compile_with`](crate::Extracted::compile_with)
@@ -140,6 +146,7 @@ impl Default for CompileOptions {
             cc: None,
             flags: DEFAULT_FLAGS.iter().map(|f| f.to_string()).collect(),
             cache_dir: None,
+            cache_limit: None,
             extra_c: Vec::new(),
             codegen: CodegenOptions::default(),
             timeout: DEFAULT_TIMEOUT,
@@ -205,12 +212,33 @@ impl CompileOptions {
         choose(self.cc.clone(), std::env::var("CC").ok()).unwrap_or_else(|| "cc".to_string())
     }
 
-    /// The cache directory these options name, after the `AUGUR_CACHE` fallback.
-    pub fn resolved_cache_dir(&self) -> PathBuf {
+    /// The cache directory these options name, after the `AUGUR_CACHE`
+    /// fallback; `None` is the user's ([`cache::default_dir`]).
+    pub fn resolved_cache_dir(&self) -> Option<PathBuf> {
         let env = std::env::var("AUGUR_CACHE").ok();
-        match choose(self.cache_dir.clone(), env.map(PathBuf::from)) {
-            Some(dir) => dir,
-            None => std::env::temp_dir().join("augur-cache"),
+        choose(self.cache_dir.clone(), env.map(PathBuf::from))
+    }
+
+    /// The cache's limit these options name, after the `AUGUR_CACHE_LIMIT`
+    /// fallback.
+    ///
+    /// Errors: [`Error::Cache`] if `AUGUR_CACHE_LIMIT` is not a size.
+    pub fn resolved_cache_limit(&self) -> Result<u64> {
+        if let Some(limit) = self.cache_limit {
+            return Ok(limit);
+        }
+        match std::env::var("AUGUR_CACHE_LIMIT")
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
+            None => Ok(cache::DEFAULT_LIMIT),
+            Some(text) => cache::parse_limit(&text).ok_or_else(|| Error::Cache {
+                path: PathBuf::from("AUGUR_CACHE_LIMIT"),
+                message: format!(
+                    "{text:?} is not a size (bytes, with K, M, G or T for powers of 1024, \
+                     or `none`)"
+                ),
+            }),
         }
     }
 }
@@ -255,17 +283,11 @@ pub struct Library {
 }
 
 impl Library {
-    fn open(path: &Path, cache_hit: bool) -> Result<Library> {
-        // SAFETY: loading runs the library's initialisers. The library was
-        // compiled by `compile` from generated C plus the user's `extra_c`,
-        // whose initialisers (if any) are the user's responsibility.
-        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| Error::Load {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+    /// Loads the checked `entry` of `cache`.
+    fn load(cache: &Cache, entry: &Entry, cache_hit: bool) -> Result<Library> {
         Ok(Library {
-            lib: Arc::new(lib),
-            path: path.to_path_buf(),
+            lib: Arc::new(cache.load(entry)?),
+            path: entry.path.clone(),
             cache_hit,
         })
     }
@@ -287,7 +309,8 @@ impl Library {
         })
     }
 
-    /// The library's file.
+    /// The library's entry in the cache (what was loaded is a private copy
+    /// of the bytes checked there).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -301,27 +324,29 @@ impl Library {
 /// Compiles `source` (a C translation unit) and `opts.extra_c` into one
 /// shared library and loads it, reusing a cached library when one exists.
 ///
+/// The cache is [`Cache::open`]ed from `opts`: a library is loaded from it
+/// only after it passed every check there.
+///
 /// Errors: [`Error::CompilerMissing`] if the compiler cannot be started,
 /// [`Error::Compile`] (naming the cached `.c` file) if it fails,
-/// [`Error::Load`] if the library cannot be loaded or the cache written.
+/// [`Error::Cache`] if the cache cannot be trusted or written,
+/// [`Error::Load`] if the library cannot be loaded.
 pub fn compile(source: &str, opts: &CompileOptions) -> Result<Library> {
     let cc = opts.resolved_cc();
-    let dir = opts.resolved_cache_dir();
+    let cache = Cache::open(opts)?;
     let key = cache_key(&cc, opts, source);
-    let lib_path = dir.join(format!("{key}.so"));
-    if lib_path.exists() {
-        return Library::open(&lib_path, true);
+    if let Some(entry) = cache.find(&key, "so") {
+        return Library::load(&cache, &entry, true);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, "cannot create the cache", e))?;
-    let c_path = dir.join(format!("{key}.c"));
-    write_atomic(&c_path, source)?;
+    let c_path = cache.entry_path(&key, "c");
+    cache.write_new(&c_path, source.as_bytes())?;
     let mut sources = vec![c_path.clone()];
     for (i, extra) in opts.extra_c.iter().enumerate() {
-        let path = dir.join(format!("{key}_extra{i}.c"));
-        write_atomic(&path, extra)?;
+        let path = cache.entry_path(&key, &format!("extra{i}.c"));
+        cache.write_new(&path, extra.as_bytes())?;
         sources.push(path);
     }
-    let tmp = dir.join(format!("{key}.{}.tmp.so", unique_suffix()));
+    let tmp = cache.temporary(&key, "so");
     run_compiler(&cc, &opts.flags, &sources, &tmp, opts.timeout).map_err(|e| match e {
         CompilerFailure::Spawn(message) => Error::CompilerMissing {
             compiler: cc.clone(),
@@ -332,8 +357,8 @@ pub fn compile(source: &str, opts: &CompileOptions) -> Result<Library> {
             output,
         },
     })?;
-    rename(&tmp, &lib_path)?;
-    Library::open(&lib_path, false)
+    let entry = cache.put(&key, "so", &tmp)?;
+    Library::load(&cache, &entry, false)
 }
 
 /// Why the compiler did not produce a library.
@@ -360,8 +385,7 @@ fn run_compiler(
     // The compiler's messages go to a file, not a pipe: waiting with a
     // deadline then needs no reader thread.
     let log_path = out.with_extension("log");
-    let log =
-        std::fs::File::create(&log_path).map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
+    let log = cache::create_new(&log_path).map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
     let log2 = log
         .try_clone()
         .map_err(|e| CompilerFailure::Spawn(e.to_string()))?;
@@ -434,45 +458,6 @@ fn wait_until(
             }
         }
     }
-}
-
-/// Writes `path` through a private temporary file, so that a compiler reading
-/// `path` at the same time sees either nothing or all of it.
-pub(super) fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = private(path);
-    std::fs::write(&tmp, text).map_err(|e| io_error(&tmp, "cannot write", e))?;
-    rename(&tmp, path)
-}
-
-/// `path` with a suffix unique to this process, thread and call.
-pub(super) fn private(path: &Path) -> PathBuf {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", unique_suffix()));
-    PathBuf::from(tmp)
-}
-
-/// Moves a finished file into place in a cache (the temporary goes on failure).
-pub(super) fn rename(from: &Path, to: &Path) -> Result<()> {
-    std::fs::rename(from, to).map_err(|e| {
-        let _ = std::fs::remove_file(from);
-        io_error(to, "cannot move into the cache", e)
-    })
-}
-
-pub(super) fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::Load {
-        path: path.to_path_buf(),
-        message: format!("{what}: {e}"),
-    }
-}
-
-/// A file-name part unique to this process, thread and call.
-fn unique_suffix() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let thread = format!("{:?}", std::thread::current().id());
-    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
-    format!("{}-{thread}-{n}", std::process::id())
 }
 
 /// The cache key: 32 hex digits of FNV-1a-128 over everything that changes
@@ -715,13 +700,15 @@ mod tests {
                 assert_eq!(h.join().unwrap().unwrap(), 3);
             }
         });
-        // Only the final files remain: sources, the library, no temporaries.
+        // Only the final files remain: the source, the library and its
+        // sum, no temporaries.
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         names.sort();
-        assert_eq!(names.len(), 2, "{names:?}");
+        let ends: Vec<&str> = names.iter().map(|n| &n[32..]).collect();
+        assert_eq!(ends, [".c", ".so", ".so.sum"], "{names:?}");
     }
 
     #[test]

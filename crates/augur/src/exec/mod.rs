@@ -1,9 +1,11 @@
 //! Running the second stage.
 
+pub mod cache;
 pub mod compile;
 pub mod cuda;
 pub(crate) mod process;
 
+pub use cache::Cache;
 pub use compile::{compile, Backend, CompileOptions, ExternSymbol, Library};
 pub mod interp;
 #[cfg(feature = "jit")]

@@ -12,6 +12,7 @@ mod probe_harness;
 
 mod c_names;
 mod c_types;
+mod compile_cache;
 mod cuda_backend;
 mod cuda_kernel_checks;
 mod cuda_kernel_shapes;

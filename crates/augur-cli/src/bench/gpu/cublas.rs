@@ -12,13 +12,13 @@ pub const PACKAGE: &str = "nvidia-cublas==13.5.1.27";
 
 /// Where the wheel goes: `AUGUR_CUBLAS_HOME`, else
 /// `~/.cache/augur/cublas-13.5.1.27` beside nvcc's install.
-pub fn install_dir() -> PathBuf {
+pub fn install_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("AUGUR_CUBLAS_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return Ok(PathBuf::from(dir));
     }
-    let nvcc = augur::exec::cuda::install_dir();
+    let nvcc = augur::exec::cuda::install_dir()?;
     let version = PACKAGE.rsplit("==").next().unwrap_or("any");
-    nvcc.with_file_name(format!("cublas-{version}"))
+    Ok(nvcc.with_file_name(format!("cublas-{version}")))
 }
 
 /// The library and headers of the install in `dir`
@@ -47,7 +47,10 @@ fn toolkit() -> Option<(PathBuf, PathBuf)> {
 /// its directory): the wheel in [`install_dir`], else a CUDA toolkit's,
 /// else the wheel installed now (about 550 MB).
 pub fn nvcc_flags() -> Result<Vec<String>> {
-    let dir = install_dir();
+    let dir = install_dir()?;
+    if dir.exists() {
+        augur::exec::cuda::check_installation(&dir, "cuBLAS")?;
+    }
     let (lib, include) = match installed(&dir).or_else(toolkit) {
         Some(found) => found,
         None => {

@@ -4,8 +4,12 @@
 //! generates CUDA should not fetch a compiler unless its user asked for it.
 //! The `augur` command and this workspace's tests ask.
 
-use super::{install_dir, installed_nvcc, missing, private, Nvcc, CUDA_VERSION, PIP_PACKAGES};
+use super::{
+    check_installation, install_dir, installed_nvcc, missing, Nvcc, CUDA_VERSION, PIP_PACKAGES,
+};
+use crate::exec::cache;
 use crate::Result;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
@@ -31,12 +35,12 @@ impl Nvcc {
             return found;
         }
         let _one_install_per_process = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = install_dir();
-        if installed_nvcc(&dir).is_none() {
+        let dir = install_dir()?;
+        if installed_nvcc(&dir)?.is_none() {
             let what = format!("nvcc {CUDA_VERSION}");
             pip_install(&dir, PIP_PACKAGES, &what, "350 MB")?;
         }
-        match installed_nvcc(&dir) {
+        match installed_nvcc(&dir)? {
             Some(path) => Nvcc::at(&path),
             None => Err(missing("nvcc", format!("no nvcc in {}", dir.display()))),
         }
@@ -46,7 +50,9 @@ impl Nvcc {
 /// Installs the pip requirements `packages` (NVIDIA's wheels: `what`,
 /// about `size` installed) into `dir`, through a private sibling directory
 /// renamed to `dir` when complete, so concurrent callers are safe; says so
-/// on standard error first. Nothing is done to a `dir` that exists.
+/// on standard error first. Nothing is done to a `dir` that exists. The
+/// directory above `dir` is created if missing (mode 0700) and must be
+/// writable only by this user or root ([`check_installation`]).
 ///
 /// Needs the `cuda-install` feature.
 ///
@@ -58,8 +64,13 @@ pub fn pip_install(dir: &Path, packages: &[&str], what: &str, size: &str) -> Res
     }
     let parent = dir.parent().unwrap_or(Path::new("."));
     let fail = |message| missing(what, message);
-    std::fs::create_dir_all(parent).map_err(|e| fail(format!("{}: {e}", parent.display())))?;
-    let tmp = private(dir);
+    if !parent.exists() {
+        std::fs::create_dir_all(parent)
+            .and_then(|()| std::fs::set_permissions(parent, PermissionsExt::from_mode(0o700)))
+            .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
+    }
+    check_installation(parent, what)?;
+    let tmp = cache::temporary(dir);
     eprintln!(
         "augur: installing {what} with pip into {} ({size}, once)",
         dir.display()

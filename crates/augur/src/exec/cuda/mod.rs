@@ -14,16 +14,19 @@
 //! machine that runs it.
 //!
 //! As in [`compile`](mod@super::compile), outputs are cached under a hash of
-//! everything that affects them, and every file enters the cache by `rename`
-//! from a name unique to its writer.
+//! everything that affects them, in the user's private [`Cache`], checked
+//! there before they are used.
 
 #[cfg(feature = "cuda-install")]
 mod install;
 #[cfg(feature = "cuda-install")]
 pub use install::pip_install;
 
-use super::compile::{io_error, private, rename, write_atomic, CompileOptions};
+use super::cache::{self, io_error, rename, Cache};
+use super::compile::CompileOptions;
 use crate::{Error, Result};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -77,10 +80,14 @@ impl Nvcc {
         let found = std::env::split_paths(&path)
             .map(|dir| dir.join("nvcc"))
             .chain([PathBuf::from("/usr/local/cuda/bin/nvcc")])
-            .chain(installed_nvcc(&install_dir()))
             .filter(|p| p.is_file())
             .find_map(|p| Nvcc::at(&p).ok());
-        found.ok_or_else(|| not_found(&install_dir()))
+        if let Some(nvcc) = found {
+            return Ok(nvcc);
+        }
+        let dir = install_dir()?;
+        let installed = installed_nvcc(&dir)?.and_then(|p| Nvcc::at(&p).ok());
+        installed.ok_or_else(|| not_found(&dir))
     }
 
     /// The `nvcc` at `path`, if `nvcc --version` runs.
@@ -106,7 +113,7 @@ impl Nvcc {
 
     /// Compiles `source` (a CUDA translation unit) for `arch` (such as
     /// `sm_80`) with `--ptx -std=c++17` and returns the PTX, from the cache
-    /// (`AUGUR_CACHE`, else `augur-cache` in the temp directory) when it is
+    /// ([`Cache::open`] with the default [`CompileOptions`]) when it is
     /// there. Grid-wide synchronisation (`this_grid().sync()`) needs no
     /// `-rdc=true` since CUDA 11, so the PTX is a whole program. Only a
     /// driver at least as new as nvcc loads it (PTX ISA 9.5 for nvcc 13.5;
@@ -119,15 +126,18 @@ impl Nvcc {
     /// rejects the source, [`Error::CompilerMissing`] if it does not start,
     /// [`Error::Load`] if the cache cannot be written.
     pub fn ptx(&self, source: &str, arch: &str) -> Result<String> {
-        let dir = CompileOptions::default().resolved_cache_dir();
-        self.ptx_in(&dir, source, arch).map(|(ptx, _)| ptx)
+        let cache = Cache::open(&CompileOptions::default())?;
+        self.ptx_in(&cache, source, arch).map(|(ptx, _)| ptx)
     }
 
-    /// [`ptx`](Nvcc::ptx) with the cache in `dir`; also says whether it hit.
-    fn ptx_in(&self, dir: &Path, source: &str, arch: &str) -> Result<(String, bool)> {
+    /// [`ptx`](Nvcc::ptx) with `cache`; also says whether it hit.
+    fn ptx_in(&self, cache: &Cache, source: &str, arch: &str) -> Result<(String, bool)> {
         let flags = ["--ptx".into(), format!("-arch={arch}"), "-std=c++17".into()];
-        let (path, hit) = self.build(dir, source, &flags, "ptx")?;
-        let ptx = std::fs::read_to_string(&path).map_err(|e| io_error(&path, "cannot read", e))?;
+        let (entry, hit) = self.build(cache, source, &flags, "ptx")?;
+        let ptx = String::from_utf8(entry.bytes).map_err(|e| Error::Compile {
+            path: entry.path,
+            output: format!("nvcc wrote PTX that is not UTF-8: {e}"),
+        })?;
         Ok((ptx, hit))
     }
 
@@ -160,22 +170,32 @@ impl Nvcc {
         }
         flags.extend(["-cudart".into(), "static".into()]);
         flags.extend(extra_flags.iter().map(|f| f.to_string()));
-        let dir = CompileOptions::default().resolved_cache_dir();
-        let (built, _) = self.build(&dir, source, &flags, "exe")?;
-        let tmp = private(out);
-        std::fs::copy(&built, &tmp).map_err(|e| io_error(&tmp, "cannot write", e))?;
+        let cache = Cache::open(&CompileOptions::default())?;
+        let (built, _) = self.build(&cache, source, &flags, "exe")?;
+        // The checked bytes, not the entry's path, become the program.
+        let tmp = cache::temporary(out);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o755)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&built.bytes));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io_error(&tmp, "cannot write", e));
+        }
         rename(&tmp, out)
     }
 
     /// Runs `nvcc flags -o DIR/KEY.ext DIR/KEY.cu` unless that output is
-    /// cached; returns the output and whether it was.
+    /// cached (and checks); returns the output and whether it was.
     fn build(
         &self,
-        dir: &Path,
+        cache: &Cache,
         source: &str,
         flags: &[String],
         ext: &str,
-    ) -> Result<(PathBuf, bool)> {
+    ) -> Result<(cache::Entry, bool)> {
         let mut h = Fnv128::new();
         let path = self.path.to_string_lossy();
         for part in [CACHE_VERSION, ext, &path, &self.version] {
@@ -189,14 +209,12 @@ impl Nvcc {
         flags.iter().for_each(|f| h.part(f.as_bytes()));
         h.part(source.as_bytes());
         let key = format!("{:032x}", h.0);
-        let out = dir.join(format!("{key}.{ext}"));
-        if out.exists() {
-            return Ok((out, true));
+        if let Some(entry) = cache.find(&key, ext) {
+            return Ok((entry, true));
         }
-        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, "cannot create the cache", e))?;
-        let cu = dir.join(format!("{key}.cu"));
-        write_atomic(&cu, source)?;
-        let tmp = private(&out);
+        let cu = cache.entry_path(&key, "cu");
+        cache.write_new(&cu, source.as_bytes())?;
+        let tmp = cache.temporary(&key, ext);
         let result = Command::new(&self.path)
             .args(flags)
             .arg("-o")
@@ -213,33 +231,59 @@ impl Nvcc {
             }
             return Err(Error::Compile { path: cu, output });
         }
-        rename(&tmp, &out)?;
-        Ok((out, false))
+        Ok((cache.put(&key, ext, &tmp)?, false))
     }
 }
 
 /// Where [`Nvcc::find`] looks for the pip wheels of [`PIP_PACKAGES`] (and
 /// `Nvcc::find_or_install` installs them): the `AUGUR_CUDA_HOME`
-/// environment variable, else `~/.cache/augur/cuda-13.5.37`.
-pub fn install_dir() -> PathBuf {
+/// environment variable, else `cuda-13.5.37` in the user's cache directory
+/// ([`cache::default_dir`]: `~/.cache/augur`).
+///
+/// Errors: [`Error::Cache`] if there is no home directory and no private
+/// directory can be made.
+pub fn install_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("AUGUR_CUDA_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return Ok(PathBuf::from(dir));
     }
-    let base = match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => PathBuf::from(home).join(".cache"),
-        None => std::env::temp_dir(),
-    };
-    base.join("augur").join(format!("cuda-{CUDA_VERSION}"))
+    Ok(cache::default_dir()?.join(format!("cuda-{CUDA_VERSION}")))
+}
+
+/// Checks that the installation in `dir` (programs this process will run)
+/// can be written only by this user or root: `dir` is owned by one of them
+/// and not writable by group or others, and so is every directory above it
+/// (or it is sticky, as `/tmp` is).
+///
+/// Errors: [`Error::CompilerMissing`] naming `dir`, why, and what to do.
+pub fn check_installation(dir: &Path, what: &str) -> Result<()> {
+    super::cache::check_installation(dir).map_err(|why| {
+        missing(
+            what,
+            format!(
+                "the installation in {} is not used: {why}. Anybody who can write there \
+                 could run code as you; remove it, or name another directory only you or \
+                 root can write to",
+                dir.display()
+            ),
+        )
+    })
 }
 
 /// The `nvcc` of a pip install in `dir`: `nvidia/cu13/bin/nvcc` for CUDA 13
 /// (`nvidia/cuda_nvcc/bin/nvcc` for 12). Its `nvcc.profile` adds the
-/// headers (`-I include`, `-isystem include/cccl`) and libraries.
-fn installed_nvcc(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir.join("nvidia"))
-        .ok()?
+/// headers (`-I include`, `-isystem include/cccl`) and libraries. An
+/// installation others could have written to is an error.
+fn installed_nvcc(dir: &Path) -> Result<Option<PathBuf>> {
+    if !dir.exists() {
+        return Ok(None);
+    }
+    check_installation(dir, "nvcc")?;
+    let Ok(entries) = std::fs::read_dir(dir.join("nvidia")) else {
+        return Ok(None);
+    };
+    Ok(entries
         .filter_map(|e| Some(e.ok()?.path().join("bin").join("nvcc")))
-        .find(|p| p.is_file())
+        .find(|p| p.is_file()))
 }
 
 /// The error of [`Nvcc::find`] when no `nvcc` runs: where it looked and
@@ -283,6 +327,11 @@ impl Fnv128 {
 mod tests {
     use super::super::compile::test_support::TestDir;
     use super::*;
+
+    /// The cache in a test's directory.
+    fn cache(dir: &TestDir) -> Cache {
+        Cache::at(dir.path(), cache::DEFAULT_LIMIT).unwrap()
+    }
 
     /// Prints 1049600 on a GPU.
     const GRID_SYNC: &str = r#"#include <cstdio>
@@ -337,7 +386,7 @@ int main() {
         let dir = TestDir::new("cuda-ptx");
         let nvcc = nvcc();
         assert!(nvcc.path().is_file() && nvcc.version().starts_with(char::is_numeric));
-        let (ptx, hit) = nvcc.ptx_in(dir.path(), GRID_SYNC, "sm_80").unwrap();
+        let (ptx, hit) = nvcc.ptx_in(&cache(&dir), GRID_SYNC, "sm_80").unwrap();
         assert!(!hit);
         assert!(ptx.contains(".target sm_80"), "{ptx}");
         assert!(ptx.contains(".entry _Z4stepPii("), "{ptx}");
@@ -348,7 +397,7 @@ int main() {
     fn syntax_error_names_the_line() {
         let dir = TestDir::new("cuda-syntax");
         let src = "__global__ void k(int *x) {\n    x[0] = 1 +;\n}\n";
-        match nvcc().ptx_in(dir.path(), src, "sm_80").unwrap_err() {
+        match nvcc().ptx_in(&cache(&dir), src, "sm_80").unwrap_err() {
             Error::Compile { path, output } => {
                 assert!(path.exists() && path.extension().unwrap() == "cu");
                 assert!(output.contains(".cu(2): error"), "{output}");
@@ -381,7 +430,7 @@ int main() {
             nvcc(),
             "__global__ void k(float *x) { x[threadIdx.x] *= 2; }\n",
         );
-        let (first, hit) = nvcc.ptx_in(dir.path(), src, "sm_80").unwrap();
+        let (first, hit) = nvcc.ptx_in(&cache(&dir), src, "sm_80").unwrap();
         assert!(!hit);
         let ptx_times = || -> Vec<_> {
             let files = std::fs::read_dir(dir.path())
@@ -393,10 +442,10 @@ int main() {
         };
         let before = ptx_times();
         assert_eq!(before.len(), 1);
-        let (second, hit) = nvcc.ptx_in(dir.path(), src, "sm_80").unwrap();
+        let (second, hit) = nvcc.ptx_in(&cache(&dir), src, "sm_80").unwrap();
         assert!(hit && first == second, "nvcc ran again");
         assert_eq!(before, ptx_times());
-        let (_, hit) = nvcc.ptx_in(dir.path(), src, "sm_90").unwrap();
+        let (_, hit) = nvcc.ptx_in(&cache(&dir), src, "sm_90").unwrap();
         assert!(!hit, "another arch is another entry");
     }
 }
