@@ -7,6 +7,7 @@ use augur::exec::compile::CompileOptions;
 use augur::exec::Cache;
 use augur::Result;
 use std::hash::{Hash, Hasher};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -105,9 +106,11 @@ pub fn tune<P>(
     mut build: impl FnMut(Schedule) -> Result<P>,
     mut run: impl FnMut(&P),
 ) -> Result<Tuned> {
-    let (cache, path) = cache_path(key, candidates)?;
-    if let Some(best) = std::fs::read_to_string(&path)
-        .ok()
+    // The cache is an optimisation: without one (a cache directory that
+    // is not private is refused), tuning runs every time.
+    let cached = cache_path(key, candidates).ok();
+    if let Some(best) = (cached.as_ref())
+        .and_then(|(_, path)| std::fs::read_to_string(path).ok())
         .and_then(|s| s.trim().parse::<Schedule>().ok())
         .filter(|s| candidates.contains(s))
     {
@@ -132,9 +135,14 @@ pub fn tune<P>(
         times.push((s, best));
     }
     let best = (times.iter().min_by_key(|t| t.1)).map_or(Schedule::Auto, |t| t.0);
-    // The cache is an optimisation: a failed write only costs a re-tune.
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+    // A failed write only costs a re-tune.
+    if let Some((cache, path)) = cached {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(dir);
+        }
         let _ = cache.write_new(&path, format!("{best}\n").as_bytes());
     }
     Ok(Tuned {

@@ -554,3 +554,37 @@ fn the_default_cache_is_the_users_and_private() {
     let mode = std::fs::metadata(&expected).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
 }
+
+/// Under umask 002 (Debian's default with a group per user) the missing
+/// directories of the default cache are made private, so the cache works
+/// from the first run on.
+#[test]
+fn the_default_cache_works_under_umask_002() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = scratch("cache-umask");
+    let xdg = home.join("fresh").join(".cache");
+    let run = || {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "umask 002 && exec {} cache size",
+                env!("CARGO_BIN_EXE_augur")
+            ))
+            .env_remove("AUGUR_CACHE")
+            .env("XDG_CACHE_HOME", &xdg)
+            .output()
+            .expect("sh runs")
+    };
+    for _ in 0..2 {
+        let out = run();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for dir in [home.join("fresh"), xdg.clone(), xdg.join("augur")] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+    }
+}

@@ -37,7 +37,7 @@ pub const DEFAULT_FLAGS: &[&str] = &[
 ];
 
 /// Bumped whenever the cache layout or key changes, so old entries are ignored.
-const CACHE_VERSION: &str = "augur-cache-2";
+const CACHE_VERSION: &str = "augur-cache-3";
 
 /// How [`compile`] builds a library.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -460,10 +460,10 @@ fn wait_until(
     }
 }
 
-/// The cache key: 32 hex digits of FNV-1a-128 over everything that changes
-/// the library (each part length-prefixed, so parts cannot run together).
+/// The cache key: 32 hex digits of a hash ([`cache::KeyHasher`]) of
+/// everything that changes the library.
 fn cache_key(cc: &str, opts: &CompileOptions, source: &str) -> String {
-    let mut h = Fnv128::new();
+    let mut h = cache::KeyHasher::new();
     h.part(CACHE_VERSION.as_bytes());
     h.part(std::env::consts::ARCH.as_bytes());
     h.part(std::env::consts::OS.as_bytes());
@@ -477,32 +477,7 @@ fn cache_key(cc: &str, opts: &CompileOptions, source: &str) -> String {
     for x in &opts.extra_c {
         h.part(x.as_bytes());
     }
-    format!("{:032x}", h.0)
-}
-
-/// The 128-bit FNV-1a hash: stable across runs and platforms (unlike std's
-/// `DefaultHasher`), and good enough to tell sources apart.
-struct Fnv128(u128);
-
-impl Fnv128 {
-    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
-    const PRIME: u128 = 0x0000000001000000000000000000013b;
-
-    fn new() -> Self {
-        Fnv128(Self::OFFSET)
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u128::from(b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-
-    fn part(&mut self, bytes: &[u8]) {
-        self.bytes(&(bytes.len() as u64).to_le_bytes());
-        self.bytes(bytes);
-    }
+    h.finish()
 }
 
 /// Helpers for tests that compile C.
@@ -737,17 +712,6 @@ mod tests {
         // SAFETY: `root` is defined above with this signature.
         let root: extern "C" fn(f64) -> f64 = unsafe { lib.symbol("root") }.unwrap();
         assert_eq!(root(2.25), 1.5);
-    }
-
-    #[test]
-    fn fnv1a_128_known_values() {
-        let hash = |s: &str| {
-            let mut h = Fnv128::new();
-            h.bytes(s.as_bytes());
-            h.0
-        };
-        assert_eq!(hash(""), 0x6c62272e07bb014262b821756295c58d);
-        assert_eq!(hash("a"), 0xd228cb696f1a8caf78912b704e4a8964);
     }
 
     #[test]

@@ -182,6 +182,13 @@ fn a_directory_writable_by_others_is_refused() {
     for mode in [0o777, 0o1777, 0o770] {
         let a = Attack::new(&format!("mode-{mode:o}"));
         plant(&a.cache, &a.planted);
+        if mode == 0o770 {
+            if my_uid() != 0 {
+                continue; // Only root can give the directory a group of others.
+            }
+            // A group others are in (nogroup), not the user's own.
+            std::os::unix::fs::chown(&a.cache, None, Some(65534)).unwrap();
+        }
         std::fs::set_permissions(&a.cache, PermissionsExt::from_mode(mode)).unwrap();
         let e = refused(add_2_3(&a.cache));
         assert!(e.contains("writable by group or others"), "{e}");
@@ -199,7 +206,7 @@ fn a_directory_below_one_others_can_write_is_refused() {
     // Others could rename `cache` away and put their own in its place.
     std::fs::set_permissions(a.scratch.path(), PermissionsExt::from_mode(0o777)).unwrap();
     let e = refused(add_2_3(&a.cache));
-    assert!(e.contains("above it is writable by group or others"), "{e}");
+    assert!(e.contains("above it is writable by others"), "{e}");
     assert!(!a.ran());
     // Sticky, as /tmp is: only an entry's owner may rename it.
     std::fs::set_permissions(a.scratch.path(), PermissionsExt::from_mode(0o1777)).unwrap();
@@ -365,4 +372,60 @@ fn chown_all(dir: &Path, uid: u32) {
     for e in std::fs::read_dir(dir).unwrap() {
         std::os::unix::fs::lchown(e.unwrap().path(), Some(uid), Some(uid)).unwrap();
     }
+}
+
+#[test]
+fn a_link_on_the_way_that_somebody_else_owns_is_refused() {
+    let a = Attack::new("link");
+    plant(&a.cache, &a.planted);
+    let link = a.scratch.path().join("link");
+    std::os::unix::fs::symlink(&a.cache, &link).unwrap();
+    // The user's own link is followed, and the path used resolved.
+    let cache = Cache::at(&link, u64::MAX).unwrap();
+    assert_eq!(cache.path(), a.cache.canonicalize().unwrap());
+    if my_uid() != 0 {
+        return; // Only root can give a link to somebody else.
+    }
+    // A link somebody else owns could be re-pointed at any time.
+    std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+    let e = refused(add_2_3(&link));
+    assert!(e.contains("the link") && e.contains("uid 65534"), "{e}");
+    assert!(!a.ran());
+}
+
+#[test]
+fn nothing_is_created_under_a_directory_of_somebody_elses() {
+    if my_uid() != 0 {
+        return; // Only root can make a directory of somebody else's.
+    }
+    // Root with another user's HOME must not leave root-owned directories
+    // in it (the user could not use them afterwards).
+    let scratch = Scratch::new("foreign-home");
+    let home = scratch.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::os::unix::fs::chown(&home, Some(65534), Some(65534)).unwrap();
+    let e = refused(add_2_3(&home.join(".cache").join("augur")));
+    assert!(e.contains("owned by uid 65534"), "{e}");
+    assert!(
+        !home.join(".cache").exists(),
+        "created under another's home"
+    );
+}
+
+#[test]
+fn eviction_leaves_what_a_process_is_writing() {
+    let scratch = Scratch::new("busy");
+    let dir = scratch.path().join("cache");
+    assert_eq!(add_2_3(&dir).unwrap(), (5, false));
+    // Another process is compiling a key right now.
+    let busy = "0123456789abcdef0123456789abcdef";
+    std::fs::write(dir.join(format!("{busy}.c")), "int f(void);\n").unwrap();
+    std::fs::write(dir.join(format!("{busy}.so.1-1-0.tmp")), "").unwrap();
+    let cache = Cache::at(&dir, u64::MAX).unwrap();
+    assert_eq!(cache.clean().unwrap().entries, 1);
+    assert!(
+        dir.join(format!("{busy}.c")).exists(),
+        "work in progress removed"
+    );
+    assert_eq!(cache.usage().unwrap().entries, 1);
 }

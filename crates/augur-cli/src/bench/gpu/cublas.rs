@@ -47,14 +47,16 @@ fn toolkit() -> Option<(PathBuf, PathBuf)> {
 /// its directory): the wheel in [`install_dir`], else a CUDA toolkit's,
 /// else the wheel installed now (about 550 MB).
 pub fn nvcc_flags() -> Result<Vec<String>> {
-    let dir = install_dir()?;
+    let mut dir = install_dir()?;
     if dir.exists() {
-        augur::exec::cuda::check_installation(&dir, "cuBLAS")?;
+        // Used resolved, as checked.
+        dir = augur::exec::cuda::check_installation(&dir, "cuBLAS")?;
     }
     let (lib, include) = match installed(&dir).or_else(toolkit) {
         Some(found) => found,
         None => {
             pip_install(&dir, &[PACKAGE], "cuBLAS", "550 MB")?;
+            dir = augur::exec::cuda::check_installation(&dir, "cuBLAS")?;
             installed(&dir).ok_or_else(|| {
                 format!("no cuBLAS in {} after installing {PACKAGE}", dir.display())
             })?

@@ -40,6 +40,9 @@ pub(super) struct Group {
     files: Vec<PathBuf>,
     bytes: u64,
     last_use: SystemTime,
+    /// A process is writing or loading it (a temporary younger than
+    /// [`STALE`] is there): not evicted.
+    busy: bool,
 }
 
 impl Group {
@@ -68,8 +71,9 @@ pub(super) fn scan(dir: &Path) -> Result<Vec<Group>> {
             continue;
         }
         let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        let temporary = name.ends_with(".tmp") || name.ends_with(".load");
-        if temporary && now.duration_since(modified).is_ok_and(|age| age > STALE) {
+        let temporary = [".tmp", ".load", ".log"].iter().any(|t| name.ends_with(t));
+        let stale = now.duration_since(modified).is_ok_and(|age| age > STALE);
+        if temporary && stale {
             let _ = std::fs::remove_file(item.path());
             continue;
         }
@@ -77,7 +81,9 @@ pub(super) fn scan(dir: &Path) -> Result<Vec<Group>> {
             files: Vec::new(),
             bytes: 0,
             last_use: SystemTime::UNIX_EPOCH,
+            busy: false,
         });
+        group.busy |= temporary;
         group.files.push(item.path());
         group.bytes += meta.len();
         group.last_use = group.last_use.max(modified);
@@ -88,12 +94,13 @@ pub(super) fn scan(dir: &Path) -> Result<Vec<Group>> {
 }
 
 /// Removes the groups used least recently until the rest take at most
-/// `limit` bytes; returns what was removed.
+/// `limit` bytes (groups a process is writing stay); returns what was
+/// removed.
 pub(super) fn evict(dir: &Path, limit: u64) -> Result<Usage> {
     let groups = scan(dir)?;
     let mut total: u64 = groups.iter().map(|g| g.bytes).sum();
     let mut removed = Usage::default();
-    for group in groups {
+    for group in groups.iter().filter(|g| !g.busy) {
         if total <= limit {
             break;
         }

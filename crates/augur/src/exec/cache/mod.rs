@@ -13,11 +13,15 @@
 //!   writable by group or others, and every directory above it must be owned
 //!   by the user or root and not writable by group or others unless it is
 //!   sticky (as `/tmp` is): then nobody but the user and root can add,
-//!   replace or rename anything in it. A directory that fails is
-//!   [`Error::Cache`], naming it and why. The path is resolved once
-//!   (symbolic links followed) and used resolved, so a link cannot be
-//!   re-pointed later. With no home directory at all, each process uses a
-//!   fresh private directory of its own in the temp directory.
+//!   replace or rename anything in it. (A group that is the user's own
+//!   private group, Debian's default, counts as the user.) A directory
+//!   that fails is [`Error::Cache`], naming it and why. A symbolic link on
+//!   the way to it must be the user's or root's; the path is resolved once
+//!   and used resolved, so no link can be re-pointed later. Nothing is
+//!   created under a directory that fails (root with another user's `HOME`
+//!   leaves nothing behind), and what is created is created 0700, whatever
+//!   the umask. With no home directory at all, the cache is `augur-UID` in
+//!   the temp directory, made for the user alone.
 //! - **Each entry is checked on the open file.** It is opened without
 //!   following a symbolic link, must be a regular file owned by the user and
 //!   not writable by group or others, and its bytes must hash (SHA-256) to
@@ -32,13 +36,20 @@
 //!   never follows a link), under names unique to the writer, and enter the
 //!   cache by `rename`, so concurrent builds of the same code (parallel tests,
 //!   two processes) never see each other's half-written files.
+//! - **Keys are SHA-256** of everything that makes an entry, so nobody who
+//!   chooses a program to compile (a staged interpreter's input) can make
+//!   its key collide with another program's.
+//! - **Installations run from** (nvcc and cuBLAS from pip) pass the same
+//!   rule all the way down: every file and directory in them owned by the
+//!   user or root and writable by nobody else; they are used resolved.
 //!
 //! The cache is bounded: [`Cache::limit`] bytes (1 GiB unless
 //! `AUGUR_CACHE_LIMIT` or [`CompileOptions::cache_limit`] says otherwise),
-//! kept by evicting the entries used least recently (a hit counts as a use).
-//! A process checks the bound when it first adds an entry and then after
-//! every sixteenth of the limit it adds, so the cache exceeds it by at most
-//! that much per process between checks. `augur cache` shows and cleans it.
+//! kept by evicting the entries used least recently (a hit counts as a use);
+//! an entry a process is writing or loading is left alone. A process checks
+//! the bound when it first adds an entry and then after every sixteenth of
+//! the limit it adds, so the cache exceeds it by at most that much per
+//! process between checks. `augur cache` shows and cleans it.
 
 mod entry;
 mod evict;
@@ -46,7 +57,7 @@ mod trust;
 
 pub(crate) use entry::{create_new, io_error, rename, temporary, Entry};
 pub use evict::Usage;
-pub(crate) use trust::check_installation;
+pub(crate) use trust::{check_installation, make_private};
 
 use super::compile::CompileOptions;
 use crate::{Error, Result};
@@ -132,7 +143,8 @@ impl Cache {
     }
 
     /// Called after this process added `bytes` to the cache: checks the
-    /// bound on the first addition and after each sixteenth of the limit.
+    /// bound on the first addition and after each sixteenth of the limit
+    /// (one count for the process, whatever cache it added to).
     fn added(&self, bytes: u64) {
         static SINCE_CHECK: AtomicU64 = AtomicU64::new(u64::MAX / 2);
         let since = SINCE_CHECK.fetch_add(bytes, Ordering::Relaxed) + bytes;
@@ -147,17 +159,35 @@ impl Cache {
 
 /// The user's cache directory for augur: `$XDG_CACHE_HOME/augur`, else
 /// `~/.cache/augur` (the platform's cache directory elsewhere); with no home
-/// directory, a fresh private directory of this process's own.
+/// directory, `augur-UID` in the temp directory, created for this user
+/// alone (an error if somebody else made it first).
 pub fn default_dir() -> Result<PathBuf> {
     if let Some(base) = dirs::cache_dir() {
         return Ok(base.join("augur"));
     }
-    static FRESH: std::sync::OnceLock<std::result::Result<PathBuf, String>> =
-        std::sync::OnceLock::new();
-    FRESH
-        .get_or_init(|| trust::fresh_private_dir(&std::env::temp_dir()))
-        .clone()
-        .map_err(|message| cache_error(&std::env::temp_dir(), message))
+    trust::temp_dir_of_user().map_err(|message| cache_error(&std::env::temp_dir(), message))
+}
+
+/// A cache key: SHA-256 over length-prefixed parts (so parts cannot run
+/// together), its first 128 bits as 32 hex digits. A cryptographic hash,
+/// so that nobody who chooses a program to compile can make its key
+/// collide with another program's.
+pub(crate) struct KeyHasher(sha2::Sha256);
+
+impl KeyHasher {
+    pub(crate) fn new() -> KeyHasher {
+        KeyHasher(sha2::Digest::new())
+    }
+
+    pub(crate) fn part(&mut self, bytes: &[u8]) {
+        sha2::Digest::update(&mut self.0, (bytes.len() as u64).to_le_bytes());
+        sha2::Digest::update(&mut self.0, bytes);
+    }
+
+    pub(crate) fn finish(self) -> String {
+        let digest = sha2::Digest::finalize(self.0);
+        digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// Reads a byte count: digits with an optional `K`, `M`, `G` or `T` (powers

@@ -4,12 +4,9 @@
 //! generates CUDA should not fetch a compiler unless its user asked for it.
 //! The `augur` command and this workspace's tests ask.
 
-use super::{
-    check_installation, install_dir, installed_nvcc, missing, Nvcc, CUDA_VERSION, PIP_PACKAGES,
-};
+use super::{install_dir, installed_nvcc, missing, Nvcc, CUDA_VERSION, PIP_PACKAGES};
 use crate::exec::cache;
 use crate::Result;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
@@ -52,7 +49,10 @@ impl Nvcc {
 /// renamed to `dir` when complete, so concurrent callers are safe; says so
 /// on standard error first. Nothing is done to a `dir` that exists. The
 /// directory above `dir` is created if missing (mode 0700) and must be
-/// writable only by this user or root ([`check_installation`]).
+/// private to this user, as a cache directory is
+/// ([`Cache`](crate::exec::Cache)); what pip installed is made private
+/// (no write permission for group or others) before it is renamed into
+/// place.
 ///
 /// Needs the `cuda-install` feature.
 ///
@@ -64,13 +64,14 @@ pub fn pip_install(dir: &Path, packages: &[&str], what: &str, size: &str) -> Res
     }
     let parent = dir.parent().unwrap_or(Path::new("."));
     let fail = |message| missing(what, message);
-    if !parent.exists() {
-        std::fs::create_dir_all(parent)
-            .and_then(|()| std::fs::set_permissions(parent, PermissionsExt::from_mode(0o700)))
-            .map_err(|e| fail(format!("{}: {e}", parent.display())))?;
-    }
-    check_installation(parent, what)?;
-    let tmp = cache::temporary(dir);
+    // The parent is made and checked as a cache directory is (private to
+    // this user, nothing created under somebody else's) and used resolved.
+    let parent = cache::Cache::at(parent, cache::DEFAULT_LIMIT)
+        .map_err(|e| fail(e.to_string()))?
+        .path()
+        .to_path_buf();
+    let dir = parent.join(dir.file_name().unwrap_or(dir.as_os_str()));
+    let tmp = cache::temporary(&dir);
     eprintln!(
         "augur: installing {what} with pip into {} ({size}, once)",
         dir.display()
@@ -92,13 +93,19 @@ pub fn pip_install(dir: &Path, packages: &[&str], what: &str, size: &str) -> Res
         )),
         Ok(_) => None,
     };
+    // pip made what it installed under the umask: make it private.
+    let failure = failure.or_else(|| {
+        cache::make_private(&tmp)
+            .err()
+            .map(|e| format!("cannot make {} private: {e}", tmp.display()))
+    });
     if let Some(message) = failure {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(fail(message));
     }
     // Another process may have finished first: then its install stays. (If
     // `dir` is a non-empty directory of something else, no nvcc is found.)
-    if std::fs::rename(&tmp, dir).is_err() {
+    if std::fs::rename(&tmp, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     Ok(())

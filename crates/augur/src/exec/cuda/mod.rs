@@ -45,7 +45,7 @@ pub const PIP_PACKAGES: &[&str] = &[
 ];
 
 /// Bumped whenever the cache layout or key changes, so old entries are ignored.
-const CACHE_VERSION: &str = "augur-cuda-cache-1";
+const CACHE_VERSION: &str = "augur-cuda-cache-2";
 
 /// A CUDA compiler driver that runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -196,7 +196,7 @@ impl Nvcc {
         flags: &[String],
         ext: &str,
     ) -> Result<(cache::Entry, bool)> {
-        let mut h = Fnv128::new();
+        let mut h = cache::KeyHasher::new();
         let path = self.path.to_string_lossy();
         for part in [CACHE_VERSION, ext, &path, &self.version] {
             h.part(part.as_bytes());
@@ -208,7 +208,7 @@ impl Nvcc {
         h.part(&(flags.len() as u64).to_le_bytes());
         flags.iter().for_each(|f| h.part(f.as_bytes()));
         h.part(source.as_bytes());
-        let key = format!("{:032x}", h.0);
+        let key = h.finish();
         if let Some(entry) = cache.find(&key, ext) {
             return Ok((entry, true));
         }
@@ -250,12 +250,14 @@ pub fn install_dir() -> Result<PathBuf> {
 }
 
 /// Checks that the installation in `dir` (programs this process will run)
-/// can be written only by this user or root: `dir` is owned by one of them
-/// and not writable by group or others, and so is every directory above it
-/// (or it is sticky, as `/tmp` is).
+/// can be written only by this user or root, and returns it resolved, to be
+/// used resolved: everything in it (not following links) is owned by one of
+/// them and not writable by others, and so is every directory above it (or
+/// it is sticky, as `/tmp` is), and no link on the way to it is somebody
+/// else's. Walked once per process.
 ///
 /// Errors: [`Error::CompilerMissing`] naming `dir`, why, and what to do.
-pub fn check_installation(dir: &Path, what: &str) -> Result<()> {
+pub fn check_installation(dir: &Path, what: &str) -> Result<PathBuf> {
     super::cache::check_installation(dir).map_err(|why| {
         missing(
             what,
@@ -269,15 +271,15 @@ pub fn check_installation(dir: &Path, what: &str) -> Result<()> {
     })
 }
 
-/// The `nvcc` of a pip install in `dir`: `nvidia/cu13/bin/nvcc` for CUDA 13
+/// The `nvcc` of a pip install in `dir` (resolved and checked: see
+/// [`check_installation`]): `nvidia/cu13/bin/nvcc` for CUDA 13
 /// (`nvidia/cuda_nvcc/bin/nvcc` for 12). Its `nvcc.profile` adds the
-/// headers (`-I include`, `-isystem include/cccl`) and libraries. An
-/// installation others could have written to is an error.
+/// headers (`-I include`, `-isystem include/cccl`) and libraries.
 fn installed_nvcc(dir: &Path) -> Result<Option<PathBuf>> {
     if !dir.exists() {
         return Ok(None);
     }
-    check_installation(dir, "nvcc")?;
+    let dir = check_installation(dir, "nvcc")?;
     let Ok(entries) = std::fs::read_dir(dir.join("nvidia")) else {
         return Ok(None);
     };
@@ -305,22 +307,6 @@ fn not_found(dir: &Path) -> Error {
 fn missing(compiler: &str, message: String) -> Error {
     let compiler = compiler.to_string();
     Error::CompilerMissing { compiler, message }
-}
-
-/// FNV-1a-128 with length-prefixed parts, as in `compile`'s cache key.
-struct Fnv128(u128);
-
-impl Fnv128 {
-    fn new() -> Self {
-        Fnv128(0x6c62272e07bb014262b821756295c58d)
-    }
-
-    fn part(&mut self, bytes: &[u8]) {
-        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
-            self.0 ^= u128::from(b);
-            self.0 = self.0.wrapping_mul(0x0000000001000000000000000000013b);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -368,6 +354,29 @@ int main() {
     /// dev-dependency on itself), so they find or install nvcc.
     fn nvcc() -> Nvcc {
         Nvcc::find_or_install().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// An installation is run from only if nobody else can write any of
+    /// it, and is used resolved.
+    #[test]
+    fn an_installation_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = TestDir::new("cuda-install-check");
+        let install = dir.path().join("wheels");
+        let bin = install.join("nvidia").join("cu13").join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("nvcc"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&bin, PermissionsExt::from_mode(0o777)).unwrap();
+        let e = installed_nvcc(&install).unwrap_err().to_string();
+        assert!(e.contains("bin is writable by others"), "{e}");
+        std::fs::set_permissions(&bin, PermissionsExt::from_mode(0o755)).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&install, &link).unwrap();
+        let nvcc = installed_nvcc(&link).unwrap().unwrap();
+        assert_eq!(
+            nvcc,
+            install.canonicalize().unwrap().join("nvidia/cu13/bin/nvcc")
+        );
     }
 
     #[test]
