@@ -13,8 +13,12 @@
 //!   the assignment followed by an update of the tracker;
 //! * every statement that may change a tracked `x` without assigning it
 //!   (a method call on it, `x.push(1)`, `x.f.take()`, or `&mut x`) into
-//!   the statement followed by an update, and every `if`/`while` condition
-//!   that may into one that updates right after it is evaluated;
+//!   the statement followed by an update (a `match`/`if` statement whose
+//!   arms end in such a call, and the tail of a loop body or of a `()`
+//!   closure body, are statements too), and every `if`/`while` condition
+//!   that may into one that updates right after it is evaluated; a
+//!   closure whose value changes a captured local updates it before
+//!   returning;
 //! * every closure body into one that holds a `Frame` guard first (the
 //!   engine counts its calls: code the attribute does not cover may call
 //!   it repeatedly);

@@ -111,7 +111,7 @@ fn frame_ident() -> Ident {
 /// A closure's body, entering its `Frame` first; the guard ends it when the
 /// body returns, telling the engine whether the body evidently returns `()`
 /// (see `augur::trace::frames`).
-fn closure_body(region: &TokenStream, body: &Expr) -> Expr {
+fn closure_body(region: &TokenStream, body: &Expr, updates: &[Stmt]) -> Expr {
     let frame = frame_ident();
     let unit = returns_unit(body);
     let enter = quote::quote!(::augur::__private::Frame::closure(#region).guard(#unit));
@@ -133,11 +133,22 @@ fn closure_body(region: &TokenStream, body: &Expr) -> Expr {
         }
         other => (Vec::new(), other.clone()),
     };
+    if updates.is_empty() {
+        return parse_quote! {{
+            let mut #frame = #enter;
+            #(#stmts)*
+            #[allow(unreachable_code)]
+            ::augur::__private::value(&mut #frame, #tail)
+        }};
+    }
+    let value = format_ident!("__augur_value", span = Span::mixed_site());
     parse_quote! {{
         let mut #frame = #enter;
         #(#stmts)*
         #[allow(unreachable_code)]
-        ::augur::__private::value(&mut #frame, #tail)
+        let #value = #tail;
+        #(#updates)*
+        ::augur::__private::value(&mut #frame, #value)
     }}
 }
 
@@ -259,6 +270,10 @@ struct Rewriter {
     deferred: Vec<Vec<Ident>>,
     /// The item's own `macro_rules!` macros that need no guard.
     local: std::collections::HashSet<String>,
+    /// Set just before visiting a block whose value is `()` (a loop's
+    /// body, a closure body evidently `()`): its tail expression is then a
+    /// statement like any other, after which changed locals are re-hashed.
+    unit_block: bool,
 }
 
 /// The tracker variable of local `x`.
@@ -431,6 +446,31 @@ impl Rewriter {
         looped || self.later.iter().any(|l| l.contains(&name))
     }
 
+    /// The captured locals a closure body's tail expression changes that
+    /// anything may read afterwards: a later statement around the closure,
+    /// or the body's own statements before the tail (the closure may be
+    /// called again). A local only the tail names may be consumed there
+    /// (`|| m.extract()`): no re-hash may follow it.
+    fn closure_tail_changes(&self, body: &Expr) -> Vec<Ident> {
+        let (before, tail) = match body {
+            Expr::Block(b) => match b.block.stmts.split_last() {
+                Some((Stmt::Expr(tail, None), before)) => (before, tail),
+                _ => return Vec::new(),
+            },
+            other => (&[][..], other),
+        };
+        let mut named = std::collections::HashSet::new();
+        for st in before {
+            idents(st.to_token_stream(), &mut named);
+        }
+        let mut changed = changed_through(tail);
+        changed.retain(|x| {
+            let name = x.to_string();
+            named.contains(&name) || self.later.iter().any(|l| l.contains(&name))
+        });
+        changed
+    }
+
     /// Visits `f` in a new scope that first binds the names of `pats`.
     fn scoped<'p>(&mut self, pats: impl IntoIterator<Item = &'p Pat>, f: impl FnOnce(&mut Self)) {
         let mut names = Vec::new();
@@ -478,6 +518,8 @@ impl Rewriter {
 
 impl VisitMut for Rewriter {
     fn visit_block_mut(&mut self, b: &mut Block) {
+        let unit = std::mem::take(&mut self.unit_block);
+        let last = b.stmts.len().saturating_sub(1);
         self.scopes.push(Vec::new());
         let mut out = Vec::with_capacity(b.stmts.len());
         // The names each statement's successors mention, last first.
@@ -506,7 +548,7 @@ impl VisitMut for Rewriter {
         suffix.pop();
         self.later.push(Default::default());
         self.deferred.push(Vec::new());
-        for mut s in std::mem::take(&mut b.stmts) {
+        for (i, mut s) in std::mem::take(&mut b.stmts).into_iter().enumerate() {
             *self.later.last_mut().expect("pushed above") = suffix.pop().unwrap_or_default();
             // A local a `let` above changed is re-hashed before the first
             // statement that names it: any borrow the `let` kept has ended.
@@ -567,11 +609,18 @@ impl VisitMut for Rewriter {
                     }
                     None => (None, Vec::new()),
                 },
-                Stmt::Expr(e, Some(_)) => {
+                // A block-like expression statement before the block's
+                // end has the type `()`, as has a unit block's tail: both
+                // are statements, whose changes are re-hashed after them.
+                Stmt::Expr(e, semi) if semi.is_some() || i < last || unit => {
                     self.visit_expr_mut(e);
                     let mut changed = changed_through(e);
                     changed.retain(|x| self.used_later(x));
-                    (None, self.updates(&changed))
+                    let updates = self.updates(&changed);
+                    if !updates.is_empty() {
+                        semi.get_or_insert_with(Default::default);
+                    }
+                    (None, updates)
                 }
                 other => {
                     self.visit_stmt_mut(other);
@@ -594,7 +643,10 @@ impl VisitMut for Rewriter {
                 self.visit_expr_mut(&mut f.expr);
                 let pat = (*f.pat).clone();
                 self.loops += 1;
-                self.scoped([&pat], |r| r.visit_block_mut(&mut f.body));
+                self.scoped([&pat], |r| {
+                    r.unit_block = true;
+                    r.visit_block_mut(&mut f.body)
+                });
                 self.loops -= 1;
                 let iterable = &f.expr;
                 let span = iterable.span();
@@ -604,10 +656,23 @@ impl VisitMut for Rewriter {
                 let pats: Vec<Pat> = c.inputs.iter().cloned().collect();
                 let region = region_of(c.body.to_token_stream(), &quote::quote!(0, 0));
                 self.loops += 1;
-                self.scoped(&pats, |r| r.visit_expr_mut(&mut c.body));
+                let unit = returns_unit(&c.body);
+                let mut updates = Vec::new();
+                self.scoped(&pats, |r| {
+                    r.unit_block = unit && matches!(&*c.body, Expr::Block(_));
+                    r.visit_expr_mut(&mut c.body);
+                    r.unit_block = false;
+                    // A value's tail may change captured locals
+                    // (`|i| v.push(i)`): re-hashed before the call ends.
+                    // (A `move` closure owns what it captured: nothing
+                    // outside sees it change.)
+                    if !unit && c.capture.is_none() {
+                        updates = r.updates(&r.closure_tail_changes(&c.body));
+                    }
+                });
                 self.loops -= 1;
                 if c.asyncness.is_none() {
-                    *c.body = closure_body(&region, &c.body);
+                    *c.body = closure_body(&region, &c.body, &updates);
                 }
             }
             Expr::Macro(m) => {
@@ -642,13 +707,16 @@ impl VisitMut for Rewriter {
             }
             Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
                 self.loops += 1;
-                visit_mut::visit_expr_while_mut(self, w);
+                self.visit_expr_mut(&mut w.cond);
+                self.unit_block = true;
+                self.visit_block_mut(&mut w.body);
                 self.loops -= 1;
                 self.condition(&mut w.cond);
             }
             Expr::Loop(l) => {
                 self.loops += 1;
-                visit_mut::visit_expr_loop_mut(self, l);
+                self.unit_block = true;
+                self.visit_block_mut(&mut l.body);
                 self.loops -= 1;
             }
             Expr::If(i) if matches!(&*i.cond, Expr::Let(_)) => {
@@ -664,6 +732,7 @@ impl VisitMut for Rewriter {
                 self.loops += 1;
                 self.scopes.push(Vec::new());
                 self.visit_expr_mut(&mut w.cond);
+                self.unit_block = true;
                 self.visit_block_mut(&mut w.body);
                 self.scopes.pop();
                 self.loops -= 1;

@@ -8,17 +8,6 @@ use crate::fuzz_programs::language::{
     Mutation, Program, Source, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS, MAX_UNROLL, VARS,
 };
 
-/// `AUGUR_FUZZ_KNOWN_LIMITS=1`: also generate the shapes the engine is
-/// known to get wrong or refuse under `#[augur::staged]` (see
-/// `reproducers/methods.rs`): the walk's method calls written as tail
-/// expressions of a `match` arm or an `if` block, which the attribute does
-/// not re-hash (an open bug: the engine refuses them with
-/// `LoopNeverCloses`, it never gives wrong code). Off by default, so that
-/// the suite tests everything else; on, it checks a fix.
-fn known_limits() -> bool {
-    std::env::var_os("AUGUR_FUZZ_KNOWN_LIMITS").is_some_and(|v| v != "0")
-}
-
 /// Where a statement is generated.
 #[derive(Clone)]
 struct Ctx {
@@ -76,9 +65,6 @@ struct Gen {
     uncounted: bool,
     stmts_left: usize,
     counters: usize,
-    /// Tail-expression forms and uncounted closures in dyn loops allowed
-    /// (see [`known_limits`]).
-    known_limits: bool,
 }
 
 impl Gen {
@@ -163,7 +149,7 @@ impl Gen {
 
     /// Whether the walk writes a state change as a tail expression.
     fn tail(&mut self) -> bool {
-        self.rng.chance(30) && self.known_limits
+        self.rng.chance(30)
     }
 
     /// One of the plain state's fields this program changes.
@@ -540,7 +526,6 @@ pub(crate) fn generate(seed: u64) -> Program {
         uncounted: false,
         stmts_left: MAX_STMTS,
         counters: 0,
-        known_limits: known_limits(),
     };
     let inits = (0..VARS)
         .map(|_| match g.rng.below(4) {

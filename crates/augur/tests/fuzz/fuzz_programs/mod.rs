@@ -47,10 +47,6 @@
 //! [`documented_limit`].
 //! `AUGUR_FUZZ_VERBOSE=1` prints one line per program (with `--nocapture`).
 //! `AUGUR_FUZZ_SHRINK_SECS=S` gives each shrink S seconds (default 60).
-//! `AUGUR_FUZZ_KNOWN_LIMITS=1` also generates the shapes the engine is known
-//! to get wrong or refuse (see `reproducers/methods.rs`): method calls in
-//! tail position in the walk (an open bug), named closures and closures
-//! handed to a helper anywhere (a documented limit).
 
 mod check;
 mod generator;
