@@ -111,6 +111,29 @@ fn frame_ident() -> Ident {
 /// A closure's body, entering its `Frame` first; the guard ends it when the
 /// body returns, telling the engine whether the body evidently returns `()`
 /// (see `augur::trace::frames`).
+/// Wraps the value of every `return` of a closure body (not of the
+/// closures, `async` blocks and items nested in it) in
+/// `__private::value`, as its tail's is.
+struct Returns<'a>(&'a Ident);
+
+impl VisitMut for Returns<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Closure(_) | Expr::Async(_) => {}
+            Expr::Return(r) => {
+                if let Some(v) = &mut r.expr {
+                    self.visit_expr_mut(v);
+                    let frame = self.0;
+                    **v = parse_quote!(::augur::__private::value(&mut #frame, #v));
+                }
+            }
+            _ => visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut Item) {}
+}
+
 fn closure_body(region: &TokenStream, body: &Expr, updates: &[Stmt]) -> Expr {
     let frame = frame_ident();
     let unit = returns_unit(body);
@@ -122,8 +145,10 @@ fn closure_body(region: &TokenStream, body: &Expr, updates: &[Stmt]) -> Expr {
         }};
     }
     // The value goes through `value`, which tells the guard whether its
-    // type carries anything to decide on.
-    let (stmts, tail) = match body {
+    // type carries anything to decide on; so does an early `return`'s.
+    let mut body = body.clone();
+    Returns(&frame).visit_expr_mut(&mut body);
+    let (stmts, tail) = match &body {
         Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
             let mut stmts = b.block.stmts.clone();
             match stmts.pop() {

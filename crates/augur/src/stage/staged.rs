@@ -261,32 +261,61 @@ pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
         if carries_nothing::<T>() {
             guard.unit = true;
         } else {
-            guard.hash = primitive_hash(&v);
+            guard.hash = known_hash(&v);
         }
     }
     v
 }
 
-/// The hash of a value of a primitive type (an integer, `bool`, `char`),
-/// told by the type's name: the value itself is what a caller decides on,
-/// so it stands for the decisions that made it, exactly.
-fn primitive_hash<T>(v: &T) -> Option<u64> {
-    const PRIMITIVES: &[&str] = &[
-        "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
-        "i128", "isize",
-    ];
-    if !PRIMITIVES.contains(&std::any::type_name::<T>()) {
-        return None;
+/// The hash of a value whose type is one of a fixed list of standard types
+/// a closure commonly returns, told by the type's name and hashed through
+/// that type's own `Hash`: the primitives (integers, `bool`, `char`),
+/// `Option` of one, `ControlFlow` and `Result` with `()` or one on either
+/// side (`try_for_each`'s closures), pairs of the common integers and
+/// `bool`, `String` and `&str`. The value itself is what a caller decides
+/// on, so it stands for the decisions that made it, exactly.
+fn known_hash<T>(v: &T) -> Option<u64> {
+    use std::ops::ControlFlow;
+    let name = std::any::type_name::<T>();
+    macro_rules! known {
+        ($($t:ty),* $(,)?) => {$(
+            if name == std::any::type_name::<$t>()
+                && std::mem::size_of::<T>() == std::mem::size_of::<$t>()
+                && std::mem::align_of::<T>() == std::mem::align_of::<$t>()
+            {
+                // SAFETY: `T` is `$t`: the same name, a standard library
+                // type that no other crate can name so (its path is
+                // `core`'s, `alloc`'s or a primitive's; at most lifetimes,
+                // which hashing ignores, are erased), of the same size and
+                // alignment. The value is read through `$t`'s `Hash`, which
+                // touches only its initialised parts.
+                let same = unsafe { &*(v as *const T).cast::<$t>() };
+                let mut h = FxHasher::default();
+                same.hash(&mut h);
+                return Some(h.finish());
+            }
+        )*};
     }
-    // SAFETY: `T` is one of the primitive types above, whose every byte is
-    // initialised (no padding), so reading `size_of::<T>()` bytes from a
-    // live `&T` is sound.
-    let bytes = unsafe {
-        std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>())
-    };
-    let mut h = FxHasher::default();
-    h.write(bytes);
-    Some(h.finish())
+    macro_rules! with_primitives {
+        ($($p:ty),*) => {
+            known!($($p, Option<$p>, ControlFlow<$p>, ControlFlow<(), $p>, Result<$p, ()>),*);
+        };
+    }
+    with_primitives!(bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+    known!(ControlFlow<()>, Result<(), ()>, Result<(), String>, String, &str);
+    known!(
+        (i32, i32),
+        (i64, i64),
+        (usize, usize),
+        (bool, bool),
+        (i32, bool),
+        (bool, i32),
+        (usize, i32),
+        (i32, usize),
+        (usize, bool),
+        (bool, usize),
+    );
+    None
 }
 
 /// True for `()` and `Dyn<_>`: a `Dyn` is a handle to a second-stage
@@ -349,17 +378,30 @@ mod tests {
     use crate::Dyn;
 
     #[test]
-    fn values_that_carry_nothing_and_primitives_are_told_by_type() {
+    fn values_that_carry_nothing_and_known_types_are_told_by_type() {
         assert!(carries_nothing::<()>());
         assert!(carries_nothing::<Dyn<i32>>());
         assert!(carries_nothing::<Dyn<*mut f32>>());
         assert!(!carries_nothing::<Option<Dyn<i32>>>());
         assert!(!carries_nothing::<(Dyn<i32>, bool)>());
         assert!(!carries_nothing::<bool>());
-        assert_ne!(primitive_hash(&3i32), primitive_hash(&4i32));
-        assert_ne!(primitive_hash(&true), primitive_hash(&false));
-        assert!(primitive_hash(&3usize).is_some());
-        assert!(primitive_hash(&"3").is_none());
-        assert!(primitive_hash(&Some(3)).is_none());
+        assert_ne!(known_hash(&3i32), known_hash(&4i32));
+        assert_ne!(known_hash(&true), known_hash(&false));
+        assert!(known_hash(&3usize).is_some());
+        assert_ne!(known_hash(&Some(3)), known_hash(&None::<i32>));
+        assert_ne!(known_hash(&Some(3)), known_hash(&Some(4)));
+        use std::ops::ControlFlow;
+        let (go, stop) = (
+            ControlFlow::<()>::Continue(()),
+            ControlFlow::<()>::Break(()),
+        );
+        assert_ne!(known_hash(&go), known_hash(&stop));
+        assert_ne!(known_hash(&"ab"), known_hash(&"ba"));
+        assert_ne!(known_hash(&(1i32, 2i32)), known_hash(&(2i32, 1i32)));
+        // Types off the list are not read.
+        assert!(known_hash(&Some(Some(3))).is_none());
+        assert!(known_hash(&vec![1]).is_none());
+        struct Mine(#[allow(dead_code)] i32);
+        assert!(known_hash(&Mine(1)).is_none());
     }
 }

@@ -201,7 +201,8 @@ enum Entry {
 /// how many calls it made, and what they returned; so those three are part
 /// of every tag inside the calls. A returned value is hashed where the
 /// attribute can take it (`()` and `Dyn` give nothing to decide on; a
-/// primitive hashes its value, see `stage::staged::value`); any other is
+/// primitive, an `Option` of one, a `ControlFlow`, a pair of integers, a
+/// string hash their value, see `stage::staged::value`); any other is
 /// stood for by the decisions its call took, which determine it.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
