@@ -145,7 +145,6 @@ pub(crate) trait GpuTensor {
 #[derive(Clone, Default)]
 struct KernelOwner(Option<dsl::Id>);
 
-#[augur::staged]
 fn kernel_owner() -> Option<dsl::Id> {
     dsl::local_copy::<KernelOwner>().0
 }
@@ -155,7 +154,6 @@ fn kernel_owner() -> Option<dsl::Id> {
 struct OwnerGuard;
 
 impl OwnerGuard {
-    #[augur::staged]
     fn new(ctx: &dsl::State<Ctx>) -> OwnerGuard {
         dsl::local(|o: &mut KernelOwner| o.0 = Some(ctx.id()));
         OwnerGuard
@@ -163,7 +161,6 @@ impl OwnerGuard {
 }
 
 impl Drop for OwnerGuard {
-    #[augur::staged]
     fn drop(&mut self) {
         dsl::local(|o: &mut KernelOwner| o.0 = None);
     }
@@ -171,7 +168,6 @@ impl Drop for OwnerGuard {
 
 /// Panics when a kernel of another instance is being generated: `ctx`'s
 /// tensors would be read through host pointers there.
-#[augur::staged]
 pub(crate) fn check_kernel_owner(ctx: &dsl::State<Ctx>, tensor: &str, loc: &Location) {
     let owner = kernel_owner();
     if owner.is_some_and(|o| o != ctx.id()) {

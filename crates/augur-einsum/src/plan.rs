@@ -51,7 +51,6 @@ pub(crate) struct Plan<'a, E: Elem> {
 }
 
 impl<E: Elem> Plan<'_, E> {
-    #[augur::staged]
     pub(crate) fn range(&self, i: Index) -> usize {
         self.ranges
             .iter()
@@ -166,7 +165,6 @@ pub(crate) fn value_with<E: Elem>(
     }
 }
 
-#[augur::staged]
 pub(crate) fn lookup(env: &Env, i: Index) -> Dyn<i32> {
     env.iter()
         .rev()

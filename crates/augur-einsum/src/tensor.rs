@@ -213,7 +213,6 @@ impl Einsum {
 
 /// The shape, after checking the element count fits the generated code's
 /// `int32_t` indices.
-#[augur::staged]
 fn checked_shape(name: &str, shape: &[usize], loc: &'static Location<'static>) -> Vec<usize> {
     let total = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match total {

@@ -13,7 +13,6 @@ pub struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
-#[augur::staged]
 fn grew(bytes: usize) {
     let now = LIVE.fetch_add(bytes, Relaxed) + bytes;
     PEAK.fetch_max(now, Relaxed);
@@ -22,7 +21,6 @@ fn grew(bytes: usize) {
 // SAFETY: every call is passed unchanged to `System`, which upholds the
 // `GlobalAlloc` contract; the counters only observe sizes.
 unsafe impl GlobalAlloc for Counting {
-    #[augur::staged]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc` is `System.alloc`'s.
         let p = unsafe { System.alloc(layout) };
@@ -32,14 +30,12 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
 
-    #[augur::staged]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         LIVE.fetch_sub(layout.size(), Relaxed);
         // SAFETY: `ptr` was allocated by `System` with `layout` (above).
         unsafe { System.dealloc(ptr, layout) }
     }
 
-    #[augur::staged]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
         let p = unsafe { System.alloc_zeroed(layout) };
@@ -49,7 +45,6 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
 
-    #[augur::staged]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: `ptr` and `layout` come from this allocator, which got
         // them from `System`; the caller upholds `realloc`'s contract.
@@ -63,20 +58,17 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// Starts a new peak at what is live now.
-#[augur::staged]
 pub fn reset_peak() {
     PEAK.store(LIVE.load(Relaxed), Relaxed);
 }
 
 /// The most bytes live since [`reset_peak`], less what was live then
 /// (`base`): what the measured work added at its peak.
-#[augur::staged]
 pub fn peak_since(base: usize) -> usize {
     PEAK.load(Relaxed).saturating_sub(base)
 }
 
 /// Bytes live now.
-#[augur::staged]
 pub fn live() -> usize {
     LIVE.load(Relaxed)
 }
@@ -86,7 +78,6 @@ mod tests {
     use super::*;
 
     #[test]
-    #[augur::staged]
     fn peak_counts_what_a_measurement_adds() {
         // Other tests allocate and free on other threads meanwhile: a
         // block far larger than theirs keeps the bound clear of them.
