@@ -208,7 +208,6 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `plan`, or `None` when it has no index or repeats
     /// one on the left (`S[i][i] = ...`).
-    #[augur::staged]
     pub(crate) fn of<E: Elem>(plan: &Plan<E>) -> Option<Layout> {
         if plan.lhs_indices.len() != plan.lhs.indices.len() {
             return None;
@@ -256,7 +255,6 @@ impl Layout {
     }
 
     /// What [`Schedule::resolve`](crate::Schedule::resolve) decides on.
-    #[augur::staged]
     pub(crate) fn shape<E: Elem>(&self, plan: &Plan<E>, vector_bytes: usize) -> Shape {
         let all = plan.lhs_indices.iter().chain(&plan.reduced);
         Shape {

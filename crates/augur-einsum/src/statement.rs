@@ -128,7 +128,6 @@ fn brackets(indices: &[Index]) -> String {
 }
 
 /// Binds every index to one range and finds the reduced ones.
-#[augur::staged]
 fn check<'a, E: Elem>(
     lhs: &'a Access<E>,
     op: Op,

@@ -234,7 +234,6 @@ fn bytes_of<E: Elem>(shape: &[usize]) -> i64 {
 impl<E: Elem> Tensor<E> {
     /// `T[i][j]...`: one index per dimension.
     #[track_caller]
-    #[augur::staged]
     pub fn at(&self, indices: impl AsRef<[Index]>) -> Access<E> {
         let indices = indices.as_ref().to_vec();
         let loc = Location::caller();

@@ -134,7 +134,6 @@ impl Net {
     /// Panics when `t` was made by another `Net`: its fusion state is that
     /// other net's.
     #[track_caller]
-    #[augur::staged]
     pub(crate) fn check_own(&self, t: &Tensor) {
         if t.net != self.ctx.id() {
             panic!(
