@@ -283,7 +283,7 @@ fn staged_itself(attrs: &[syn::Attribute]) -> bool {
 /// Names in scope: `true` for a tracked local.
 #[derive(Default)]
 struct Rewriter {
-    scopes: Vec<Vec<(Ident, bool, u32)>>,
+    scopes: Vec<Vec<(Ident, Track, u32)>>,
     /// For each block being rewritten, the names its statements after the
     /// current one mention (see `used_later`).
     later: Vec<std::collections::HashSet<String>>,
@@ -310,9 +310,54 @@ fn tracker(x: &Ident) -> Ident {
 fn hash_of(x: &Ident) -> TokenStream {
     quote_spanned! {Span::mixed_site()=> {
         #[allow(unused_imports)]
-        use ::augur::__private::{ViaHash as _, ViaNone as _};
-        (&::augur::__private::Probe(&#x)).augur_hash()
+        use ::augur::__private::{ViaHash as _, ViaNone as _, ViaSeen as _};
+        (&&::augur::__private::Probe(&#x)).augur_hash()
     }}
+}
+
+/// How the rewriting tracks a local.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Track {
+    /// Not tracked: its value follows from what tags see.
+    No,
+    /// Tracked, and never changed after its `let`.
+    Fixed,
+    /// Tracked, and may change (`let mut`, or `let x;` assigned later).
+    Changes,
+}
+
+/// True if evaluating `e` may call code (and so take a decision): a call,
+/// a method call or a macro outside any closure it holds.
+fn has_call(e: &Expr) -> bool {
+    struct Finder(bool);
+    impl syn::visit::Visit<'_> for Finder {
+        fn visit_expr_call(&mut self, _: &syn::ExprCall) {
+            self.0 = true;
+        }
+        fn visit_expr_method_call(&mut self, _: &syn::ExprMethodCall) {
+            self.0 = true;
+        }
+        fn visit_macro(&mut self, _: &syn::Macro) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &Item) {}
+    }
+    let mut f = Finder(false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.0
+}
+
+/// The identifiers a pattern binds, each with whether it is `mut`.
+fn mutable_bindings(p: &Pat, out: &mut Vec<(Ident, bool)>) {
+    struct Names<'a>(&'a mut Vec<(Ident, bool)>);
+    impl syn::visit::Visit<'_> for Names<'_> {
+        fn visit_pat_ident(&mut self, p: &syn::PatIdent) {
+            self.0.push((p.ident.clone(), p.mutability.is_some()));
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    syn::visit::Visit::visit_pat(&mut Names(out), p);
 }
 
 /// The identifiers a pattern binds.
@@ -325,17 +370,6 @@ fn bindings(p: &Pat, out: &mut Vec<Ident>) {
         }
     }
     syn::visit::Visit::visit_pat(&mut Names(out), p);
-}
-
-/// The local a `let` binds alone (`x`, `mut x`, `x: T`), and whether `mut`.
-fn single_binding(p: &Pat) -> Option<(&Ident, bool)> {
-    match p {
-        Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
-            Some((&i.ident, i.mutability.is_some()))
-        }
-        Pat::Type(t) => single_binding(&t.pat),
-        _ => None,
-    }
 }
 
 /// The local an assignment's left side writes (`x`, `x.f`, `x[i]`, `(x.f).g`).
@@ -439,18 +473,20 @@ impl Rewriter {
         }
     }
 
-    fn bind(&mut self, names: Vec<Ident>, tracked: bool) {
+    fn bind(&mut self, names: Vec<Ident>, track: Track) {
         let depth = self.loops;
         let scope = self.scopes.last_mut().expect("a scope");
-        scope.extend(names.into_iter().map(|n| (n, tracked, depth)));
+        scope.extend(names.into_iter().map(|n| (n, track, depth)));
     }
 
+    /// True if `x` is tracked and may change (an immutable tracked local
+    /// keeps the value it was bound with: no update follows its uses).
     fn is_tracked(&self, x: &Ident) -> bool {
-        self.binding(x).is_some_and(|(t, _)| t)
+        self.binding(x).is_some_and(|(t, _)| t == Track::Changes)
     }
 
-    /// Whether `x` is tracked, and the loop depth it was bound at.
-    fn binding(&self, x: &Ident) -> Option<(bool, u32)> {
+    /// How `x` is tracked, and the loop depth it was bound at.
+    fn binding(&self, x: &Ident) -> Option<(Track, u32)> {
         for scope in self.scopes.iter().rev() {
             if let Some((_, t, d)) = scope.iter().rev().find(|(n, _, _)| n == x) {
                 return Some((*t, *d));
@@ -504,33 +540,88 @@ impl Rewriter {
         }
         let depth = self.loops;
         self.scopes
-            .push(names.into_iter().map(|n| (n, false, depth)).collect());
+            .push(names.into_iter().map(|n| (n, Track::No, depth)).collect());
         f(self);
         self.scopes.pop();
     }
 
-    /// The tracker of a `let`, if it gets one.
-    fn track_local(&mut self, local: &Local) -> Option<Stmt> {
+    /// The trackers of the locals a `let` binds: the statement that marks
+    /// where its initialiser starts (if it needs one) and those that follow
+    /// the `let`. A `let mut` local, one bound to an `if` or `match`, and one
+    /// whose initialiser reads a local that may change later (`let p =
+    /// o.take();`) are tracked from the start; any other one whose
+    /// initialiser holds a call is tracked if a decision was taken in it
+    /// (`let k = pick(x.gt(0).is_true());`, see `Tracked::bound`).
+    fn track_local(&mut self, local: &Local) -> (Option<Stmt>, Vec<Stmt>) {
         let mut names = Vec::new();
         bindings(&local.pat, &mut names);
-        let init = local.init.as_ref().filter(|i| i.diverge.is_none());
-        let single = single_binding(&local.pat).filter(|_| init.is_some());
-        let Some((x, mutable)) = single else {
-            self.bind(names, false);
-            return None;
+        let Some(init) = &local.init else {
+            // `let x;`: whatever assigns it later decides its value.
+            let mutable: Vec<Ident> = names.clone();
+            let trackers = mutable.iter().map(|x| {
+                let t = tracker(x);
+                parse_quote! { let #t = ::augur::__private::Tracked::unset(); }
+            });
+            let out = trackers.collect();
+            self.bind(names, Track::Changes);
+            return (None, out);
         };
-        let decided = matches!(init.map(|i| &*i.expr), Some(Expr::If(_) | Expr::Match(_)));
-        if !(mutable || decided) {
-            self.bind(names, false);
-            return None;
+        if matches!(&*init.expr, Expr::Closure(_)) {
+            // A closure value: its calls are counted where they happen.
+            self.bind(names, Track::No);
+            return (None, Vec::new());
         }
-        let x = x.clone();
-        let t = tracker(&x);
-        let hash = hash_of(&x);
-        self.bind(vec![x], true);
-        Some(parse_quote! {
-            let #t = ::augur::__private::Tracked::new(#hash);
-        })
+        let decided = matches!(&*init.expr, Expr::If(_) | Expr::Match(_));
+        let mut read = std::collections::HashSet::new();
+        idents(init.expr.to_token_stream(), &mut read);
+        if let Some((_, e)) = &init.diverge {
+            idents(e.to_token_stream(), &mut read);
+        }
+        let reads_changing = (self.scopes.iter().flatten())
+            .any(|(n, t, _)| *t == Track::Changes && read.contains(&n.to_string()));
+        let calls = has_call(&init.expr) || init.diverge.as_ref().is_some_and(|(_, e)| has_call(e));
+        let mark = format_ident!("__augur_mark", span = Span::mixed_site());
+        let (before, mark_expr) = if calls {
+            let st: Stmt = parse_quote! { let #mark = ::augur::__private::mark(); };
+            (Some(st), quote::quote!(#mark))
+        } else {
+            (None, quote::quote!(::augur::__private::Mark::NONE))
+        };
+        let mut bound = Vec::new();
+        mutable_bindings(&local.pat, &mut bound);
+        let mut after = Vec::new();
+        for (x, mutable) in bound {
+            let always = mutable || decided || reads_changing;
+            if !always && !calls {
+                self.bind(vec![x], Track::No);
+                continue;
+            }
+            let t = tracker(&x);
+            // An immutable local that is not bound to an `if` or `match`
+            // is stood for by what determines it (the state and the sides
+            // decided): its type may be inferred from later code, where a
+            // probe for `Hash` would not compile.
+            after.push(if mutable || decided {
+                // By its hash where its type is `Hash`; a `let mut` of
+                // another type is not tracked (see `docs/extraction.md`).
+                let hash = hash_of(&x);
+                parse_quote! { let #t = ::augur::__private::Tracked::new(#hash); }
+            } else {
+                parse_quote! {
+                    let #t = ::augur::__private::Tracked::bound(#mark_expr, #always, None);
+                }
+            });
+            let track = if mutable {
+                Track::Changes
+            } else {
+                Track::Fixed
+            };
+            self.bind(vec![x], track);
+        }
+        if after.is_empty() {
+            return (None, after);
+        }
+        (before, after)
     }
 
     /// `assign` followed by an update of `x`'s tracker.
@@ -616,23 +707,28 @@ impl VisitMut for Rewriter {
                         .last_mut()
                         .expect("pushed above")
                         .extend(tracked);
-                    (self.track_local(l), poisons)
+                    let (mark, trackers) = self.track_local(l);
+                    out.extend(mark);
+                    (trackers, poisons)
                 }
                 Stmt::Item(i) => {
                     self.visit_item_mut(i);
-                    (None, Vec::new())
+                    (Vec::new(), Vec::new())
                 }
                 Stmt::Macro(m) => match self.invocation(&mut m.mac) {
                     Some(guard) if m.semi_token.is_some() => {
                         out.push(parse_quote!(let __augur_macro = #guard;));
-                        (None, vec![parse_quote!(::core::mem::drop(__augur_macro);)])
+                        (
+                            Vec::new(),
+                            vec![parse_quote!(::core::mem::drop(__augur_macro);)],
+                        )
                     }
                     Some(guard) => {
                         let mac = &m.mac;
                         s = Stmt::Expr(parse_quote!({ let __augur_macro = #guard; #mac }), None);
-                        (None, Vec::new())
+                        (Vec::new(), Vec::new())
                     }
-                    None => (None, Vec::new()),
+                    None => (Vec::new(), Vec::new()),
                 },
                 // A block-like expression statement before the block's
                 // end has the type `()`, as has a unit block's tail: both
@@ -645,11 +741,11 @@ impl VisitMut for Rewriter {
                     if !updates.is_empty() {
                         semi.get_or_insert_with(Default::default);
                     }
-                    (None, updates)
+                    (Vec::new(), updates)
                 }
                 other => {
                     self.visit_stmt_mut(other);
-                    (None, Vec::new())
+                    (Vec::new(), Vec::new())
                 }
             };
             out.push(s);
@@ -724,7 +820,7 @@ impl VisitMut for Rewriter {
                 self.visit_expr_mut(&mut l.expr);
                 let mut names = Vec::new();
                 bindings(&l.pat, &mut names);
-                self.bind(names, false);
+                self.bind(names, Track::No);
             }
             Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
                 visit_mut::visit_expr_if_mut(self, i);

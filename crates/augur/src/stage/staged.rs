@@ -18,6 +18,12 @@
 //!   not share code, a dyn loop that changes it unrolls until its value
 //!   repeats (a state machine closes into a loop over its states);
 //!
+//!   An immutable `let` is tracked where its value may tell paths apart
+//!   that tags no longer do: its initialiser reads a local that may change
+//!   later, or took a decision ([`mark`] before it, [`Tracked::bound`]
+//!   after), by its hash if it is bound to an `if` or `match`, else by
+//!   what determines it (the state and the sides decided).
+//!
 //!   A `let` whose initialiser changes a tracked local may keep a `&mut`
 //!   borrow of it alive (`let r = v.last_mut().unwrap(); *r += 1;`), so no
 //!   re-hash can follow it at once: the tracker is *poisoned* instead
@@ -70,25 +76,83 @@ impl<I: Iterator> Iterator for Turns<I> {
     }
 }
 
+/// The thread's decision count before a `let`'s initialiser runs (see
+/// [`Tracked::bound`]).
+#[derive(Clone, Copy)]
+pub struct Mark(Option<u32>);
+
+impl Mark {
+    /// No mark: the initialiser holds no call, so it cannot decide.
+    pub const NONE: Mark = Mark(None);
+}
+
+/// Marks the start of a `let`'s initialiser: one read of a thread-local
+/// counter.
+#[inline]
+pub fn mark() -> Mark {
+    Mark(Some(driver::decisions()))
+}
+
 /// A plain local's value, as a hash that is part of every tag while the
-/// local lives (`None`: the type is not `Hash`, nothing is tracked).
+/// local lives.
 pub struct Tracked {
     /// The engine slot and the run it belongs to.
     slot: Option<(u32, u32)>,
     /// Poisoned (see [`Tracked::poison`]) and not updated since.
     poisoned: std::cell::Cell<bool>,
+    /// Its slot holds what stands for a value that cannot be hashed: no
+    /// update replaces it (an immutable local never changes).
+    opaque: bool,
 }
 
 impl Tracked {
-    /// Starts tracking a local whose value hashes to `hash`.
+    /// Starts tracking a local whose value hashes to `hash`: a `let mut`,
+    /// or a `let` bound to an `if` or `match`.
+    #[track_caller]
     pub fn new(hash: Option<u64>) -> Tracked {
-        let slot = hash.and_then(|h| {
-            let gen = driver::current_gen()?;
-            Some((with(|e| Ok(e.static_register(h))), gen))
+        Tracked::bound(Mark::NONE, hash.is_some(), hash)
+    }
+
+    /// Starts tracking a local declared without a value (`let x;`): what
+    /// assigns it later updates it.
+    #[track_caller]
+    pub fn unset() -> Tracked {
+        Tracked::bound(Mark::NONE, true, Some(0))
+    }
+
+    /// Starts tracking a local a `let` bound, if its value may differ
+    /// between two paths whose tags agree after it: `always` when its
+    /// initialiser reads a tracked local (which may change later while the
+    /// value it gave lives on: `let p = o.take();`, `let k = s * 2; s = 0;`),
+    /// and otherwise when a decision was taken since `mark`, the start of
+    /// the initialiser (`let k = pick(x.gt(0).is_true());`). A value of a
+    /// `Hash` type is tracked by its hash; any other by what determines it:
+    /// the live state and the sides of the decisions its initialiser took.
+    #[track_caller]
+    #[inline]
+    pub fn bound(mark: Mark, always: bool, hash: Option<u64>) -> Tracked {
+        let decided = match mark.0 {
+            Some(m) => driver::decisions().wrapping_sub(m),
+            None => 0,
+        };
+        if !always && decided == 0 {
+            return Tracked {
+                slot: None,
+                poisoned: std::cell::Cell::new(false),
+                opaque: false,
+            };
+        }
+        let slot = driver::with_gen(|e, gen| {
+            let h = match hash {
+                Some(h) => h,
+                None => e.stand_in(decided),
+            };
+            (e.static_register(h), gen)
         });
         Tracked {
             slot,
             poisoned: std::cell::Cell::new(false),
+            opaque: hash.is_none(),
         }
     }
 
@@ -104,10 +168,7 @@ impl Tracked {
         }
         self.poisoned.set(true);
         let at = SrcLoc::from_location(Location::caller());
-        with(|e| {
-            e.borrowed(Some(at));
-            Ok(())
-        });
+        driver::with_quiet(|e| e.borrowed(Some(at)));
     }
 
     fn unpoison(&self) {
@@ -116,20 +177,20 @@ impl Tracked {
         }
     }
 
-    /// The local was assigned: its value now hashes to `hash`.
+    /// The local was assigned, or a statement may have changed it: its
+    /// value now hashes to `hash`.
     pub fn update(&self, hash: Option<u64>) {
-        if let Some((_, gen)) = self.slot {
-            if driver::current_gen() == Some(gen) {
-                self.unpoison();
-            }
+        let Some((slot, gen)) = self.slot else { return };
+        if driver::current_gen() != Some(gen) {
+            return;
         }
-        if let (Some((slot, gen)), Some(h)) = (self.slot, hash) {
-            if driver::current_gen() == Some(gen) {
-                with(|e| {
-                    e.static_update(slot, h);
-                    Ok(())
-                });
-            }
+        self.unpoison();
+        if let Some(h) = hash.filter(|_| !self.opaque) {
+            self.unpoison();
+            with(|e| {
+                e.static_update(slot, h);
+                Ok(())
+            });
         }
     }
 }
@@ -152,10 +213,20 @@ pub fn body<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Borrows a local for [`ViaHash`] / [`ViaNone`]: `(&Probe(&x)).augur_hash()`
-/// is the hash of `x` when its type is `Hash`, else `None` (method lookup
-/// prefers the by-value impl, which exists only for `Hash` types).
+/// Borrows a local for [`ViaHash`] / [`ViaSeen`] / [`ViaNone`]:
+/// `(&&Probe(&x)).augur_hash()` is the hash of `x` when its type is `Hash`,
+/// `Some(0)` when it is state the engine sees by itself ([`Seen`]), else
+/// `None` (method lookup tries the receiver `&&Probe` first, then derefs:
+/// each trait is implemented at one step, bounded by what it needs).
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+impl<T: ?Sized> Clone for Probe<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Probe<'_, T> {}
 
 /// The hash of a `Hash` value.
 pub trait ViaHash {
@@ -163,7 +234,7 @@ pub trait ViaHash {
     fn augur_hash(&self) -> Option<u64>;
 }
 
-impl<T: Hash + ?Sized> ViaHash for Probe<'_, T> {
+impl<T: Hash + ?Sized> ViaHash for &Probe<'_, T> {
     fn augur_hash(&self) -> Option<u64> {
         let mut h = FxHasher::default();
         self.0.hash(&mut h);
@@ -171,14 +242,38 @@ impl<T: Hash + ?Sized> ViaHash for Probe<'_, T> {
     }
 }
 
-/// No hash for other values.
-pub trait ViaNone {
-    /// `None`.
+/// First-stage state the engine sees by itself (a `Static`, a prophecy or
+/// history cell, a DSL's `Seen`): a local holding one needs no hash of its
+/// own.
+pub trait Seen {}
+
+impl<T: Clone + Hash + Eq + 'static> Seen for Static<T> {}
+impl<L> Seen for crate::prophecy::Prophecy<L> {}
+impl<L> Seen for crate::prophecy::History<L> {}
+impl<T, K: Clone + Hash + Eq + 'static> Seen for super::dsl::Seen<T, K> {}
+impl<T: Seen + ?Sized> Seen for &T {}
+impl<T: Seen + ?Sized> Seen for &mut T {}
+
+/// Nothing to hash for state the engine sees.
+pub trait ViaSeen {
+    /// `Some(0)`.
     fn augur_hash(&self) -> Option<u64>;
 }
 
-impl<T: ?Sized> ViaNone for &Probe<'_, T> {
+impl<T: Seen + ?Sized> ViaSeen for Probe<'_, T> {
     fn augur_hash(&self) -> Option<u64> {
+        Some(0)
+    }
+}
+
+/// No hash for other values.
+pub trait ViaNone {
+    /// `None`.
+    fn augur_hash(self) -> Option<u64>;
+}
+
+impl<T: ?Sized> ViaNone for Probe<'_, T> {
+    fn augur_hash(self) -> Option<u64> {
         None
     }
 }

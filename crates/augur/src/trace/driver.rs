@@ -84,6 +84,13 @@ pub(crate) fn current_gen() -> Option<u32> {
     })
 }
 
+/// How many decisions this thread has taken, wrapping: compared before and
+/// after a `let`'s initialiser (no engine access).
+#[inline]
+pub(crate) fn decisions() -> u32 {
+    context::with(|c| c.decided.get())
+}
+
 /// Runs `f` on the extraction in progress with its run's generation, in
 /// one access to the thread's context (`None` outside an extraction, or
 /// while the engine is busy). For the bookkeeping `#[augur::staged]` adds

@@ -227,8 +227,10 @@ impl Engine {
             return Ok(false);
         }
         let d = self.oracle(cond, loc)?;
-        // What a closure decided is part of what it returns (`frames.rs`).
+        // What a closure decided is part of what it returns, and what a
+        // `let` decided is part of what it binds (`frames.rs`).
         self.run.frames.decided(d);
+        super::context::with(|c| c.decided.set(c.decided.get().wrapping_add(1)));
         Ok(d)
     }
 

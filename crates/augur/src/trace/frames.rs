@@ -254,6 +254,9 @@ pub(super) struct Frames {
     /// Where tracked locals are borrowed through a `let` now (see
     /// `Tracked::poison`), in order.
     borrowed: Vec<SrcLoc>,
+    /// The sides the run's decisions took, in order (see
+    /// [`Frames::sides_since`]).
+    sides: Vec<bool>,
 }
 
 const NOWHERE_LOC: SrcLoc = SrcLoc {
@@ -270,6 +273,7 @@ impl Frames {
         self.settled = 0;
         self.rooted = false;
         self.borrowed.clear();
+        self.sides.clear();
     }
 
     /// A tracked local is borrowed through a `let` at `at` (`Some`), or
@@ -389,6 +393,7 @@ impl Frames {
     /// activation returns (see [`Counts`]).
     #[inline]
     pub(super) fn decided(&mut self, taken: bool) {
+        self.sides.push(taken);
         if let Some(i) = self.stack.last().and_then(|a| a.counted.checked_sub(1)) {
             let a = &mut self.stack[i as usize];
             a.trail = mix(a.trail, 2 + u64::from(taken));
@@ -421,6 +426,13 @@ impl Frames {
                 top.counts = Counts::default();
             }
         }
+    }
+
+    /// A hash of the sides the last `n` decisions took (what a `let` whose
+    /// initialiser decided stands for when its value cannot be hashed).
+    pub(super) fn sides_since(&self, n: u32) -> u64 {
+        let from = self.sides.len().saturating_sub(n as usize);
+        (self.sides[from..].iter()).fold(n.into(), |h, &s| mix(h, 2 + u64::from(s)))
     }
 
     /// What the live activations add to the tag state.

@@ -223,6 +223,14 @@ impl<'e> Recorder<'e> {
         self.engine.run.frames.borrowed(at)
     }
 
+    /// What a bound value that cannot be hashed stands for: the live
+    /// `Static`s' state and the sides of the last `decided` decisions (see
+    /// `stage/staged.rs`).
+    pub(crate) fn stand_in(&mut self, decided: u32) -> u64 {
+        let sides = self.engine.run.frames.sides_since(decided);
+        super::tag::mix(self.engine.statics_hash(), sides)
+    }
+
     /// The body entered at `depth` ended, returning a value hashing to
     /// `value` (`None`: unknown).
     #[inline]
