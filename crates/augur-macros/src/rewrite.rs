@@ -348,6 +348,46 @@ fn has_call(e: &Expr) -> bool {
     f.0
 }
 
+/// True if `e`'s type is known where it stands, whatever follows: a
+/// literal, a cast, a dereference, a comparison or logical operation, or a
+/// call of a method whose result type never comes from later code
+/// (`is_true`, `is_some`, `len`, ...). A `let` of such a value may be probed
+/// for `Hash` (see `hash_of`); `collect()` or `parse()` may not.
+fn type_evident(e: &Expr) -> bool {
+    use syn::{BinOp, UnOp};
+    match e {
+        Expr::Lit(_) | Expr::Cast(_) => true,
+        Expr::Unary(u) => matches!(u.op, UnOp::Deref(_) | UnOp::Not(_)) || type_evident(&u.expr),
+        Expr::Paren(p) => type_evident(&p.expr),
+        Expr::Binary(b) => matches!(
+            b.op,
+            BinOp::Eq(_)
+                | BinOp::Ne(_)
+                | BinOp::Lt(_)
+                | BinOp::Le(_)
+                | BinOp::Gt(_)
+                | BinOp::Ge(_)
+                | BinOp::And(_)
+                | BinOp::Or(_)
+        ),
+        Expr::MethodCall(m) => matches!(
+            m.method.to_string().as_str(),
+            "is_true"
+                | "is_some"
+                | "is_none"
+                | "is_ok"
+                | "is_err"
+                | "is_empty"
+                | "len"
+                | "contains"
+                | "contains_key"
+                | "starts_with"
+                | "ends_with"
+        ),
+        _ => false,
+    }
+}
+
 /// The identifiers a pattern binds, each with whether it is `mut`.
 fn mutable_bindings(p: &Pat, out: &mut Vec<(Ident, bool)>) {
     struct Names<'a>(&'a mut Vec<(Ident, bool)>);
@@ -587,6 +627,7 @@ impl Rewriter {
         } else {
             (None, quote::quote!(::augur::__private::Mark::NONE))
         };
+        let evident = matches!(local.pat, Pat::Type(_)) || type_evident(&init.expr);
         let mut bound = Vec::new();
         mutable_bindings(&local.pat, &mut bound);
         let mut after = Vec::new();
@@ -597,18 +638,23 @@ impl Rewriter {
                 continue;
             }
             let t = tracker(&x);
-            // An immutable local that is not bound to an `if` or `match`
-            // is stood for by what determines it (the state and the sides
-            // decided): its type may be inferred from later code, where a
-            // probe for `Hash` would not compile.
             after.push(if mutable || decided {
                 // By its hash where its type is `Hash`; a `let mut` of
                 // another type is not tracked (see `docs/extraction.md`).
                 let hash = hash_of(&x);
                 parse_quote! { let #t = ::augur::__private::Tracked::new(#hash); }
             } else {
+                // By its hash where its type is evident here and `Hash`,
+                // else by what determines it (the state, and where the run
+                // is after a decision): a type inferred from later code
+                // would make a probe for `Hash` fail to compile.
+                let hash = if evident {
+                    hash_of(&x)
+                } else {
+                    quote::quote!(::core::option::Option::None)
+                };
                 parse_quote! {
-                    let #t = ::augur::__private::Tracked::bound(#mark_expr, #always, None);
+                    let #t = ::augur::__private::Tracked::bound(#mark_expr, #always, #hash);
                 }
             });
             let track = if mutable {
