@@ -249,6 +249,7 @@ pub(crate) fn documented_limit(p: &Program, walk: Walk, f: &Failure) -> bool {
             | Stmt::Branch(..)
             | Stmt::Machine { .. }
             | Stmt::Adapter(_)
+            | Stmt::Hidden(_)
             | Stmt::Use(_, _, Decide::Branch | Decide::Bound | Decide::Nested) => true,
             Stmt::Block(ss) => ss.iter().any(decides),
             Stmt::Repeat(_, b) | Stmt::StaticRepeat(_, b) | Stmt::PlainLoop(_, b) => decides(b),
@@ -264,6 +265,7 @@ pub(crate) fn documented_limit(p: &Program, walk: Walk, f: &Failure) -> bool {
             Stmt::Repeat(k, b) => (in_while && *k >= 2 && decides(b)) || go(b),
             Stmt::StaticRepeat(_, b) | Stmt::PlainLoop(_, b) => go(b),
             Stmt::Adapter(a) => (in_while && a.k >= 2) || go(&a.body),
+            Stmt::Hidden(h) => go(&h.between) || go(&h.after),
             Stmt::Block(ss) => ss.iter().any(go),
             _ => false,
         }

@@ -4,8 +4,9 @@
 
 use crate::common::Rng;
 use crate::fuzz_programs::language::{
-    Adapter, AdapterKind, BinOp, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Init, Machine,
-    Mutation, Program, Source, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS, MAX_UNROLL, VARS,
+    Adapter, AdapterKind, BinOp, Bind, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Hidden, Init,
+    Machine, Mutation, Program, Read, Source, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS,
+    MAX_UNROLL, VARS,
 };
 
 /// Where a statement is generated.
@@ -25,6 +26,9 @@ struct Ctx {
     methods: bool,
     /// Iterator adapters with deciding closures may be made.
     adapters: bool,
+    /// Immutable bindings of plain values chosen by dyn decisions
+    /// (`Hidden`) may be made.
+    hidden: bool,
     /// Inside a dyn loop (`While`, `Machine`).
     in_dyn_loop: bool,
     /// The plain state is only read here, not changed: inside a dyn loop
@@ -279,6 +283,104 @@ impl Gen {
         }))
     }
 
+    /// Two different small constants.
+    fn two(&mut self, lo: i32, n: u64) -> (i32, i32) {
+        let x = lo + self.rng.below(n) as i32;
+        let y = lo + (x - lo + 1 + self.rng.below(n - 1) as i32) % n as i32;
+        (x, y)
+    }
+
+    /// An immutable binding of what a dyn decision chose, and the keys it
+    /// can give.
+    fn bind(&mut self, ctx: &Ctx) -> (Bind, Vec<i32>) {
+        // The plain slot is set on dyn branches (`Branch`) and by
+        // adapters: a binding may take it, where the state may change.
+        let slot =
+            !ctx.reads_only && (self.fields.contains(&Field::Slot) && ctx.methods || ctx.adapters);
+        if slot && self.rng.chance(15) {
+            return (Bind::TakeSlot, vec![-2, -1, 0, 1]);
+        }
+        let c = self.cond(ctx, 1);
+        let b = match self.rng.below(100) {
+            0..=29 => {
+                let (x, y) = self.two(-3, 7);
+                Bind::Call(c, x, y, self.rng.chance(50))
+            }
+            30..=44 => Bind::Bool(c),
+            45..=59 => {
+                let (x, y) = self.two(-3, 7);
+                Bind::Tuple(c, x, y)
+            }
+            60..=71 => Bind::Reset(c, 1 + self.rng.below(3) as i32),
+            72..=83 => Bind::Take(c, self.rng.below(4) as i32),
+            // Quarters from -2 to 3.
+            _ => {
+                let (x, y) = self.two(-8, 21);
+                Bind::Weight(c, x, y, self.rng.chance(50))
+            }
+        };
+        let mut keys = vec![b.key(true, None), b.key(false, None)];
+        keys.dedup();
+        (b, keys)
+    }
+
+    /// `Hidden`: one or two bindings, statements after each, and a read of
+    /// their key.
+    fn hidden(&mut self, ctx: &Ctx, inner: &Ctx) -> Stmt {
+        // Each binding keeps the paths that chose differently apart while
+        // it lives (as tracked, it must): sized as a repetition of 2.
+        let (first, keys) = self.bind(ctx);
+        let between_ctx = Ctx {
+            unroll: ctx.unroll * 2,
+            ..inner.clone()
+        };
+        let between = Stmt::Block(self.block(&between_ctx));
+        // One binding only in a dyn loop of a program whose state changes
+        // through methods: each plain state the loop carries gets its own
+        // copy of the loop (with two, a 3,000-program run found one
+        // program past the run limit when the bindings are tracked).
+        let two = !(ctx.in_dyn_loop && ctx.methods);
+        let (second, keys, after) = if two && self.rng.chance(50) {
+            let (b, more) = self.bind(&between_ctx);
+            let keys = keys
+                .iter()
+                .flat_map(|k| {
+                    more.iter()
+                        .map(move |m| k.wrapping_mul(10).wrapping_add(*m))
+                })
+                .collect();
+            let after_ctx = Ctx {
+                unroll: ctx.unroll * 4,
+                ..inner.clone()
+            };
+            (Some(b), keys, Stmt::Block(self.block(&after_ctx)))
+        } else if self.rng.chance(50) {
+            (None, keys, Stmt::Block(self.block(&between_ctx)))
+        } else {
+            (None, keys, Stmt::Block(vec![]))
+        };
+        let read = if self.rng.chance(40) {
+            let target = self.rng.pick(&keys);
+            Read::Guarded(self.cond(ctx, 1), target)
+        } else {
+            Read::Decide(self.rng.pick(&[
+                Decide::Op,
+                Decide::Branch,
+                Decide::Bound,
+                Decide::Nested,
+                Decide::Nested,
+            ]))
+        };
+        Stmt::Hidden(Box::new(Hidden {
+            first,
+            between,
+            second,
+            after,
+            var: self.rng.below(VARS as u64) as usize,
+            read,
+        }))
+    }
+
     fn block(&mut self, ctx: &Ctx) -> Vec<Stmt> {
         let n = 1 + self.rng.below(4) as usize;
         let mut v = Vec::new();
@@ -431,6 +533,10 @@ impl Gen {
             };
             return Stmt::PlainLoop(k, Box::new(Stmt::Block(self.block(&body_ctx))));
         }
+        // Immutable bindings of what dyn decisions chose, read later.
+        if ctx.hidden && ctx.unroll * 4 <= MAX_UNROLL && self.rng.chance(20) {
+            return self.hidden(ctx, &inner);
+        }
         match self.rng.below(100) {
             0..=29 => Stmt::Assign(self.rng.below(VARS as u64) as usize, self.expr(ctx, 3)),
             30..=54 => {
@@ -506,6 +612,13 @@ fn accumulates(kind: AdapterKind) -> bool {
     )
 }
 
+/// Whether programs may bind what dyn decisions chose with immutable
+/// `let`s (`Hidden`): yes unless `AUGUR_FUZZ_HIDDEN=0` (the other programs
+/// stay the same).
+pub(crate) fn hidden_lets() -> bool {
+    !matches!(std::env::var("AUGUR_FUZZ_HIDDEN").as_deref(), Ok("0"))
+}
+
 /// The program of seed `seed`.
 pub(crate) fn generate(seed: u64) -> Program {
     let mut rng = Rng(seed);
@@ -542,6 +655,12 @@ pub(crate) fn generate(seed: u64) -> Program {
     // attribute too): about half the programs keep only the shapes above.
     let methods = g.rng.chance(33);
     let adapters = g.rng.chance(33);
+    // And, independently, one in three binds what dyn decisions chose
+    // with immutable `let`s, read later (`Hidden`, which needs the
+    // attribute too): about one program in five has none of these four,
+    // and is walked under the trusted walk as well (three in ten before
+    // `Hidden`).
+    let hidden = g.rng.chance(33) && hidden_lets();
     let ctx = Ctx {
         depth: 1,
         counters: vec![],
@@ -550,6 +669,7 @@ pub(crate) fn generate(seed: u64) -> Program {
         plain_values,
         methods,
         adapters,
+        hidden,
         in_dyn_loop: false,
         reads_only: false,
         guarded: false,

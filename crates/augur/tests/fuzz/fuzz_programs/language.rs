@@ -125,6 +125,103 @@ pub(crate) enum Stmt {
     },
     /// `(0..k).adapter(closure)`: see [`Adapter`].
     Adapter(Box<Adapter>),
+    /// Immutable `let`s of plain values a dyn decision chose, read after
+    /// further statements: see [`Hidden`].
+    Hidden(Box<Hidden>),
+}
+
+/// An immutable `let` of a plain value chosen by a dyn decision (never
+/// through `let x = if ..`/`match ..` syntax, which the attribute tracks).
+/// Its *key*, the `i32` it is read as, is given for each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Bind {
+    /// `let k = pick(cond, x, y);`: a helper returning `x` or `y` by its
+    /// `bool` argument (`staged`: under `#[augur::staged]`, else plain).
+    /// Key `k`.
+    Call(Cond, i32, i32, bool),
+    /// `let k = cond.is_true();`. Key `k as i32`.
+    Bool(Cond),
+    /// `let (p, q) = pair(cond, x, y);`: `(x, y)` or `(y, x)`. Key
+    /// `p * 5 - q`.
+    Tuple(Cond, i32, i32),
+    /// `let mut s = 0; if (cond) { s = x; } let k = s * 2; s = 0;`: a
+    /// value derived from a tracked `let mut` local that is then reset.
+    /// Key `k + s`: `2x` or 0.
+    Reset(Cond, i32),
+    /// `let mut o = None; if (cond) { o = Some(x); } let p = o.take();`.
+    /// Key `p.unwrap_or(-1)`.
+    Take(Cond, i32),
+    /// `let p = st.slot.take();`: the walk's tracked plain state (set on
+    /// dyn branches before, or by adapters) reset. Key `p.unwrap_or(-2)`.
+    TakeSlot,
+    /// `let w = weight(cond, x, y);`: an `f64` (not `Hash`), `x / 4` or
+    /// `y / 4`. Key `w as i32` (`above`: `w > 1.5`, as 0 or 1).
+    Weight(Cond, i32, i32, bool),
+}
+
+/// How the key of `Hidden`'s bindings decides the code for `var`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Read {
+    /// As `Use` does with its plain value.
+    Decide(Decide),
+    /// `if (cond) { if (key == target) v = v + 100; }`: the key decides
+    /// whether an operation is staged at all, under a later dyn decision.
+    Guarded(Cond, i32),
+}
+
+/// `let k = ..first..; between; [let m = ..second..; after;] read(key)`,
+/// the key `k` or `k * 10 + m`: plain values chosen by dyn decisions,
+/// bound by immutable `let`s in the walk's frames, read after further
+/// statements (dyn `if`s among them) and combined. A `break`, `continue` or
+/// `return` in `between` or `after` leaves the statement there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Hidden {
+    pub(crate) first: Bind,
+    pub(crate) between: Stmt,
+    pub(crate) second: Option<Bind>,
+    pub(crate) after: Stmt,
+    pub(crate) var: usize,
+    pub(crate) read: Read,
+}
+
+impl Bind {
+    /// The condition it decides, if any.
+    pub(crate) fn cond(&self) -> Option<&Cond> {
+        match self {
+            Bind::Call(c, ..)
+            | Bind::Bool(c)
+            | Bind::Tuple(c, ..)
+            | Bind::Reset(c, _)
+            | Bind::Take(c, _)
+            | Bind::Weight(c, ..) => Some(c),
+            Bind::TakeSlot => None,
+        }
+    }
+
+    /// The key, given the decision (`held`) and the plain slot (for
+    /// `TakeSlot`, which the caller then empties).
+    pub(crate) fn key(&self, held: bool, slot: Option<i32>) -> i32 {
+        let by = |x: i32, y: i32| if held { x } else { y };
+        match *self {
+            Bind::Call(_, x, y, _) => by(x, y),
+            Bind::Bool(_) => i32::from(held),
+            Bind::Tuple(_, x, y) => {
+                let (p, q) = if held { (x, y) } else { (y, x) };
+                p.wrapping_mul(5).wrapping_sub(q)
+            }
+            Bind::Reset(_, x) => by(x, 0).wrapping_mul(2),
+            Bind::Take(_, x) => by(x, -1),
+            Bind::TakeSlot => slot.unwrap_or(-2),
+            Bind::Weight(_, x, y, above) => {
+                let w = f64::from(by(x, y)) * 0.25;
+                if above {
+                    i32::from(w > 1.5)
+                } else {
+                    w as i32
+                }
+            }
+        }
+    }
 }
 
 /// A change of the plain state through a method.
@@ -418,13 +515,37 @@ impl Stmt {
                 tail_note(*tail)
             ),
             Stmt::Use(src, v, how) => {
-                let how = match how {
-                    Decide::Op => "op",
-                    Decide::Branch => "branch",
-                    Decide::Bound => "bound",
-                    Decide::Nested => "nested",
+                writeln!(
+                    f,
+                    "{pad}decide_{}({}, {src});",
+                    decide_name(*how),
+                    Expr::Var(*v)
+                )
+            }
+            Stmt::Hidden(h) => {
+                writeln!(f, "{pad}{{  // immutable lets, read at the end")?;
+                writeln!(f, "{pad}  {}", bind_text(&h.first, "k"))?;
+                body(f, &h.between)?;
+                if let Some(m) = &h.second {
+                    writeln!(f, "{pad}  {}", bind_text(m, "m"))?;
+                }
+                body(f, &h.after)?;
+                let key = if h.second.is_some() {
+                    "k * 10 + m"
+                } else {
+                    "k"
                 };
-                writeln!(f, "{pad}decide_{how}({}, {src});", Expr::Var(*v))
+                let x = Expr::Var(h.var);
+                match &h.read {
+                    Read::Decide(how) => {
+                        writeln!(f, "{pad}  decide_{}({x}, {key});", decide_name(*how))?
+                    }
+                    Read::Guarded(c, t) => writeln!(
+                        f,
+                        "{pad}  if ({c}) {{ if ({key} == {t}) {x} = {x} + 100; }}"
+                    )?,
+                }
+                writeln!(f, "{pad}}}")
             }
             Stmt::Machine {
                 counter,
@@ -493,6 +614,41 @@ impl Stmt {
                 writeln!(f, "{pad}  {ret}  /* cond: {} */", a.cond)?;
                 writeln!(f, "{pad}}});")
             }
+        }
+    }
+}
+
+fn decide_name(how: Decide) -> &'static str {
+    match how {
+        Decide::Op => "op",
+        Decide::Branch => "branch",
+        Decide::Bound => "bound",
+        Decide::Nested => "nested",
+    }
+}
+
+/// A binding as pseudo-Rust, binding the key to `n`.
+fn bind_text(b: &Bind, n: &str) -> String {
+    match b {
+        Bind::Call(c, x, y, staged) => {
+            let helper = if *staged { "pick" } else { "choose" };
+            format!("let {n} = {helper}({c}, {x}, {y});")
+        }
+        Bind::Bool(c) => format!("let {n} = ({c}).is_true();"),
+        Bind::Tuple(c, x, y) => {
+            format!("let ({n}p, {n}q) = pair({c}, {x}, {y});  // {n} = {n}p * 5 - {n}q")
+        }
+        Bind::Reset(c, x) => {
+            format!("let mut s = 0; if ({c}) {{ s = {x}; }} let {n} = s * 2; s = 0;")
+        }
+        Bind::Take(c, x) => {
+            format!("let mut o = None; if ({c}) {{ o = Some({x}); }} let {n} = o.take();  // or -1")
+        }
+        Bind::TakeSlot => format!("let {n} = slot.take();  // or -2"),
+        Bind::Weight(c, x, y, above) => {
+            let (x, y) = (f64::from(*x) * 0.25, f64::from(*y) * 0.25);
+            let read = if *above { "w > 1.5" } else { "w as i32" };
+            format!("let w = weight({c}, {x:?}, {y:?});  // {n} = {read}")
         }
     }
 }

@@ -28,7 +28,15 @@
 //! `map(..).collect()` or `map(..).sum()` (written in the call, bound to a
 //! name first, or handed to an unannotated helper that calls it), with the
 //! body's `break`/`return` ending the adapter; what it finds decides later
-//! code. `Repeat` is a plain Rust `for`, `PlainLoop` a plain `for` of up to
+//! code. `Hidden` binds plain values a dyn decision chose with immutable
+//! `let`s, never `let x = if ..`: through a helper's return value
+//! (`let k = pick(c.is_true(), 1, 2)`), a `bool` straight from
+//! `is_true()`, a tuple pattern, a value derived from a tracked `let mut`
+//! local that is then reset (`let k = s * 2; s = 0;`, `let p = o.take();`,
+//! the plain slot taken), or an `f64` (not `Hash`); after further
+//! statements it reads them, one or two combined (`k * 10 + m`), to decide
+//! the code (as `Use`, or whether `v = v + 100` is staged under a later dyn
+//! `if`). `Repeat` is a plain Rust `for`, `PlainLoop` a plain `for` of up to
 //! 100 turns with its own dyn `break`/`continue`, `StaticRepeat` uses
 //! `augur::range`. Every program is extracted under the *plain* walk (a
 //! plain `for` over a block's statements, in functions under
@@ -45,6 +53,10 @@
 //! failing program the shrinker found. Every failure fails: the one outcome
 //! other than exact code that is accepted is the specified error of
 //! [`documented_limit`].
+//! `AUGUR_FUZZ_HIDDEN=0` makes no `Hidden` statements (the other programs
+//! stay the same): the engine gives wrong code for many of them until
+//! immutable `let`s from decisions are tracked (see
+//! `reproducers/immutable_lets.rs`).
 //! `AUGUR_FUZZ_VERBOSE=1` prints one line per program (with `--nocapture`).
 //! `AUGUR_FUZZ_SHRINK_SECS=S` gives each shrink S seconds (default 60).
 
@@ -57,8 +69,8 @@ mod shrink;
 mod staged;
 
 use check::{check_program, documented_limit};
-use generator::generate;
-use language::{Stmt, MAX_DEPTH, MAX_STMTS};
+use generator::{generate, hidden_lets};
+use language::{Bind, Read, Stmt, MAX_DEPTH, MAX_STMTS};
 use shrink::{shrink, size, valid};
 use staged::{needs_attribute, sets_plain_values, Walk};
 
@@ -176,7 +188,7 @@ fn fuzz_shard_3() {
 /// is about (a generator that silently stopped making loops would pass).
 #[test]
 fn generator_covers_the_language() {
-    fn walk(s: &Stmt, depth: u32, seen: &mut [bool; 17], max_depth: &mut u32) {
+    fn walk(s: &Stmt, depth: u32, seen: &mut [bool; 18], max_depth: &mut u32) {
         *max_depth = (*max_depth).max(depth);
         let i = match s {
             Stmt::Assign(..) => 0,
@@ -196,6 +208,7 @@ fn generator_covers_the_language() {
             Stmt::Use(..) => 14,
             Stmt::Machine { .. } => 15,
             Stmt::Adapter(_) => 16,
+            Stmt::Hidden(_) => 17,
         };
         seen[i] = true;
         match s {
@@ -209,6 +222,10 @@ fn generator_covers_the_language() {
             | Stmt::PlainLoop(_, body)
             | Stmt::Machine { body, .. } => walk(body, depth + 1, seen, max_depth),
             Stmt::Adapter(a) => walk(&a.body, depth + 1, seen, max_depth),
+            Stmt::Hidden(h) => {
+                walk(&h.between, depth + 1, seen, max_depth);
+                walk(&h.after, depth + 1, seen, max_depth);
+            }
             Stmt::Block(ss) => ss.iter().for_each(|s| walk(s, depth, seen, max_depth)),
             _ => {}
         }
@@ -256,6 +273,30 @@ fn generator_covers_the_language() {
             Stmt::Branch(..) => {
                 out.insert("Branch".into());
             }
+            Stmt::Hidden(h) => {
+                for b in std::iter::once(&h.first).chain(&h.second) {
+                    let name = match b {
+                        Bind::Call(.., true) => "let: staged call",
+                        Bind::Call(.., false) => "let: plain call",
+                        Bind::Bool(_) => "let: bool",
+                        Bind::Tuple(..) => "let: tuple",
+                        Bind::Reset(..) => "let: reset",
+                        Bind::Take(..) => "let: take",
+                        Bind::TakeSlot => "let: slot taken",
+                        Bind::Weight(.., false) => "let: f64 as a literal",
+                        Bind::Weight(.., true) => "let: f64 compared",
+                    };
+                    out.insert(name.into());
+                }
+                if h.second.is_some() {
+                    out.insert("two lets combined".into());
+                }
+                if matches!(h.read, Read::Guarded(..)) {
+                    out.insert("let read under a later dyn if".into());
+                }
+                shapes(&h.between, out);
+                shapes(&h.after, out);
+            }
             Stmt::If(_, t, e) => {
                 shapes(t, out);
                 shapes(e, out);
@@ -273,7 +314,7 @@ fn generator_covers_the_language() {
             _ => {}
         }
     }
-    let mut seen = [false; 17];
+    let mut seen = [false; 18];
     let mut seen_shapes = std::collections::BTreeSet::new();
     for seed in 0..1000 {
         let p = generate(seed);
@@ -283,6 +324,9 @@ fn generator_covers_the_language() {
         assert!(depth <= MAX_DEPTH, "seed {seed}: depth {depth}");
         assert!(size(&p.body) <= MAX_STMTS, "seed {seed}: {p:#?}");
         assert!(valid(&p.body, false), "seed {seed}: {p:#?}");
+    }
+    if !hidden_lets() {
+        seen[17] = true;
     }
     assert!(seen.iter().all(|s| *s), "constructs seen: {seen:?}");
     let mut want: Vec<String> = [
@@ -309,10 +353,24 @@ fn generator_covers_the_language() {
         "break out of an adapter",
         "continue out of an adapter",
         "return out of an adapter",
+        "let: staged call",
+        "let: plain call",
+        "let: bool",
+        "let: tuple",
+        "let: reset",
+        "let: take",
+        "let: slot taken",
+        "let: f64 as a literal",
+        "let: f64 compared",
+        "two lets combined",
+        "let read under a later dyn if",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if !hidden_lets() {
+        want.retain(|w| !w.starts_with("let") && w != "two lets combined");
+    }
     want.retain(|w| !seen_shapes.contains(w));
     assert!(want.is_empty(), "shapes never generated: {want:?}");
 }

@@ -2,8 +2,8 @@
 //! `i32` arithmetic), whose results every extraction must reproduce.
 
 use crate::fuzz_programs::language::{
-    Adapter, AdapterKind, BinOp, Bound, CmpOp, Cond, Decide, Expr, Flow, Init, Machine, Mutation,
-    PlainState, Program, Source, Stmt, STACK_CAP, VARS,
+    Adapter, AdapterKind, BinOp, Bind, Bound, CmpOp, Cond, Decide, Expr, Flow, Hidden, Init,
+    Machine, Mutation, PlainState, Program, Read, Source, Stmt, STACK_CAP, VARS,
 };
 
 fn bin(op: BinOp, a: i32, b: i32) -> i32 {
@@ -189,29 +189,7 @@ impl Reference {
             }
             Stmt::Use(src, v, how) => {
                 let k = source(&self.st, *src);
-                let x = self.vars[*v];
-                self.vars[*v] = match how {
-                    Decide::Op => op(k, x),
-                    Decide::Branch if k & 1 == 1 => {
-                        if x < k {
-                            x.wrapping_add(1)
-                        } else {
-                            x.wrapping_sub(k)
-                        }
-                    }
-                    Decide::Branch => x ^ k,
-                    Decide::Bound => {
-                        (1..=k.rem_euclid(4)).fold(x, |x, t| x.wrapping_mul(3).wrapping_add(t))
-                    }
-                    Decide::Nested => {
-                        let [a, b] = self.params;
-                        match (a < b, b < 0) {
-                            (true, true) => x.wrapping_add(1),
-                            (true, false) => op(k, x),
-                            (false, _) => x,
-                        }
-                    }
-                };
+                self.decide(*v, k, *how);
             }
             Stmt::Machine {
                 counter,
@@ -257,6 +235,68 @@ impl Reference {
                 }
             }
             Stmt::Adapter(a) => return self.adapter(a),
+            Stmt::Hidden(h) => return self.hidden(h),
+        }
+        Flow::Normal
+    }
+
+    /// `v`'s new value as the plain `k` decides it (`how`).
+    fn decide(&mut self, v: usize, k: i32, how: Decide) {
+        let x = self.vars[v];
+        self.vars[v] = match how {
+            Decide::Op => op(k, x),
+            Decide::Branch if k & 1 == 1 => {
+                if x < k {
+                    x.wrapping_add(1)
+                } else {
+                    x.wrapping_sub(k)
+                }
+            }
+            Decide::Branch => x ^ k,
+            Decide::Bound => {
+                (1..=k.rem_euclid(4)).fold(x, |x, t| x.wrapping_mul(3).wrapping_add(t))
+            }
+            Decide::Nested => {
+                let [a, b] = self.params;
+                match (a < b, b < 0) {
+                    (true, true) => x.wrapping_add(1),
+                    (true, false) => op(k, x),
+                    (false, _) => x,
+                }
+            }
+        };
+    }
+
+    /// The key `b` binds (emptying the slot for `TakeSlot`).
+    fn bind(&mut self, b: &Bind) -> i32 {
+        let held = b.cond().is_some_and(|c| self.cond(c));
+        let slot = match b {
+            Bind::TakeSlot => self.st.slot.take(),
+            _ => None,
+        };
+        b.key(held, slot)
+    }
+
+    fn hidden(&mut self, h: &Hidden) -> Flow<i32> {
+        let mut key = self.bind(&h.first);
+        match self.stmt(&h.between) {
+            Flow::Normal => {}
+            other => return other,
+        }
+        if let Some(b) = &h.second {
+            key = key.wrapping_mul(10).wrapping_add(self.bind(b));
+        }
+        match self.stmt(&h.after) {
+            Flow::Normal => {}
+            other => return other,
+        }
+        match &h.read {
+            Read::Decide(how) => self.decide(h.var, key, *how),
+            Read::Guarded(c, target) => {
+                if self.cond(c) && key == *target {
+                    self.vars[h.var] = self.vars[h.var].wrapping_add(100);
+                }
+            }
         }
         Flow::Normal
     }

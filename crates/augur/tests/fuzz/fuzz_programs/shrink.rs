@@ -4,8 +4,8 @@
 
 use crate::fuzz_programs::check::{check_program, documented_limit, Failure};
 use crate::fuzz_programs::language::{
-    Adapter, AdapterKind, Bound, ClosureForm, Cond, Decide, Expr, Init, Machine, Program, Stmt,
-    VARS,
+    Adapter, AdapterKind, Bind, Bound, ClosureForm, Cond, Decide, Expr, Hidden, Init, Machine,
+    Program, Read, Stmt, VARS,
 };
 use crate::fuzz_programs::staged::Walk;
 
@@ -46,6 +46,66 @@ fn conds_smaller(c: &Cond) -> Vec<Cond> {
             out.push((**x).clone());
             out.push((**y).clone());
         }
+    }
+    out
+}
+
+/// Simpler variants of a binding: smaller conditions.
+fn binds_smaller(b: &Bind) -> Vec<Bind> {
+    let Some(c) = b.cond() else {
+        return vec![];
+    };
+    conds_smaller(c)
+        .into_iter()
+        .map(|c| match *b {
+            Bind::Call(_, x, y, staged) => Bind::Call(c, x, y, staged),
+            Bind::Bool(_) => Bind::Bool(c),
+            Bind::Tuple(_, x, y) => Bind::Tuple(c, x, y),
+            Bind::Reset(_, x) => Bind::Reset(c, x),
+            Bind::Take(_, x) => Bind::Take(c, x),
+            Bind::TakeSlot => Bind::TakeSlot,
+            Bind::Weight(_, x, y, above) => Bind::Weight(c, x, y, above),
+        })
+        .collect()
+}
+
+/// Simpler variants of a `Hidden`: a binding fewer, the bodies alone or
+/// smaller, a plainer read.
+fn hidden_smaller(h: &Hidden) -> Vec<Stmt> {
+    let with = |f: &dyn Fn(&mut Hidden)| {
+        let mut g = h.clone();
+        f(&mut g);
+        Stmt::Hidden(Box::new(g))
+    };
+    let mut out = vec![
+        h.between.clone(),
+        h.after.clone(),
+        Stmt::Block(vec![h.between.clone(), h.after.clone()]),
+    ];
+    if h.second.is_some() {
+        out.push(with(&|g| g.second = None));
+    }
+    if h.read != Read::Decide(Decide::Op) {
+        out.push(with(&|g| g.read = Read::Decide(Decide::Op)));
+    }
+    if let Read::Guarded(c, t) = &h.read {
+        for c2 in conds_smaller(c) {
+            out.push(with(&|g| g.read = Read::Guarded(c2.clone(), *t)));
+        }
+    }
+    for b in binds_smaller(&h.first) {
+        out.push(with(&|g| g.first = b.clone()));
+    }
+    if let Some(second) = &h.second {
+        for b in binds_smaller(second) {
+            out.push(with(&|g| g.second = Some(b.clone())));
+        }
+    }
+    for b in stmts_smaller(&h.between) {
+        out.push(with(&|g| g.between = b.clone()));
+    }
+    for a in stmts_smaller(&h.after) {
+        out.push(with(&|g| g.after = a.clone()));
     }
     out
 }
@@ -187,6 +247,7 @@ fn stmts_smaller(s: &Stmt) -> Vec<Stmt> {
                 out.push(with(&|b| b.body = b2.clone()));
             }
         }
+        Stmt::Hidden(h) => out.extend(hidden_smaller(h)),
         Stmt::Repeat(k, body) | Stmt::StaticRepeat(k, body) | Stmt::PlainLoop(k, body) => {
             let make = |k: u32, b: Box<Stmt>| match s {
                 Stmt::Repeat(..) => Stmt::Repeat(k, b),
@@ -248,6 +309,7 @@ pub(crate) fn valid(s: &Stmt, in_loop: bool) -> bool {
         }
         Stmt::Block(ss) => ss.iter().all(|s| valid(s, in_loop)),
         Stmt::Repeat(_, b) | Stmt::StaticRepeat(_, b) => valid(b, in_loop),
+        Stmt::Hidden(h) => valid(&h.between, in_loop) && valid(&h.after, in_loop),
     }
 }
 
@@ -260,6 +322,7 @@ pub(crate) fn size(s: &Stmt) -> usize {
         | Stmt::PlainLoop(_, body)
         | Stmt::Machine { body, .. } => 1 + size(body),
         Stmt::Adapter(a) => 1 + size(&a.body),
+        Stmt::Hidden(h) => 1 + size(&h.between) + size(&h.after),
         Stmt::Block(ss) => ss.iter().map(size).sum(),
         _ => 1,
     }

@@ -4,8 +4,8 @@
 //! programs need the attribute.
 
 use crate::fuzz_programs::language::{
-    Adapter, AdapterKind, BinOp, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Flow, Init,
-    Machine, Mutation, PlainState, Program, Source, Stmt, STACK_CAP,
+    Adapter, AdapterKind, BinOp, Bind, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Flow, Hidden,
+    Init, Machine, Mutation, PlainState, Program, Read, Source, Stmt, STACK_CAP,
 };
 use augur::Dyn;
 use std::ops::ControlFlow;
@@ -131,6 +131,72 @@ impl Vars {
             _ => x.set(x ^ k.wrapping_mul(5).wrapping_add(1)),
         }
     }
+
+    /// The code for `x` the plain `k` decides, `how` (as `Use` does).
+    fn decide(&self, x: Dyn<i32>, k: i32, how: Decide) {
+        match how {
+            Decide::Op => self.op(x, k),
+            Decide::Branch if k & 1 == 1 => {
+                if x.lt(k).is_true() {
+                    x.set(x + 1);
+                } else {
+                    x.set(x - k);
+                }
+            }
+            Decide::Branch => x.set(x ^ k),
+            Decide::Nested => {
+                let [a, b] = self.params;
+                if a.lt(b).is_true() {
+                    if b.lt(0).is_true() {
+                        x.set(x + 1);
+                    } else {
+                        self.op(x, k);
+                    }
+                }
+            }
+            Decide::Bound => {
+                let t = Dyn::new(0);
+                while t.lt(k.rem_euclid(4)).is_true() {
+                    t.set(t + 1);
+                    x.set(x * 3 + t);
+                }
+            }
+        }
+    }
+}
+
+/// `x` or `y` by `b`: a plain value a dyn decision chooses through a call
+/// (`Bind::Call`), under the attribute.
+#[augur::staged]
+fn pick(b: bool, x: i32, y: i32) -> i32 {
+    if b {
+        x
+    } else {
+        y
+    }
+}
+
+/// [`pick`] without the attribute.
+fn choose(b: bool, x: i32, y: i32) -> i32 {
+    if b {
+        x
+    } else {
+        y
+    }
+}
+
+/// `(x, y)` or `(y, x)` by `b` (`Bind::Tuple`).
+fn pair(b: bool, x: i32, y: i32) -> (i32, i32) {
+    if b {
+        (x, y)
+    } else {
+        (y, x)
+    }
+}
+
+/// `x / 4` or `y / 4` by `b`: a value that is not `Hash` (`Bind::Weight`).
+fn weight(b: bool, x: i32, y: i32) -> f64 {
+    f64::from(if b { x } else { y }) * 0.25
 }
 
 /// What a statement did: how it ended, and the plain state after it.
@@ -458,6 +524,148 @@ macro_rules! staged_walk {
                         return self.machine(m, body, st);
                     }
                     Stmt::Adapter(a) => return self.adapter(a, st),
+                    Stmt::Hidden(h) => return self.hidden(h, st),
+                }
+                (Flow::Normal, st)
+            }
+
+            /// `Hidden`: the first binding in `bind`'s frame, the second
+            /// (if any) in a frame below it; the key is read at the end,
+            /// in the innermost.
+            fn hidden(&self, h: &Hidden, st: PlainState) -> Out {
+                self.bind(&h.first, &h.between, st, |k, st| match &h.second {
+                    Some(b) => self.bind(b, &h.after, st, |m, st| {
+                        self.read(h, k.wrapping_mul(10).wrapping_add(m), st)
+                    }),
+                    None => {
+                        let (flow, st) = self.stmt(&h.after, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        self.read(h, k, st)
+                    }
+                })
+            }
+
+            /// Binds what `b` chooses with an immutable `let` in this
+            /// frame, walks `body`, then reads the binding (as its key)
+            /// and hands it to `then` (unless `body` left the statement).
+            fn bind(
+                &self,
+                b: &Bind,
+                body: &Stmt,
+                st: PlainState,
+                then: impl FnOnce(i32, PlainState) -> Out,
+            ) -> Out {
+                let v = &self.0;
+                match b {
+                    Bind::Call(c, x, y, true) => {
+                        let k = pick(v.cond(c).is_true(), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(k, st)
+                    }
+                    Bind::Call(c, x, y, false) => {
+                        let k = choose(v.cond(c).is_true(), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(k, st)
+                    }
+                    Bind::Bool(c) => {
+                        let k = v.cond(c).is_true();
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(i32::from(k), st)
+                    }
+                    Bind::Tuple(c, x, y) => {
+                        let (p, q) = pair(v.cond(c).is_true(), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(p.wrapping_mul(5).wrapping_sub(q), st)
+                    }
+                    // Derived from a tracked local, which is then reset:
+                    // the local no longer tells the paths apart.
+                    Bind::Reset(c, x) => {
+                        let mut s = 0;
+                        if v.cond(c).is_true() {
+                            s = *x;
+                        }
+                        let k = s.wrapping_mul(2);
+                        s = 0;
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(k + s, st)
+                    }
+                    Bind::Take(c, x) => {
+                        let mut o = None;
+                        if v.cond(c).is_true() {
+                            o = Some(*x);
+                        }
+                        let p = o.take();
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(p.unwrap_or(-1), st)
+                    }
+                    Bind::TakeSlot => {
+                        let mut st = st;
+                        let p = st.slot.take();
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(p.unwrap_or(-2), st)
+                    }
+                    // Not `Hash`: turned into a literal, or compared.
+                    Bind::Weight(c, x, y, false) => {
+                        let w = weight(v.cond(c).is_true(), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(w as i32, st)
+                    }
+                    Bind::Weight(c, x, y, true) => {
+                        let w = weight(v.cond(c).is_true(), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        if w > 1.5 {
+                            then(1, st)
+                        } else {
+                            then(0, st)
+                        }
+                    }
+                }
+            }
+
+            /// The key of `h`'s bindings decides the code for its
+            /// variable.
+            #[allow(clippy::collapsible_if)]
+            fn read(&self, h: &Hidden, key: i32, st: PlainState) -> Out {
+                let v = &self.0;
+                let x = v.vars[h.var];
+                match &h.read {
+                    Read::Decide(how) => v.decide(x, key, *how),
+                    Read::Guarded(c, target) => {
+                        if v.cond(c).is_true() {
+                            if key == *target {
+                                x.set(x + 100);
+                            }
+                        }
+                    }
                 }
                 (Flow::Normal, st)
             }
@@ -863,13 +1071,20 @@ pub(crate) fn sets_plain_values(s: &Stmt) -> bool {
         | Stmt::PlainLoop(_, body)
         | Stmt::Machine { body, .. } => sets_plain_values(body),
         Stmt::Block(ss) => ss.iter().any(sets_plain_values),
+        Stmt::Hidden(h) => {
+            h.first == Bind::TakeSlot
+                || h.second == Some(Bind::TakeSlot)
+                || sets_plain_values(&h.between)
+                || sets_plain_values(&h.after)
+        }
         _ => false,
     }
 }
 
 /// Programs only the annotated walk extracts exactly: plain values, plain
-/// state changed through methods, plain machines, adapters' closures and
-/// long plain loops with dyn exits are invisible to tags without it.
+/// state changed through methods, plain machines, adapters' closures,
+/// immutable bindings of what dyn decisions chose and long plain loops with
+/// dyn exits are invisible to tags without it.
 pub(crate) fn needs_attribute(s: &Stmt) -> bool {
     match s {
         Stmt::PlainLoop(..)
@@ -879,7 +1094,8 @@ pub(crate) fn needs_attribute(s: &Stmt) -> bool {
         | Stmt::Branch(..)
         | Stmt::Use(..)
         | Stmt::Machine { .. }
-        | Stmt::Adapter(_) => true,
+        | Stmt::Adapter(_)
+        | Stmt::Hidden(_) => true,
         Stmt::If(_, t, e) => needs_attribute(t) || needs_attribute(e),
         Stmt::While { body, .. } | Stmt::Repeat(_, body) | Stmt::StaticRepeat(_, body) => {
             needs_attribute(body)

@@ -4,6 +4,7 @@
 //! Fixed, they stay as regression tests.
 
 mod c_flags;
+mod immutable_lets;
 mod methods;
 mod plain_loops;
 mod structuring;
