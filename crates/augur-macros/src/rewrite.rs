@@ -349,15 +349,17 @@ fn has_call(e: &Expr) -> bool {
 }
 
 /// True if `e`'s type is known where it stands, whatever follows: a
-/// literal, a cast, a dereference, a comparison or logical operation, or a
-/// call of a method whose result type never comes from later code
-/// (`is_true`, `is_some`, `len`, ...). A `let` of such a value may be probed
-/// for `Hash` (see `hash_of`); `collect()` or `parse()` may not.
+/// literal, a cast, a dereference, a negation, a comparison or logical
+/// operation, or a call of a method whose result type never comes from
+/// later code (`is_true`, `is_some`, `len`, ...). A local bound to such a
+/// value may be probed for `Hash` (see `hash_of`); a probe on a type that
+/// later code infers (`collect()`, a prophecy's `Flat<_>`) would not
+/// compile.
 fn type_evident(e: &Expr) -> bool {
     use syn::{BinOp, UnOp};
     match e {
         Expr::Lit(_) | Expr::Cast(_) => true,
-        Expr::Unary(u) => matches!(u.op, UnOp::Deref(_) | UnOp::Not(_)) || type_evident(&u.expr),
+        Expr::Unary(u) => matches!(u.op, UnOp::Deref(_) | UnOp::Not(_)),
         Expr::Paren(p) => type_evident(&p.expr),
         Expr::Binary(b) => matches!(
             b.op,
@@ -627,7 +629,7 @@ impl Rewriter {
         } else {
             (None, quote::quote!(::augur::__private::Mark::NONE))
         };
-        let evident = matches!(local.pat, Pat::Type(_)) || type_evident(&init.expr);
+        let probe = matches!(local.pat, Pat::Type(_)) || type_evident(&init.expr);
         let mut bound = Vec::new();
         mutable_bindings(&local.pat, &mut bound);
         let mut after = Vec::new();
@@ -644,11 +646,10 @@ impl Rewriter {
                 let hash = hash_of(&x);
                 parse_quote! { let #t = ::augur::__private::Tracked::new(#hash); }
             } else {
-                // By its hash where its type is evident here and `Hash`,
-                // else by what determines it (the state, and where the run
-                // is after a decision): a type inferred from later code
-                // would make a probe for `Hash` fail to compile.
-                let hash = if evident {
+                // By its hash where its type is known here and `Hash`, else
+                // by what determines it (the state, and the sides its own
+                // code decided).
+                let hash = if probe {
                     hash_of(&x)
                 } else {
                     quote::quote!(::core::option::Option::None)

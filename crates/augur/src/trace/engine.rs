@@ -226,15 +226,18 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(false);
         }
-        let d = self.oracle(cond, loc)?;
+        let (n, d) = self.oracle(cond, loc)?;
         // What a closure decided is part of what it returns, and what a
-        // `let` decided is part of what it binds (`frames.rs`).
-        self.run.frames.decided(d);
+        // `let` decided is part of what it binds (`frames.rs`), told by the
+        // branch's program point and state (the same in every turn of a
+        // loop whose state repeats) and the side.
+        let key = self.graph.nodes[n].key;
+        self.run.frames.decided(mix(key.path, key.state), d);
         super::context::with(|c| c.decided.set(c.decided.get().wrapping_add(1)));
         Ok(d)
     }
 
-    fn oracle(&mut self, cond: Operand, loc: SrcLoc) -> Result<bool, Ctl> {
+    fn oracle(&mut self, cond: Operand, loc: SrcLoc) -> Result<(NodeId, bool), Ctl> {
         self.run.oracle_calls += 1;
         let n = self.step(Op::Branch(cond), loc)?;
         let d = match self.run.mode {
@@ -262,15 +265,15 @@ impl Engine {
                 true
             }
             // Verify mode follows the cycle's own decisions; no state changes.
-            Mode::Verify(ref v) => return Ok(v.last_decision.unwrap_or(true)),
-            Mode::CheckLink(ref c) => return Ok(c.last_decision.unwrap_or(true)),
+            Mode::Verify(ref v) => return Ok((n, v.last_decision.unwrap_or(true))),
+            Mode::CheckLink(ref c) => return Ok((n, c.last_decision.unwrap_or(true))),
         };
         self.run.count += 1;
         if let Some(last) = self.run.path.last_mut() {
             last.1 = Some(d);
         }
         self.run.cursor = Cursor::Side(n, d);
-        Ok(d)
+        Ok((n, d))
     }
 
     /// The closure returned `value`.

@@ -254,9 +254,10 @@ pub(super) struct Frames {
     /// Where tracked locals are borrowed through a `let` now (see
     /// `Tracked::poison`), in order.
     borrowed: Vec<SrcLoc>,
-    /// The sides the run's decisions took, in order (see
-    /// [`Frames::sides_since`]).
-    sides: Vec<bool>,
+    /// The run's decisions in order: the branch's key (program point and
+    /// state), the side taken, and the depth of the activation that took
+    /// it (see [`Frames::sides_since`]).
+    sides: Vec<(u64, bool, u32)>,
 }
 
 const NOWHERE_LOC: SrcLoc = SrcLoc {
@@ -392,8 +393,8 @@ impl Frames {
     /// A decision took side `taken`: part of what the innermost counted
     /// activation returns (see [`Counts`]).
     #[inline]
-    pub(super) fn decided(&mut self, taken: bool) {
-        self.sides.push(taken);
+    pub(super) fn decided(&mut self, key: u64, taken: bool) {
+        self.sides.push((key, taken, self.stack.len() as u32));
         if let Some(i) = self.stack.last().and_then(|a| a.counted.checked_sub(1)) {
             let a = &mut self.stack[i as usize];
             a.trail = mix(a.trail, 2 + u64::from(taken));
@@ -428,11 +429,28 @@ impl Frames {
         }
     }
 
-    /// A hash of the sides the last `n` decisions took (what a `let` whose
-    /// initialiser decided stands for when its value cannot be hashed).
+    /// What the last `n` decisions tell of a value the innermost
+    /// activation's own code bound: for each branch that code reached
+    /// itself (`pick(a.is_true(), b.is_true())`), told by its program point
+    /// and state, the side the last decision there took. A branch reached
+    /// again in the same state is a dyn loop whose turns leave the state as
+    /// it was: only the side that left it counts. What a call decided
+    /// inside is left out: a value it returns is hashed where its type is
+    /// `Hash`, and a dyn loop in it (an einsum statement, a DSL's tensor
+    /// made by a loop) does not keep apart runs that left it after
+    /// different turns.
     pub(super) fn sides_since(&self, n: u32) -> u64 {
+        let depth = self.stack.len() as u32;
         let from = self.sides.len().saturating_sub(n as usize);
-        (self.sides[from..].iter()).fold(n.into(), |h, &s| mix(h, 2 + u64::from(s)))
+        let mut last: Vec<(u64, bool)> = Vec::new();
+        for &(key, side, _) in self.sides[from..].iter().filter(|s| s.2 == depth) {
+            match last.iter_mut().find(|(k, _)| *k == key) {
+                Some(entry) => entry.1 = side,
+                None => last.push((key, side)),
+            }
+        }
+        last.sort_unstable();
+        (last.into_iter()).fold(0, |h, (key, side)| mix(h, mix(key, 2 + u64::from(side))))
     }
 
     /// What the live activations add to the tag state.
@@ -590,7 +608,7 @@ mod tests {
             for taken in [false, true] {
                 f.step(at(12));
                 let e = f.enter(&CLOSURE, None, true, || 5).0;
-                f.decided(taken);
+                f.decided(0, taken);
                 f.exit(e, unit.then_some(0));
                 let e = f.enter(&CLOSURE, None, true, || 0).0;
                 after.push(f.salt());

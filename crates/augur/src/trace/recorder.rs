@@ -225,24 +225,14 @@ impl<'e> Recorder<'e> {
 
     /// What a bound value that cannot be hashed stands for: the live
     /// `Static`s' state, which determines it when its initialiser decided
-    /// nothing, and else also where the run is in the recorded code, with
-    /// the side of the last decision. Two runs at one node got there by
-    /// paths the engine merged only where their tags agreed, so the rest of
-    /// the initialiser computed the same value on both; the sides alone
-    /// would keep apart runs that left a dyn loop inside the initialiser
-    /// after different turns.
+    /// nothing, and the (branch, side) pairs of the `decided` decisions its
+    /// initialiser took (see `Frames::sides_since`).
     pub(crate) fn stand_in(&mut self, decided: u32) -> u64 {
-        use super::graph::Cursor;
         let h = self.engine.statics_hash();
-        if decided == 0 {
-            return h;
+        match decided {
+            0 => h,
+            n => super::tag::mix(h, self.engine.run.frames.sides_since(n)),
         }
-        let at = match self.engine.run.cursor {
-            Cursor::Root => 0,
-            Cursor::After(n) | Cursor::Side(n, _) => 1 + u64::from(n.0),
-        };
-        let side = self.engine.run.frames.sides_since(1);
-        super::tag::mix(h, super::tag::mix(at, side))
     }
 
     /// The body entered at `depth` ended, returning a value hashing to

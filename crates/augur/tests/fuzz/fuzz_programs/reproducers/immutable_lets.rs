@@ -72,7 +72,6 @@ fn hidden_pair(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
 /// Found by the fuzzer's `Hidden` statements (`Bind::Call`): for
 /// `(a, b, c) = (-1, -1, 1)`, C gave 101 where Rust gives 1.
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_value_returned_by_a_call_keeps_paths_apart() {
     common::check("hidden_pair", hidden_pair, one_combination, INPUTS);
 }
@@ -92,7 +91,6 @@ fn hidden_bools(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_bool_bound_from_is_true_keeps_paths_apart() {
     common::check("hidden_bools", hidden_bools, one_combination, INPUTS);
 }
@@ -121,7 +119,6 @@ fn hidden_tuples(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_tuple_pattern_keeps_paths_apart() {
     common::check("hidden_tuples", hidden_tuples, one_combination, INPUTS);
 }
@@ -151,7 +148,6 @@ fn hidden_resets(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_value_derived_from_a_reset_local_keeps_paths_apart() {
     common::check("hidden_resets", hidden_resets, one_combination, INPUTS);
 }
@@ -179,7 +175,6 @@ fn hidden_takes(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_value_taken_from_a_tracked_option_keeps_paths_apart() {
     common::check("hidden_takes", hidden_takes, one_combination, INPUTS);
 }
@@ -208,7 +203,6 @@ fn hidden_weights(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
 }
 
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn an_f64_compared_keeps_paths_apart() {
     common::check("hidden_weights", hidden_weights, one_combination, INPUTS);
 }
@@ -275,7 +269,6 @@ fn hidden_program(counters: usize, first: Bind, between: Stmt) -> Program {
 /// wrong for `(a, b) = (-4, 5)` (with no loop counters, as here, the
 /// interpreter gives 15670066 where the reference gives 15699857).
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_bool_read_on_one_combination_of_later_decisions_is_exact() {
     let a_is_0 = Cond::Cmp(CmpOp::Eq, Expr::Param(0), Expr::Const(0));
     let p = hidden_program(0, Bind::Bool(a_is_0), Stmt::Assign(2, Expr::Const(0)));
@@ -297,7 +290,6 @@ fn a_bool_read_on_one_combination_of_later_decisions_is_exact() {
 /// the fuzz run; `Error::LoopNeverCloses` here), saying a plain value
 /// changes between the loop's turns.
 #[test]
-#[ignore = "immutable lets from decisions: fixed by the tracking change"]
 fn a_value_returned_by_a_call_in_a_dyn_loop_closes() {
     let always = Cond::Cmp(CmpOp::Ge, Expr::Const(0), Expr::Const(0));
     let Program { body, .. } = hidden_program(
