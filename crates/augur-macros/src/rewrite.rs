@@ -94,12 +94,23 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // The guard's destructor ends the frame after the body's last call,
     // so that call is not in tail position (it would reuse the frame, and
     // give its operations the caller's tags).
-    // A counted function's value (through a `fn` pointer) is stood for
-    // by its decisions: wrapping every function's value costs more than
-    // the rare counted call saves.
+    // Its value goes through `value`, which hashes it (where its type is
+    // one it knows) only if the function decided or was counted: the
+    // `let` around the call sees what the function chose
+    // (`let k = choose(x);`, see `Tracked::bound`).
+    if unit {
+        *body = parse_quote! {{
+            let #frame = #enter.guard(#unit);
+            ::augur::__private::body(move || #ret { #(#stmts)* })
+        }};
+        return;
+    }
     *body = parse_quote! {{
-        let #frame = #enter.guard(#unit);
-        ::augur::__private::body(move || #ret { #(#stmts)* })
+        let mut #frame = #enter.guard(#unit);
+        ::augur::__private::value(
+            &mut #frame,
+            ::augur::__private::body(move || #ret { #(#stmts)* }),
+        )
     }};
 }
 

@@ -131,6 +131,7 @@ impl Tracked {
     #[track_caller]
     #[inline]
     pub fn bound(mark: Mark, always: bool, hash: Option<u64>) -> Tracked {
+        let m = mark.0.unwrap_or(0);
         let decided = match mark.0 {
             Some(m) => driver::decisions().wrapping_sub(m),
             None => 0,
@@ -145,7 +146,7 @@ impl Tracked {
         let slot = driver::with_gen(|e, gen| {
             let h = match hash {
                 Some(h) => h,
-                None => e.stand_in(decided),
+                None => e.stand_in(m, decided),
             };
             (e.static_register(h), gen)
         });
@@ -289,6 +290,10 @@ pub struct Frame {
     /// The depth to end the activation at, the run it belongs to, and
     /// whether it is counted (what it returns then matters).
     slot: Option<(u32, u32, bool)>,
+    /// The thread's decision count when it began: a function that decided
+    /// since hands its value to the `let` around its call (see
+    /// [`Tracked::bound`]).
+    mark: u32,
 }
 
 impl Frame {
@@ -311,7 +316,17 @@ impl Frame {
             let (depth, counted) = e.frame_enter(region, caller);
             (depth, gen, counted)
         });
-        Frame { slot }
+        Frame {
+            slot,
+            mark: driver::decisions(),
+        }
+    }
+
+    /// The decision count now, if the body decided since it began.
+    #[inline]
+    fn decided(&self) -> Option<u32> {
+        let now = driver::decisions();
+        (now != self.mark).then_some(now)
     }
 
     /// The body returned a value hashing to `value` (`Some(0)` for `()` or
@@ -319,10 +334,11 @@ impl Frame {
     /// `None`: unknown, see `trace/frames.rs`).
     #[inline]
     pub fn exit(self, value: Option<u64>) {
-        if let Some((depth, gen, _)) = self.slot {
+        if let Some((depth, gen, counted)) = self.slot {
+            let decided = self.decided().filter(|_| !counted);
             driver::with_gen(|e, now| {
                 if now == gen {
-                    e.frame_exit(depth, value)
+                    e.frame_exit(depth, value, decided)
                 }
             });
         }
@@ -346,13 +362,18 @@ impl Frame {
 /// attribute can pass any value, its type inferred or not.
 #[inline]
 pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
-    let counted = matches!(
-        &guard.frame,
-        Some(Frame {
-            slot: Some((_, _, true))
-        })
-    );
-    if counted && !guard.unit {
+    // A counted body's value, and that of a function that decided (which
+    // the `let` around its call sees), are what callers may decide on.
+    let wanted = match &guard.frame {
+        Some(
+            f @ Frame {
+                slot: Some((_, _, counted)),
+                ..
+            },
+        ) => *counted || f.decided().is_some(),
+        _ => false,
+    };
+    if wanted && !guard.unit {
         if carries_nothing::<T>() {
             guard.unit = true;
         } else {
@@ -398,6 +419,19 @@ fn known_hash<T>(v: &T) -> Option<u64> {
     }
     with_primitives!(bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
     known!(ControlFlow<()>, Result<(), ()>, Result<(), String>, String, &str);
+    macro_rules! floats {
+        ($($f:ty),*) => {$(
+            if name == std::any::type_name::<$f>() && std::mem::size_of::<T>() == std::mem::size_of::<$f>() {
+                // SAFETY: `T` is the primitive `$f` (same name and size);
+                // its bits are read by value.
+                let f = unsafe { std::ptr::read((v as *const T).cast::<$f>()) };
+                let mut h = FxHasher::default();
+                f.to_bits().hash(&mut h);
+                return Some(h.finish());
+            }
+        )*};
+    }
+    floats!(f32, f64);
     known!(
         (i32, i32),
         (i64, i64),
@@ -460,7 +494,7 @@ impl Drop for MacroGuard {
         if let Some((depth, gen)) = self.slot {
             driver::with_gen(|e, now| {
                 if now == gen {
-                    e.frame_exit(depth, Some(0))
+                    e.frame_exit(depth, Some(0), None)
                 }
             });
         }

@@ -232,8 +232,12 @@ impl Engine {
         // branch's program point and state (the same in every turn of a
         // loop whose state repeats) and the side.
         let key = self.graph.nodes[n].key;
-        self.run.frames.decided(mix(key.path, key.state), d);
-        super::context::with(|c| c.decided.set(c.decided.get().wrapping_add(1)));
+        let ord = super::context::with(|c| {
+            let ord = c.decided.get().wrapping_add(1);
+            c.decided.set(ord);
+            ord
+        });
+        self.run.frames.decided(mix(key.path, key.state), d, ord);
         Ok(d)
     }
 

@@ -238,6 +238,20 @@ struct Activation {
     counted: u32,
 }
 
+/// A decision, or a value a call returned after deciding, as a `let` in
+/// the code around it sees it (see [`Frames::sides_since`]).
+#[derive(Clone, Copy, Debug)]
+struct Side {
+    /// The branch's program point and state, or the value's hash.
+    key: u64,
+    /// The side taken (`false` for a value).
+    taken: bool,
+    /// The depth of the activation whose own code took it.
+    depth: u32,
+    /// The thread's decision count when it was taken.
+    ord: u32,
+}
+
 /// The live activations of a run, innermost last.
 #[derive(Default)]
 pub(super) struct Frames {
@@ -254,10 +268,8 @@ pub(super) struct Frames {
     /// Where tracked locals are borrowed through a `let` now (see
     /// `Tracked::poison`), in order.
     borrowed: Vec<SrcLoc>,
-    /// The run's decisions in order: the branch's key (program point and
-    /// state), the side taken, and the depth of the activation that took
-    /// it (see [`Frames::sides_since`]).
-    sides: Vec<(u64, bool, u32)>,
+    /// What the run decided, in order (see [`Frames::sides_since`]).
+    sides: Vec<Side>,
 }
 
 const NOWHERE_LOC: SrcLoc = SrcLoc {
@@ -371,8 +383,21 @@ impl Frames {
     /// a value that hashes to `value` (`Some(0)`: `()` or a `Dyn`; `None`:
     /// unknown, and then what it decided stands for it).
     #[inline]
-    pub(super) fn exit(&mut self, depth: u32, value: Option<u64>) {
+    pub(super) fn exit(&mut self, depth: u32, value: Option<u64>, decided: Option<u32>) {
         let d = depth as usize;
+        // A function that decided and returns a value that can be hashed:
+        // the value is what the code that called it sees of its decisions.
+        if let (Some(ord), Some(h), Some(a)) = (decided, value, self.stack.get(d)) {
+            if a.entry != Entry::Counted && h != 0 {
+                let key = mix(a.region as *const Region as u64, h);
+                self.sides.push(Side {
+                    key,
+                    taken: false,
+                    depth,
+                    ord,
+                });
+            }
+        }
         if let Some(&a) = self.stack.get(d) {
             if a.entry == Entry::Counted && d > 0 {
                 let parent = &mut self.stack[d - 1];
@@ -393,8 +418,14 @@ impl Frames {
     /// A decision took side `taken`: part of what the innermost counted
     /// activation returns (see [`Counts`]).
     #[inline]
-    pub(super) fn decided(&mut self, key: u64, taken: bool) {
-        self.sides.push((key, taken, self.stack.len() as u32));
+    pub(super) fn decided(&mut self, key: u64, taken: bool, ord: u32) {
+        let depth = self.stack.len() as u32;
+        self.sides.push(Side {
+            key,
+            taken,
+            depth,
+            ord,
+        });
         if let Some(i) = self.stack.last().and_then(|a| a.counted.checked_sub(1)) {
             let a = &mut self.stack[i as usize];
             a.trail = mix(a.trail, 2 + u64::from(taken));
@@ -429,24 +460,32 @@ impl Frames {
         }
     }
 
-    /// What the last `n` decisions tell of a value the innermost
-    /// activation's own code bound: for each branch that code reached
-    /// itself (`pick(a.is_true(), b.is_true())`), told by its program point
-    /// and state, the side the last decision there took. A branch reached
-    /// again in the same state is a dyn loop whose turns leave the state as
-    /// it was: only the side that left it counts. What a call decided
-    /// inside is left out: a value it returns is hashed where its type is
-    /// `Hash`, and a dyn loop in it (an einsum statement, a DSL's tensor
-    /// made by a loop) does not keep apart runs that left it after
-    /// different turns.
-    pub(super) fn sides_since(&self, n: u32) -> u64 {
+    /// What the decisions since `mark` (the thread's decision count when
+    /// a `let`'s initialiser began; `n` taken since) tell of the value it
+    /// bound, as the innermost activation's own code saw them: for each
+    /// branch that code reached itself (`pick(a.is_true(), b.is_true())`),
+    /// told by its program point and state, the side the last decision
+    /// there took; and the hashed value of each call that decided
+    /// (`choose(x)` returning what it chose). A branch reached again in the
+    /// same state is a dyn loop whose turns leave the state as it was: only
+    /// the side that left it counts. What a call decided inside is seen
+    /// through what it returned only: a dyn loop in it (an einsum
+    /// statement, a DSL's tensor made by a loop) does not keep apart runs
+    /// that left it after different turns.
+    pub(super) fn sides_since(&self, mark: u32, n: u32) -> u64 {
         let depth = self.stack.len() as u32;
-        let from = self.sides.len().saturating_sub(n as usize);
         let mut last: Vec<(u64, bool)> = Vec::new();
-        for &(key, side, _) in self.sides[from..].iter().filter(|s| s.2 == depth) {
-            match last.iter_mut().find(|(k, _)| *k == key) {
-                Some(entry) => entry.1 = side,
-                None => last.push((key, side)),
+        let since = |s: &&Side| s.ord.wrapping_sub(mark).wrapping_sub(1) < n;
+        for s in self
+            .sides
+            .iter()
+            .rev()
+            .take_while(since)
+            .filter(|s| s.depth == depth)
+        {
+            // Walking back: the first seen at a branch is the last taken.
+            if !last.iter().any(|(k, _)| *k == s.key) {
+                last.push((s.key, s.taken));
             }
         }
         last.sort_unstable();
@@ -548,7 +587,7 @@ mod tests {
         f.enter(&OUTER, None, false, || 0);
         let d = f.enter(&INNER, Some(at(20)), true, || 0).0;
         assert_eq!(f.hidden_at(at(45)), None);
-        f.exit(d, Some(0));
+        f.exit(d, Some(0), None);
         f.enter(&INNER, Some(at(35)), true, || 0);
         let h = Some(Hidden::CalledFrom {
             body: INNER.at(),
@@ -564,7 +603,7 @@ mod tests {
     fn a_body_entered_again_after_the_root_returned_is_not_covered() {
         let mut f = Frames::default();
         let d = f.enter(&OUTER, None, false, || 0).0;
-        f.exit(d, Some(0));
+        f.exit(d, Some(0), None);
         f.enter(&OUTER, None, false, || 0);
         assert_eq!(
             f.hidden_at(at(12)),
@@ -590,7 +629,7 @@ mod tests {
             let e = f.enter(&CLOSURE, None, true, || 99).0;
             assert!(f.is_counted(e));
             salts.push(f.salt());
-            f.exit(e, Some(0));
+            f.exit(e, Some(0), None);
         }
         // Three calls in a row (an adapter's loop): three tags.
         assert!(salts[0] != salts[1] && salts[1] != salts[2]);
@@ -600,7 +639,7 @@ mod tests {
         let e = f.enter(&CLOSURE, None, true, || 99).0;
         assert_eq!(f.salt(), salts[0]);
         assert_eq!(f.hidden_at(at(21)), None);
-        f.exit(e, Some(0));
+        f.exit(e, Some(0), None);
         // What a call that returns a value decided gives the call after it
         // another tag; a call that returns `()` does not.
         for unit in [false, true] {
@@ -608,11 +647,11 @@ mod tests {
             for taken in [false, true] {
                 f.step(at(12));
                 let e = f.enter(&CLOSURE, None, true, || 5).0;
-                f.decided(0, taken);
-                f.exit(e, unit.then_some(0));
+                f.decided(0, taken, 0);
+                f.exit(e, unit.then_some(0), None);
                 let e = f.enter(&CLOSURE, None, true, || 0).0;
                 after.push(f.salt());
-                f.exit(e, Some(0));
+                f.exit(e, Some(0), None);
             }
             assert_eq!(after[0] == after[1], unit);
         }
@@ -630,8 +669,8 @@ mod tests {
         let e = f.enter(&INNER, Some(at(14)), true, || 1).0;
         assert!(f.is_counted(e));
         assert_eq!(f.hidden_at(at(45)), None);
-        f.exit(e, Some(0));
-        f.exit(m, Some(0));
+        f.exit(e, Some(0), None);
+        f.exit(m, Some(0), None);
         assert_eq!(f.hidden_at(at(14)), None);
     }
 }

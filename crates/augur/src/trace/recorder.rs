@@ -225,21 +225,21 @@ impl<'e> Recorder<'e> {
 
     /// What a bound value that cannot be hashed stands for: the live
     /// `Static`s' state, which determines it when its initialiser decided
-    /// nothing, and the (branch, side) pairs of the `decided` decisions its
-    /// initialiser took (see `Frames::sides_since`).
-    pub(crate) fn stand_in(&mut self, decided: u32) -> u64 {
+    /// nothing, and what the `decided` decisions since `mark` tell of it
+    /// (see `Frames::sides_since`).
+    pub(crate) fn stand_in(&mut self, mark: u32, decided: u32) -> u64 {
         let h = self.engine.statics_hash();
         match decided {
             0 => h,
-            n => super::tag::mix(h, self.engine.run.frames.sides_since(n)),
+            n => super::tag::mix(h, self.engine.run.frames.sides_since(mark, n)),
         }
     }
 
     /// The body entered at `depth` ended, returning a value hashing to
     /// `value` (`None`: unknown).
     #[inline]
-    pub(crate) fn frame_exit(&mut self, depth: u32, value: Option<u64>) {
-        self.engine.run.frames.exit(depth, value)
+    pub(crate) fn frame_exit(&mut self, depth: u32, value: Option<u64>, decided: Option<u32>) {
+        self.engine.run.frames.exit(depth, value, decided)
     }
 
     /// A macro the attribute cannot rewrite expands at `at` and runs now;

@@ -509,3 +509,56 @@ fn values_derived_from_locals_that_are_reset_are_exact() {
     let inputs = signs();
     Check::default().run("taken", taken_then_reset, one_combination, &inputs);
 }
+
+/// A helper that decides inside and returns the value it chose.
+#[augur::staged]
+fn choose_inside(x: Dyn<i32>) -> i32 {
+    if x.gt(0).is_true() {
+        1
+    } else {
+        2
+    }
+}
+
+/// The value comes out of the callee's decision; the `let` is tracked by
+/// the value's hash where its type is evident (here: annotated).
+#[augur::staged]
+fn decided_inside_calls(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let k: i32 = choose_inside(a);
+    let m: i32 = choose_inside(b);
+    let r = Dyn::new(c);
+    if c.gt(0).is_true() && k * 10 + m == 12 {
+        r.set(r + 100);
+    }
+    r
+}
+
+#[test]
+fn values_a_callee_decided_bound_with_their_type_are_exact() {
+    let inputs = signs();
+    Check::default().run("inside", decided_inside_calls, one_combination, &inputs);
+}
+
+/// The same without the annotation: the type is not evident at the `let`,
+/// and the callee, which decided, hands the value it returns to it.
+#[augur::staged]
+fn decided_inside_calls_inferred(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let k = choose_inside(a);
+    let m = choose_inside(b);
+    let r = Dyn::new(c);
+    if c.gt(0).is_true() && k * 10 + m == 12 {
+        r.set(r + 100);
+    }
+    r
+}
+
+#[test]
+fn values_a_callee_decided_bound_without_their_type_are_exact() {
+    let inputs = signs();
+    Check::default().run(
+        "inferred",
+        decided_inside_calls_inferred,
+        one_combination,
+        &inputs,
+    );
+}
