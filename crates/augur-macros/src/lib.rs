@@ -11,6 +11,13 @@
 //!   binding followed by a tracker of `x`'s value, and every later
 //!   assignment to `x` (`x = ..`, `x += ..`, `x.f = ..`, `x[i] = ..`) into
 //!   the assignment followed by an update of the tracker;
+//! * any other `let` whose initialiser reads a local that may change later,
+//!   or holds a call (and so may decide), into a `mark()` before it and a
+//!   `Tracked::bound` after it, which tracks the bindings if a decision
+//!   was taken in between (or always, for the first kind);
+//! * a function's value into one passed through `__private::value`, which
+//!   hashes it if the function decided (the `let` around the call sees
+//!   it);
 //! * every statement that may change a tracked `x` without assigning it
 //!   (a method call on it, `x.push(1)`, `x.f.take()`, or `&mut x`) into
 //!   the statement followed by an update (a `match`/`if` statement whose

@@ -135,9 +135,9 @@ pub(crate) enum Stmt {
 /// Its *key*, the `i32` it is read as, is given for each.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Bind {
-    /// `let k = pick(cond, x, y);`: a helper returning `x` or `y` by its
-    /// `bool` argument (`staged`: under `#[augur::staged]`, else plain).
-    /// Key `k`.
+    /// `let k = pick(cond, x, y);`: a helper returning `x` or `y` by
+    /// `cond` (`staged`: under `#[augur::staged]`, deciding inside, else
+    /// plain, handed the decided `bool`). Key `k`.
     Call(Cond, i32, i32, bool),
     /// `let k = cond.is_true();`. Key `k as i32`.
     Bool(Cond),

@@ -54,9 +54,9 @@
 //! other than exact code that is accepted is the specified error of
 //! [`documented_limit`].
 //! `AUGUR_FUZZ_HIDDEN=0` makes no `Hidden` statements (the other programs
-//! stay the same): the engine gives wrong code for many of them until
-//! immutable `let`s from decisions are tracked (see
-//! `reproducers/immutable_lets.rs`).
+//! stay the same), to compare a change with and without them (before
+//! immutable `let`s from decisions were tracked, 161 of 3,000 programs gave
+//! wrong code; see `reproducers/immutable_lets.rs`).
 //! `AUGUR_FUZZ_VERBOSE=1` prints one line per program (with `--nocapture`).
 //! `AUGUR_FUZZ_SHRINK_SECS=S` gives each shrink S seconds (default 60).
 

@@ -165,18 +165,19 @@ impl Vars {
     }
 }
 
-/// `x` or `y` by `b`: a plain value a dyn decision chooses through a call
-/// (`Bind::Call`), under the attribute.
+/// `x` or `y` by `b`, decided inside (`Bind::Call` under the attribute):
+/// the decision is the callee's, and the `let` around the call sees it
+/// through the value returned.
 #[augur::staged]
-fn pick(b: bool, x: i32, y: i32) -> i32 {
-    if b {
+fn pick(b: Dyn<bool>, x: i32, y: i32) -> i32 {
+    if b.is_true() {
         x
     } else {
         y
     }
 }
 
-/// [`pick`] without the attribute.
+/// `x` or `y` by `b`, decided by the caller, without the attribute.
 fn choose(b: bool, x: i32, y: i32) -> i32 {
     if b {
         x
@@ -482,35 +483,7 @@ macro_rules! staged_walk {
                             Source::Has(key) => i32::from(st.set.contains(key)),
                             Source::Phase => st.phase,
                         };
-                        let x = v.vars[*x];
-                        match how {
-                            Decide::Op => v.op(x, k),
-                            Decide::Branch if k & 1 == 1 => {
-                                if x.lt(k).is_true() {
-                                    x.set(x + 1);
-                                } else {
-                                    x.set(x - k);
-                                }
-                            }
-                            Decide::Branch => x.set(x ^ k),
-                            Decide::Nested => {
-                                let [a, b] = v.params;
-                                if a.lt(b).is_true() {
-                                    if b.lt(0).is_true() {
-                                        x.set(x + 1);
-                                    } else {
-                                        v.op(x, k);
-                                    }
-                                }
-                            }
-                            Decide::Bound => {
-                                let t = Dyn::new(0);
-                                while t.lt(k.rem_euclid(4)).is_true() {
-                                    t.set(t + 1);
-                                    x.set(x * 3 + t);
-                                }
-                            }
-                        }
+                        v.decide(v.vars[*x], k, *how);
                     }
                     Stmt::Machine {
                         counter,
@@ -560,7 +533,7 @@ macro_rules! staged_walk {
                 let v = &self.0;
                 match b {
                     Bind::Call(c, x, y, true) => {
-                        let k = pick(v.cond(c).is_true(), *x, *y);
+                        let k = pick(v.cond(c), *x, *y);
                         let (flow, st) = self.stmt(body, st);
                         if !matches!(flow, Flow::Normal) {
                             return (flow, st);

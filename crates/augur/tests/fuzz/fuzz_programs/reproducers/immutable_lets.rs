@@ -7,8 +7,9 @@
 //! decisions only (under a later dyn `if`), where neither the path that
 //! links nor the check run that takes the other sides goes.
 //!
-//! Open: the engine gives wrong code for each but the last (the fix is the
-//! tracking change in `augur-macros`); `#[ignore]`d until it lands.
+//! Each but the last gave wrong code until such `let`s were tracked (a
+//! decision counter read around the initialiser, `Tracked::bound`; see
+//! `docs/extraction.md`, "Exactness").
 
 // The nested `if`s are the point: the plain test under the dyn one.
 #![allow(clippy::collapsible_if)]
