@@ -415,14 +415,9 @@ fn mutable_bindings(p: &Pat, out: &mut Vec<(Ident, bool)>) {
 
 /// The identifiers a pattern binds.
 fn bindings(p: &Pat, out: &mut Vec<Ident>) {
-    struct Names<'a>(&'a mut Vec<Ident>);
-    impl syn::visit::Visit<'_> for Names<'_> {
-        fn visit_pat_ident(&mut self, p: &syn::PatIdent) {
-            self.0.push(p.ident.clone());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    syn::visit::Visit::visit_pat(&mut Names(out), p);
+    let mut all = Vec::new();
+    mutable_bindings(p, &mut all);
+    out.extend(all.into_iter().map(|(x, _)| x));
 }
 
 /// The local an assignment's left side writes (`x`, `x.f`, `x[i]`, `(x.f).g`).
@@ -610,12 +605,12 @@ impl Rewriter {
         bindings(&local.pat, &mut names);
         let Some(init) = &local.init else {
             // `let x;`: whatever assigns it later decides its value.
-            let mutable: Vec<Ident> = names.clone();
-            let trackers = mutable.iter().map(|x| {
-                let t = tracker(x);
-                parse_quote! { let #t = ::augur::__private::Tracked::unset(); }
-            });
-            let out = trackers.collect();
+            let out = (names.iter())
+                .map(|x| {
+                    let t = tracker(x);
+                    parse_quote! { let #t = ::augur::__private::Tracked::unset(); }
+                })
+                .collect();
             self.bind(names, Track::Changes);
             return (None, out);
         };

@@ -100,9 +100,6 @@ pub struct Tracked {
     slot: Option<(u32, u32)>,
     /// Poisoned (see [`Tracked::poison`]) and not updated since.
     poisoned: std::cell::Cell<bool>,
-    /// Its slot holds what stands for a value that cannot be hashed: no
-    /// update replaces it (an immutable local never changes).
-    opaque: bool,
 }
 
 impl Tracked {
@@ -140,7 +137,6 @@ impl Tracked {
             return Tracked {
                 slot: None,
                 poisoned: std::cell::Cell::new(false),
-                opaque: false,
             };
         }
         let slot = driver::with_gen(|e, gen| {
@@ -153,7 +149,6 @@ impl Tracked {
         Tracked {
             slot,
             poisoned: std::cell::Cell::new(false),
-            opaque: hash.is_none(),
         }
     }
 
@@ -186,7 +181,7 @@ impl Tracked {
             return;
         }
         self.unpoison();
-        if let Some(h) = hash.filter(|_| !self.opaque) {
+        if let Some(h) = hash {
             self.unpoison();
             with(|e| {
                 e.static_update(slot, h);
@@ -335,7 +330,10 @@ impl Frame {
     #[inline]
     pub fn exit(self, value: Option<u64>) {
         if let Some((depth, gen, counted)) = self.slot {
-            let decided = self.decided().filter(|_| !counted);
+            // Only a direct call's value that can be hashed is handed to
+            // the `let` around it (see `Frames::exit`).
+            let handed = !counted && value.is_some_and(|h| h != 0);
+            let decided = if handed { self.decided() } else { None };
             driver::with_gen(|e, now| {
                 if now == gen {
                     e.frame_exit(depth, value, decided)
