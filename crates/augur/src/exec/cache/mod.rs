@@ -57,7 +57,9 @@ mod trust;
 
 pub(crate) use entry::{create_new, io_error, rename, temporary, Entry};
 pub use evict::Usage;
-pub(crate) use trust::{check_installation, make_private};
+pub(crate) use trust::check_installation;
+#[cfg(feature = "cuda-install")]
+pub(crate) use trust::make_private;
 
 use super::compile::CompileOptions;
 use crate::{Error, Result};

@@ -183,6 +183,7 @@ fn check_tree(path: &Path) -> std::result::Result<(), String> {
 
 /// Removes write permission for group and others from everything under
 /// `path` (not following links): what pip installed under the umask.
+#[cfg(feature = "cuda-install")]
 pub(crate) fn make_private(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::symlink_metadata(path)?;
