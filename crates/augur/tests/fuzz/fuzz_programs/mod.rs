@@ -54,8 +54,8 @@
 //! alone, so a failing case is reproduced by `AUGUR_FUZZ_SEED=<its seed>
 //! AUGUR_FUZZ_CASES=1`. A failure prints the seed, the program (as pseudo-C
 //! and as Rust `Debug`), the generated C and the inputs, then the smallest
-//! failing program the shrinker found. Every failure fails: the one outcome
-//! other than exact code that is accepted is the specified error of
+//! failing program the shrinker found. Every failure fails: the outcomes
+//! other than exact code that are accepted are the specified errors of
 //! [`documented_limit`].
 //! `AUGUR_FUZZ_HIDDEN=0` makes no `Hidden` statements (the other programs
 //! stay the same), to compare a change with and without them (before
@@ -166,7 +166,8 @@ fn fuzz_shard(shard: u64) {
     eprintln!(
         "shard {shard}: {walked} extractions, {ok} exact (executions of the closure: mean {:.1}, \
          max {max_executions}), {limits} stopped with a documented error (unannotated: \
-         Error::Unannotated; trusted: a plain loop inside a dyn loop), {} failed, in {:.1} s",
+         Error::Unannotated; trusted: a plain loop inside a dyn loop; plain: a changed \
+         non-Hash let mut refused), {} failed, in {:.1} s",
         executions as f64 / ok.max(1) as f64,
         failures.len(),
         started.elapsed().as_secs_f64()
