@@ -66,7 +66,10 @@
 //! are `typed_argument`, `typed_receiver`, `typed_arm`, `hash_struct`,
 //! `hash_mut_struct`), to count what one form finds, or to check that the
 //! walk and the reference agree where the engine is exact (see
-//! `reproducers/hidden_forms.rs`).
+//! `reproducers/hidden_forms.rs`). The default mix makes those the engine
+//! does not track yet only with `AUGUR_FUZZ_UNTRACKED=1`, their twins
+//! otherwise (`generator::UNTRACKED_BY_DEFAULT`); the programs are the same
+//! either way but for those bindings.
 //! `AUGUR_FUZZ_VERBOSE=1` prints one line per program (with `--nocapture`).
 //! `AUGUR_FUZZ_SHRINK_SECS=S` gives each shrink S seconds (default 60).
 
@@ -79,7 +82,7 @@ mod shrink;
 mod staged;
 
 use check::{check_program, documented_limit};
-use generator::{bind_kinds, generate, hidden_lets};
+use generator::{bind_kinds, generate, hidden_lets, untracked_forms};
 use language::{Bind, Read, Stmt, MAX_DEPTH, MAX_STMTS};
 use shrink::{shrink, size, valid};
 use staged::{needs_attribute, sets_plain_values, Walk};
@@ -401,6 +404,12 @@ fn generator_covers_the_language() {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    if bind_kinds().is_none() && !untracked_forms() {
+        // Only the twins of the forms the engine does not track yet.
+        let untracked =
+            |w: &str| (w.starts_with("pass") && !w.ends_with("typed")) || w.contains(": non-Hash");
+        want.retain(|w| !untracked(w));
+    }
     if !hidden_lets() || bind_kinds().is_some() {
         want.retain(|w| {
             !w.starts_with("let") && !w.starts_with("pass") && w != "two lets combined"
