@@ -3,7 +3,7 @@
 //! inputs, compare with the reference; failure kinds, the extraction and
 //! compile limits, and the one documented limit that is not a failure.
 
-use crate::fuzz_programs::language::{Decide, Program, Stmt};
+use crate::fuzz_programs::language::{Bind, Decide, Program, Stmt};
 use crate::fuzz_programs::reference::evaluate;
 use crate::fuzz_programs::staged::{sets_plain_values, stage, Walk};
 use augur::{Builder, Dyn, Extracted, Stats, Value};
@@ -233,13 +233,16 @@ pub(crate) fn check_program(p: &Program, walk: Walk, compile: bool) -> Result<St
     }
 }
 
-/// The one outcome other than exact code that a walk may give, because it is
-/// the specified behaviour for its input: without `#[augur::staged]`, a
-/// plain Rust loop around dyn code inside a dyn loop keeps the dyn loop from
-/// closing, and extraction stops with an error that names the plain loop and
-/// the two ways to make it visible (`LoopNeverCloses`, or a run or operation
-/// limit). Anything else (a wrong result, another error, an error without
-/// that explanation, or this error for a program without that shape) fails.
+/// The outcomes other than exact code that a walk may give, because they
+/// are the specified behaviour for its input: without `#[augur::staged]`,
+/// a plain Rust loop around dyn code inside a dyn loop keeps the dyn loop
+/// from closing, and extraction stops with an error that names the plain
+/// loop and the two ways to make it visible (`LoopNeverCloses`, or a run or
+/// operation limit); the indexed walk's `Error::Unannotated`; and, under
+/// the attribute, a clear refusal of a changed `let mut` of a type that is
+/// not `Hash` (see [`refuses_a_let`]). Anything else (a wrong result,
+/// another error, an error without that explanation, or such an error for
+/// a program without that shape) fails.
 pub(crate) fn documented_limit(p: &Program, walk: Walk, f: &Failure) -> bool {
     /// Does `s` contain a dyn decision?
     fn decides(s: &Stmt) -> bool {
@@ -274,8 +277,44 @@ pub(crate) fn documented_limit(p: &Program, walk: Walk, f: &Failure) -> bool {
         // The sound rule's refusal: it names the line and the fix.
         return f.kind == "Unannotated" && f.what.contains("#[augur::staged]");
     }
+    if walk == Walk::Plain {
+        return changes_non_hash(&p.body) && refuses_a_let(f);
+    }
     walk == Walk::Trusted
         && matches!(f.kind.as_str(), "LoopNeverCloses" | "Limit")
         && f.what.contains("#[augur::staged]")
         && plain_in_dyn(&p.body, false)
+}
+
+/// Does `s` hold a `let mut` of a type that is not `Hash`, changed on a
+/// dyn branch (`Bind::MutStruct`)? The attribute cannot track it, so
+/// under it the engine may refuse such a program instead of extracting it
+/// exactly (see [`refuses_a_let`]).
+pub(crate) fn changes_non_hash(s: &Stmt) -> bool {
+    match s {
+        Stmt::Hidden(h) => {
+            let untracked = |b: &Bind| matches!(b, Bind::MutStruct(.., false));
+            untracked(&h.first)
+                || h.second.as_ref().is_some_and(untracked)
+                || changes_non_hash(&h.between)
+                || changes_non_hash(&h.after)
+        }
+        Stmt::If(_, t, e) => changes_non_hash(t) || changes_non_hash(e),
+        Stmt::While { body, .. }
+        | Stmt::Repeat(_, body)
+        | Stmt::StaticRepeat(_, body)
+        | Stmt::PlainLoop(_, body)
+        | Stmt::Machine { body, .. } => changes_non_hash(body),
+        Stmt::Adapter(a) => changes_non_hash(&a.body),
+        Stmt::Block(ss) => ss.iter().any(changes_non_hash),
+        _ => false,
+    }
+}
+
+/// The engine's clear refusal of a changed `let mut` it cannot track:
+/// `Error::Unannotated`, or a limit (`LoopNeverCloses`, `Limit`), whose
+/// message names the `let`. Exact code is as good; a wrong result never is.
+fn refuses_a_let(f: &Failure) -> bool {
+    matches!(f.kind.as_str(), "Unannotated" | "LoopNeverCloses" | "Limit")
+        && (f.what.contains("`let") || f.what.contains("let mut"))
 }

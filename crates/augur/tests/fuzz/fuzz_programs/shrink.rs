@@ -5,7 +5,7 @@
 use crate::fuzz_programs::check::{check_program, documented_limit, Failure};
 use crate::fuzz_programs::language::{
     Adapter, AdapterKind, Bind, Bound, ClosureForm, Cond, Decide, Expr, Hidden, Init, Machine,
-    Program, Read, Stmt, VARS,
+    Pass, Program, Read, Stmt, VARS,
 };
 use crate::fuzz_programs::staged::Walk;
 
@@ -50,23 +50,29 @@ fn conds_smaller(c: &Cond) -> Vec<Cond> {
     out
 }
 
-/// Simpler variants of a binding: smaller conditions.
+/// Simpler variants of a binding: an arm of a `match` for one of an
+/// `if let` or a `while let` (the same form, plainer), smaller conditions.
 fn binds_smaller(b: &Bind) -> Vec<Bind> {
     let Some(c) = b.cond() else {
         return vec![];
     };
-    conds_smaller(c)
-        .into_iter()
-        .map(|c| match *b {
-            Bind::Call(_, x, y, staged) => Bind::Call(c, x, y, staged),
-            Bind::Bool(_) => Bind::Bool(c),
-            Bind::Tuple(_, x, y) => Bind::Tuple(c, x, y),
-            Bind::Reset(_, x) => Bind::Reset(c, x),
-            Bind::Take(_, x) => Bind::Take(c, x),
-            Bind::TakeSlot => Bind::TakeSlot,
-            Bind::Weight(_, x, y, above) => Bind::Weight(c, x, y, above),
-        })
-        .collect()
+    let mut out = Vec::new();
+    if let Bind::Pass(c, x, y, Pass::IfLet | Pass::WhileLet, typed) = b {
+        out.push(Bind::Pass(c.clone(), *x, *y, Pass::Match, *typed));
+    }
+    out.extend(conds_smaller(c).into_iter().map(|c| match *b {
+        Bind::Call(_, x, y, staged) => Bind::Call(c, x, y, staged),
+        Bind::Bool(_) => Bind::Bool(c),
+        Bind::Tuple(_, x, y) => Bind::Tuple(c, x, y),
+        Bind::Reset(_, x) => Bind::Reset(c, x),
+        Bind::Take(_, x) => Bind::Take(c, x),
+        Bind::TakeSlot => Bind::TakeSlot,
+        Bind::Weight(_, x, y, above) => Bind::Weight(c, x, y, above),
+        Bind::Pass(_, x, y, how, typed) => Bind::Pass(c, x, y, how, typed),
+        Bind::Struct(_, x, y, hash) => Bind::Struct(c, x, y, hash),
+        Bind::MutStruct(_, x, hash) => Bind::MutStruct(c, x, hash),
+    }));
+    out
 }
 
 /// Simpler variants of a `Hidden`: a binding fewer, the bodies alone or

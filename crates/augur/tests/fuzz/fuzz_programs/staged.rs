@@ -5,7 +5,7 @@
 
 use crate::fuzz_programs::language::{
     Adapter, AdapterKind, BinOp, Bind, Bound, ClosureForm, CmpOp, Cond, Decide, Expr, Flow, Hidden,
-    Init, Machine, Mutation, PlainState, Program, Read, Source, Stmt, STACK_CAP,
+    Init, Machine, Mutation, Pass, PlainState, Program, Read, Source, Stmt, STACK_CAP,
 };
 use augur::Dyn;
 use std::ops::ControlFlow;
@@ -200,6 +200,36 @@ fn weight(b: bool, x: i32, y: i32) -> f64 {
     f64::from(if b { x } else { y }) * 0.25
 }
 
+/// A struct that is not `Hash` (`Bind::Struct`, `Bind::MutStruct`): the
+/// attribute can hash neither it nor its `f64`.
+pub(crate) struct W(f64);
+
+/// Its twin, `Hash` (`hash` in those bindings): tracked by its hash where
+/// the `let` names its type or builds it.
+#[derive(Hash)]
+pub(crate) struct H(i32);
+
+/// `W(x)` or `W(y)` by `b`, decided inside (`Bind::Struct`): the `let`
+/// around the call sees the decision only through a value it cannot hash.
+#[augur::staged]
+fn choose_w(b: Dyn<bool>, x: i32, y: i32) -> W {
+    if b.is_true() {
+        W(f64::from(x))
+    } else {
+        W(f64::from(y))
+    }
+}
+
+/// `H(x)` or `H(y)` by `b`, decided inside (`Bind::Struct`'s twin).
+#[augur::staged]
+fn choose_h(b: Dyn<bool>, x: i32, y: i32) -> H {
+    if b.is_true() {
+        H(x)
+    } else {
+        H(y)
+    }
+}
+
 /// What a statement did: how it ended, and the plain state after it.
 type Out = (Flow<Dyn<i32>>, PlainState);
 
@@ -282,8 +312,32 @@ fn call_while(n: u32, f: &mut dyn FnMut(u32) -> bool) -> bool {
 /// through methods. `$walk` says how a block's statements are walked;
 /// `$attr` is the attribute (or nothing).
 macro_rules! staged_walk {
-    ($name:ident, $walk:expr, $(#[$attr:meta])*) => {
+    ($name:ident, $key:ident, $walk:expr, $(#[$attr:meta])*) => {
         struct $name(Vars);
+
+        /// A chosen value as the receiver of a method of the walk
+        /// (`Pass::Receiver`).
+        #[derive(Clone, Copy)]
+        struct $key(i32);
+
+        $(#[$attr])*
+        impl $key {
+            /// Walks `body` with the value held only by `self`, then hands
+            /// `self.0` to `then` (unless `body` left the statement).
+            fn carry(
+                self,
+                w: &$name,
+                body: &Stmt,
+                st: PlainState,
+                then: impl FnOnce(i32, PlainState) -> Out,
+            ) -> Out {
+                let (flow, st) = w.stmt(body, st);
+                if !matches!(flow, Flow::Normal) {
+                    return (flow, st);
+                }
+                then(self.0, st)
+            }
+        }
 
         $(#[$attr])*
         impl $name {
@@ -521,8 +575,9 @@ macro_rules! staged_walk {
             }
 
             /// Binds what `b` chooses with an immutable `let` in this
-            /// frame, walks `body`, then reads the binding (as its key)
-            /// and hands it to `then` (unless `body` left the statement).
+            /// frame (or hands it on, for `Bind::Pass`), walks `body`,
+            /// then reads the binding (as its key) and hands it to `then`
+            /// (unless `body` left the statement).
             fn bind(
                 &self,
                 b: &Bind,
@@ -600,6 +655,48 @@ macro_rules! staged_walk {
                         }
                         then(p.unwrap_or(-2), st)
                     }
+                    Bind::Pass(..) => self.pass(b, body, st, then),
+                    // Not `Hash`, chosen inside the callee, bound without
+                    // a type.
+                    Bind::Struct(c, x, y, false) => {
+                        let w = choose_w(v.cond(c), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(w.0 as i32, st)
+                    }
+                    Bind::Struct(c, x, y, true) => {
+                        let w: H = choose_h(v.cond(c), *x, *y);
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(w.0, st)
+                    }
+                    // A `let mut` changed on a dyn branch, not `Hash`.
+                    Bind::MutStruct(c, x, false) => {
+                        let mut w = W(0.0);
+                        if v.cond(c).is_true() {
+                            w.0 += f64::from(*x);
+                        }
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(w.0 as i32, st)
+                    }
+                    Bind::MutStruct(c, x, true) => {
+                        let mut w = H(0);
+                        if v.cond(c).is_true() {
+                            w.0 += *x;
+                        }
+                        let (flow, st) = self.stmt(body, st);
+                        if !matches!(flow, Flow::Normal) {
+                            return (flow, st);
+                        }
+                        then(w.0, st)
+                    }
                     // Not `Hash`: turned into a literal, or compared.
                     Bind::Weight(c, x, y, false) => {
                         let w = weight(v.cond(c).is_true(), *x, *y);
@@ -622,6 +719,103 @@ macro_rules! staged_walk {
                         }
                     }
                 }
+            }
+
+            /// `Bind::Pass`: `pick(..)` handed on as its `Pass` says, or,
+            /// where `typed`, first bound by `let k: i32` here (tracked by
+            /// its hash while this frame lives) and handed on the same way.
+            fn pass(
+                &self,
+                b: &Bind,
+                body: &Stmt,
+                st: PlainState,
+                then: impl FnOnce(i32, PlainState) -> Out,
+            ) -> Out {
+                let Bind::Pass(c, x, y, _, typed) = b else {
+                    unreachable!("a Pass binding")
+                };
+                if *typed {
+                    let k: i32 = pick(self.0.cond(c), *x, *y);
+                    return self.hand(Some(k), b, body, st, then);
+                }
+                self.hand(None, b, body, st, then)
+            }
+
+            /// `bound`, or `pick(c, x, y)` (deciding inside) where none:
+            /// an argument or a scrutinee, never bound by a `let`.
+            fn chosen(&self, bound: Option<i32>, c: &Cond, x: i32, y: i32) -> i32 {
+                match bound {
+                    Some(k) => k,
+                    None => pick(self.0.cond(c), x, y),
+                }
+            }
+
+            /// Hands the value `chosen` gives to the code that walks `body`
+            /// and then reads it (`then`), as `b`'s `Pass` says: as an
+            /// argument, a receiver, or an arm's binding.
+            #[allow(clippy::match_single_binding, clippy::never_loop)]
+            fn hand(
+                &self,
+                bound: Option<i32>,
+                b: &Bind,
+                body: &Stmt,
+                st: PlainState,
+                then: impl FnOnce(i32, PlainState) -> Out,
+            ) -> Out {
+                let Bind::Pass(c, x, y, how, _) = b else {
+                    unreachable!("a Pass binding")
+                };
+                match how {
+                    Pass::Argument => self.carry(self.chosen(bound, c, *x, *y), body, st, then),
+                    Pass::Receiver => $key(self.chosen(bound, c, *x, *y)).carry(self, body, st, then),
+                    Pass::Match => match self.chosen(bound, c, *x, *y) {
+                        k => {
+                            let (flow, st) = self.stmt(body, st);
+                            if !matches!(flow, Flow::Normal) {
+                                return (flow, st);
+                            }
+                            then(k, st)
+                        }
+                    },
+                    Pass::IfLet => {
+                        if let Some(k) = Some(self.chosen(bound, c, *x, *y)) {
+                            let (flow, st) = self.stmt(body, st);
+                            if !matches!(flow, Flow::Normal) {
+                                return (flow, st);
+                            }
+                            then(k, st)
+                        } else {
+                            unreachable!("Some")
+                        }
+                    }
+                    Pass::WhileLet => {
+                        while let Some(k) = Some(self.chosen(bound, c, *x, *y)) {
+                            let (flow, st) = self.stmt(body, st);
+                            if !matches!(flow, Flow::Normal) {
+                                return (flow, st);
+                            }
+                            return then(k, st);
+                        }
+                        unreachable!("left in its first turn")
+                    }
+                }
+            }
+
+            /// Walks `body` with `k` held only by this parameter
+            /// (`Pass::Argument`), then hands it to `then` (unless `body`
+            /// left the statement).
+            fn carry(
+                &self,
+                k: i32,
+                body: &Stmt,
+                st: PlainState,
+                then: impl FnOnce(i32, PlainState) -> Out,
+            ) -> Out {
+                let (flow, st) = self.stmt(body, st);
+                if !matches!(flow, Flow::Normal) {
+                    return (flow, st);
+                }
+                then(k, st)
             }
 
             /// The key of `h`'s bindings decides the code for its
@@ -988,8 +1182,8 @@ macro_rules! staged_walk {
     };
 }
 
-staged_walk!(Annotated, Walk::Plain, #[augur::staged]);
-staged_walk!(Bare, Walk::Indexed,);
+staged_walk!(Annotated, AnnotatedKey, Walk::Plain, #[augur::staged]);
+staged_walk!(Bare, BareKey, Walk::Indexed,);
 
 /// The staged program: declares every variable up front, runs the walk,
 /// returns what the program returns or the combination of its variables.

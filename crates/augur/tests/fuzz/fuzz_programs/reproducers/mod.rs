@@ -4,6 +4,7 @@
 //! Fixed, they stay as regression tests.
 
 mod c_flags;
+mod hidden_forms;
 mod immutable_lets;
 mod methods;
 mod plain_loops;
