@@ -234,6 +234,9 @@ pub struct Einsum {
     pub(crate) ctx: dsl::State<Ctx>,
 }
 
+// What decides the code an instance generates is in `Ctx`'s `Seen` fields.
+impl dsl::Visible for Einsum {}
+
 impl Einsum {
     /// A DSL instance generating code as `config` says.
     ///

@@ -22,6 +22,11 @@ pub struct Tensor<E: Elem> {
     pub(crate) state: Rc<State<E>>,
 }
 
+// What decides the code a tensor's statements generate is in `State`'s
+// `Seen` fields (`gpu_full`, `resident`) and the instance's; the rest is
+// fixed at creation or prophecy handles.
+impl<E: Elem> dsl::Visible for Tensor<E> {}
+
 /// `A[i][k]`: a tensor with one index per dimension. On the left of a
 /// statement it is written ([`Access::set`], `+=`, `*=`); on the right it is
 /// read.
@@ -59,6 +64,9 @@ pub struct Access<E: Elem> {
     pub(crate) indices: Vec<Index>,
     pub(crate) loc: &'static Location<'static>,
 }
+
+// `+=` and `*=` on a place generate a statement; the place stays the same.
+impl<E: Elem> dsl::Visible for Access<E> {}
 
 /// One tensor's first-stage state.
 pub(crate) struct State<E: Elem> {

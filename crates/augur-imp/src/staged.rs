@@ -173,7 +173,7 @@ impl<'a> Interp<'a> {
         // the binding; a tracked binding's update after `pc.set(next)` would
         // be the body's last token, which ends its region.
         let pc = &mut Static::new(self.p.first());
-        let mut since_test = std::collections::HashSet::new();
+        let mut since_test = std::collections::BTreeSet::new();
         while let Some(i) = **pc {
             if !since_test.insert((i, self.last.get())) {
                 panic!(

@@ -51,6 +51,8 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     let region = region_of(body.to_token_stream(), &head);
     Rewriter {
         local: crate::macros::local_macros(body),
+        // A `const fn` may call only `const fn`s.
+        plain: sig.constness.is_some(),
         ..Rewriter::default()
     }
     .visit_block_mut(body);
@@ -105,11 +107,16 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
         }};
         return;
     }
+    // The signature gives the value's type, so it can be probed for
+    // `Hash` (see `hash_of`).
+    let v = format_ident!("__augur_value", span = Span::mixed_site());
+    let probe = hash_of(&v);
     *body = parse_quote! {{
         let mut #frame = #enter.guard(#unit);
-        ::augur::__private::value(
+        ::augur::__private::value_probed(
             &mut #frame,
             ::augur::__private::body(move || #ret { #(#stmts)* }),
+            |#v| #probe,
         )
     }};
 }
@@ -159,7 +166,7 @@ fn closure_body(region: &TokenStream, body: &Expr, updates: &[Stmt]) -> Expr {
     // type carries anything to decide on; so does an early `return`'s.
     let mut body = body.clone();
     Returns(&frame).visit_expr_mut(&mut body);
-    let (stmts, tail) = match &body {
+    let (stmts, mut tail) = match &body {
         Expr::Block(b) if b.attrs.is_empty() && b.label.is_none() => {
             let mut stmts = b.block.stmts.clone();
             match stmts.pop() {
@@ -169,6 +176,12 @@ fn closure_body(region: &TokenStream, body: &Expr, updates: &[Stmt]) -> Expr {
         }
         other => (Vec::new(), other.clone()),
     };
+    // The tail becomes an argument, where attributes cannot stand: the
+    // `allow` a held value gave it stands on the statement around it.
+    if let Some(attrs) = outer_attrs(&mut tail) {
+        let allow = allow_diverging().to_token_stream().to_string();
+        attrs.retain(|a| a.to_token_stream().to_string() != allow);
+    }
     if updates.is_empty() {
         return parse_quote! {{
             let mut #frame = #enter;
@@ -310,6 +323,53 @@ struct Rewriter {
     /// body, a closure body evidently `()`): its tail expression is then a
     /// statement like any other, after which changed locals are re-hashed.
     unit_block: bool,
+    /// The body of a `const fn`: values handed to calls are not held.
+    plain: bool,
+    /// A value was held in the statement being rewritten (see
+    /// [`allow_unreachable`]).
+    held: bool,
+}
+
+/// Allows `unreachable_code` on a statement where a value was held: a
+/// call that diverges (`dsl::fail(e, Location::caller())`) makes the
+/// `__private::call` around it unreachable, which the lint would report
+/// on the user's line. Outer attributes stand on a `let` or on an
+/// expression statement that is a call, a block-like expression or a
+/// macro (on any other, they would attach to its first operand).
+fn allow_unreachable(st: &mut Stmt) {
+    let allow = allow_diverging();
+    let attrs = match st {
+        Stmt::Local(l) => &mut l.attrs,
+        Stmt::Expr(e, _) => match outer_attrs(e) {
+            Some(attrs) => attrs,
+            None => return,
+        },
+        _ => return,
+    };
+    attrs.push(allow);
+}
+
+/// What [`allow_unreachable`] puts on a statement (clippy's lint for a
+/// call that diverges inside another reports the same).
+fn allow_diverging() -> syn::Attribute {
+    parse_quote!(#[allow(unreachable_code, clippy::diverging_sub_expression)])
+}
+
+/// The outer attributes of an expression that can carry them as a
+/// statement: a call, a block-like expression.
+fn outer_attrs(e: &mut Expr) -> Option<&mut Vec<syn::Attribute>> {
+    Some(match e {
+        Expr::Call(c) => &mut c.attrs,
+        Expr::MethodCall(m) => &mut m.attrs,
+        Expr::Match(m) => &mut m.attrs,
+        Expr::If(i) => &mut i.attrs,
+        Expr::Block(b) => &mut b.attrs,
+        Expr::Unsafe(u) => &mut u.attrs,
+        Expr::Loop(l) => &mut l.attrs,
+        Expr::While(w) => &mut w.attrs,
+        Expr::ForLoop(f) => &mut f.attrs,
+        _ => return None,
+    })
 }
 
 /// The tracker variable of local `x`.
@@ -359,6 +419,105 @@ fn has_call(e: &Expr) -> bool {
     f.0
 }
 
+/// True if `e` is a place expression (a path, a field, an index, a
+/// dereference): a value taken from it would move out of the place.
+fn is_place(e: &Expr) -> bool {
+    match e {
+        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => true,
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Deref(_)),
+        Expr::Paren(p) => is_place(&p.expr),
+        _ => false,
+    }
+}
+
+/// True if the value of `e`, handed to a call or matched, may come out of
+/// a decision: evaluating it may call code (see [`has_call`]). A closure
+/// is a value its calls decide in; a macro that diverges hands nothing.
+fn may_decide(e: &Expr) -> bool {
+    match e {
+        Expr::Closure(_) => false,
+        Expr::Macro(m) => {
+            let diverges = ["panic", "todo", "unimplemented", "unreachable"];
+            !m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| diverges.contains(&&*s.ident.to_string()))
+        }
+        e => has_call(e),
+    }
+}
+
+/// True if the receiver of `m` is held while the method runs: a value
+/// (not a place, which autoref borrows) that may come out of a decision,
+/// handed to a method that may keep using it. The methods whose result
+/// type is evident (`is_true`, `is_some`, `len`, see [`evident_method`])
+/// only test it.
+fn holds_receiver(m: &syn::ExprMethodCall) -> bool {
+    may_decide(&m.receiver) && !is_place(&m.receiver) && !evident_method(&m.method)
+}
+
+/// True if `p` binds a name (lower case: `None` and constants are
+/// patterns of one identifier too).
+fn binds(p: &Pat) -> bool {
+    let mut names = Vec::new();
+    bindings(p, &mut names);
+    names.iter().any(|x| {
+        let s = x.to_string();
+        s.starts_with(|c: char| c.is_lowercase() || c == '_')
+    })
+}
+
+/// `v` held while the call it is handed to runs (see `__private::arg`).
+/// Parentheses around it (a receiver's: `(0..n).map(f)`) would be
+/// parentheses around an argument, which `unused_parens` reports on the
+/// user's code.
+fn held_argument(v: &Expr) -> Expr {
+    let v = unparenthesized(v);
+    parse_quote_spanned!(v.span()=> ::augur::__private::arg(::augur::__private::mark(), #v))
+}
+
+/// A call whose arguments were held, releasing them when it returns.
+///
+/// The tokens the rewriting adds around an expression carry its span: a
+/// method called on it (`f(g(x)).m()`) is `#[track_caller]` in annotated
+/// code, and its caller's location is where the expression before the dot
+/// begins, which must be the user's line, not the attribute's.
+fn releasing(e: &Expr) -> Expr {
+    parse_quote_spanned!(e.span()=> ::augur::__private::call(::augur::__private::mark(), #e))
+}
+
+/// `e` without the parentheses around it.
+fn unparenthesized(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) if p.attrs.is_empty() => unparenthesized(&p.expr),
+        e => e,
+    }
+}
+
+/// `v` held while the `match` (`if let`, `while let` turn, `for` loop)
+/// whose scrutinee it is runs: the guard is a temporary of the scrutinee,
+/// dropped when the construct ends, however it ends. A place (`v[i]`,
+/// `*r`) is matched through a reference to it.
+fn held_scrutinee(v: &mut Expr) {
+    let place = matches!(
+        v,
+        Expr::Index(_)
+            | Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                ..
+            })
+    );
+    let inner = unparenthesized(v);
+    let span = inner.span();
+    let held = quote_spanned!(span=> &::augur::__private::Held::new());
+    *v = if place {
+        parse_quote_spanned!(span=> *::augur::__private::scrutinee(#held, &#inner))
+    } else {
+        parse_quote_spanned!(span=> ::augur::__private::scrutinee(#held, #inner))
+    };
+}
+
 /// True if `e`'s type is known where it stands, whatever follows: a
 /// literal, a cast, a dereference, a negation, a comparison or logical
 /// operation, or a call of a method whose result type never comes from
@@ -383,22 +542,27 @@ fn type_evident(e: &Expr) -> bool {
                 | BinOp::And(_)
                 | BinOp::Or(_)
         ),
-        Expr::MethodCall(m) => matches!(
-            m.method.to_string().as_str(),
-            "is_true"
-                | "is_some"
-                | "is_none"
-                | "is_ok"
-                | "is_err"
-                | "is_empty"
-                | "len"
-                | "contains"
-                | "contains_key"
-                | "starts_with"
-                | "ends_with"
-        ),
+        Expr::MethodCall(m) => evident_method(&m.method),
         _ => false,
     }
+}
+
+/// True for a method whose result type never comes from later code.
+fn evident_method(name: &Ident) -> bool {
+    matches!(
+        name.to_string().as_str(),
+        "is_true"
+            | "is_some"
+            | "is_none"
+            | "is_ok"
+            | "is_err"
+            | "is_empty"
+            | "len"
+            | "contains"
+            | "contains_key"
+            | "starts_with"
+            | "ends_with"
+    )
 }
 
 /// The identifiers a pattern binds, each with whether it is `mut`.
@@ -646,11 +810,23 @@ impl Rewriter {
                 continue;
             }
             let t = tracker(&x);
-            after.push(if mutable || decided {
-                // By its hash where its type is `Hash`; a `let mut` of
-                // another type is not tracked (see `docs/extraction.md`).
+            after.push(if mutable {
+                // By its hash where its type is `Hash`; one of another type
+                // as an immutable one until it changes, and from then on
+                // the engine shares no code while it lives.
                 let hash = hash_of(&x);
-                parse_quote! { let #t = ::augur::__private::Tracked::new(#hash); }
+                let always = decided || reads_changing;
+                // Spanned at the name: the location an error names.
+                parse_quote_spanned! {x.span()=>
+                    let #t = ::augur::__private::Tracked::changing(#mark_expr, #always, #hash);
+                }
+            } else if decided {
+                // By its hash where its type is `Hash`, else by what
+                // determines it.
+                let hash = hash_of(&x);
+                parse_quote! {
+                    let #t = ::augur::__private::Tracked::bound(#mark_expr, true, #hash);
+                }
             } else {
                 // By its hash where its type is known here and `Hash`, else
                 // by what determines it (the state, and the sides its own
@@ -675,6 +851,35 @@ impl Rewriter {
             return (None, after);
         }
         (before, after)
+    }
+
+    /// Holds the arguments that may come out of a decision while the call
+    /// runs (`f(pick(x.gt(0).is_true()))`: what `f` does with its
+    /// parameter after further decisions must not be shared between
+    /// paths that passed different values). Returns true if any is held:
+    /// the call then releases them when it returns.
+    fn hold_arguments<'a>(&mut self, args: impl Iterator<Item = &'a mut Expr>) -> bool {
+        let mut held = false;
+        for a in args.filter(|a| !self.plain && may_decide(a)) {
+            *a = held_argument(a);
+            held = true;
+        }
+        self.held |= held;
+        held
+    }
+
+    /// Holds the scrutinee of a `match`, `if let`, `while let` or `for`
+    /// whose pattern `pat` binds names, if it may come out of a decision
+    /// (`match pick(x.gt(0).is_true()) { k => .. }`): the names are bound
+    /// from it as a `let`'s are from its initialiser. A field of a call's
+    /// value (`f().x`) is not held: a reference to it would keep the
+    /// value from moving out.
+    fn hold_scrutinee(&mut self, pat: &Pat, e: &mut Expr) {
+        let field = matches!(e, Expr::Field(_) | Expr::Paren(_) | Expr::Path(_));
+        if !self.plain && !field && binds(pat) && may_decide(e) {
+            held_scrutinee(e);
+            self.held = true;
+        }
     }
 
     /// `assign` followed by an update of `x`'s tracker.
@@ -717,6 +922,8 @@ impl VisitMut for Rewriter {
         suffix.pop();
         self.later.push(Default::default());
         self.deferred.push(Vec::new());
+        let held_before = std::mem::take(&mut self.held);
+        let mut any_held = false;
         for (i, mut s) in std::mem::take(&mut b.stmts).into_iter().enumerate() {
             *self.later.last_mut().expect("pushed above") = suffix.pop().unwrap_or_default();
             // A local a `let` above changed is re-hashed before the first
@@ -735,6 +942,9 @@ impl VisitMut for Rewriter {
             // value: the statement around the block re-hashes them).
             let (tracker, changed) = match &mut s {
                 Stmt::Local(l) => {
+                    // What the `let` is tracked by is read from the user's
+                    // code, before the rewriting adds calls to it.
+                    let original = l.clone();
                     // The initialiser sees the names before this binding.
                     let mut changed = Vec::new();
                     if let Some(init) = &mut l.init {
@@ -760,7 +970,7 @@ impl VisitMut for Rewriter {
                         .last_mut()
                         .expect("pushed above")
                         .extend(tracked);
-                    let (mark, trackers) = self.track_local(l);
+                    let (mark, trackers) = self.track_local(&original);
                     out.extend(mark);
                     (trackers, poisons)
                 }
@@ -801,10 +1011,16 @@ impl VisitMut for Rewriter {
                     (Vec::new(), Vec::new())
                 }
             };
+            if std::mem::take(&mut self.held) {
+                allow_unreachable(&mut s);
+                self.held = false;
+                any_held = true;
+            }
             out.push(s);
             out.extend(tracker);
             out.extend(changed);
         }
+        self.held = held_before || any_held;
         b.stmts = out;
         self.deferred.pop();
         self.later.pop();
@@ -815,6 +1031,7 @@ impl VisitMut for Rewriter {
         match e {
             Expr::ForLoop(f) => {
                 self.visit_expr_mut(&mut f.expr);
+                self.hold_scrutinee(&f.pat, &mut f.expr);
                 let pat = (*f.pat).clone();
                 self.loops += 1;
                 self.scoped([&pat], |r| {
@@ -857,6 +1074,10 @@ impl VisitMut for Rewriter {
             }
             Expr::Match(m) => {
                 self.visit_expr_mut(&mut m.expr);
+                if let Some(arm) = m.arms.iter().find(|a| binds(&a.pat)) {
+                    let pat = arm.pat.clone();
+                    self.hold_scrutinee(&pat, &mut m.expr);
+                }
                 for arm in &mut m.arms {
                     let pat = arm.pat.clone();
                     self.scoped([&pat], |r| {
@@ -871,10 +1092,32 @@ impl VisitMut for Rewriter {
                 // `if let` / `while let`: the bindings scope the body, which
                 // a tracked name of the same spelling is then not.
                 self.visit_expr_mut(&mut l.expr);
+                self.hold_scrutinee(&l.pat, &mut l.expr);
                 let mut names = Vec::new();
                 bindings(&l.pat, &mut names);
                 self.bind(names, Track::No);
             }
+            Expr::Call(c) => {
+                visit_mut::visit_expr_call_mut(self, c);
+                if self.hold_arguments(c.args.iter_mut()) {
+                    *e = releasing(e);
+                }
+            }
+            Expr::MethodCall(m) => {
+                visit_mut::visit_expr_method_call_mut(self, m);
+                let mut held = self.hold_arguments(m.args.iter_mut());
+                if !self.plain && holds_receiver(m) {
+                    *m.receiver = held_argument(&m.receiver);
+                    held = true;
+                    self.held = true;
+                }
+                if held {
+                    *e = releasing(e);
+                }
+            }
+            // A repeat's length is a constant: only `const fn`s.
+            Expr::Repeat(r) => self.visit_expr_mut(&mut r.expr),
+            Expr::Const(_) => {}
             Expr::If(i) if !matches!(&*i.cond, Expr::Let(_)) => {
                 visit_mut::visit_expr_if_mut(self, i);
                 self.condition(&mut i.cond);
@@ -928,6 +1171,11 @@ impl VisitMut for Rewriter {
             _ => visit_mut::visit_expr_mut(self, e),
         }
     }
+
+    // Types and generic arguments hold no code that runs (an array's
+    // length, a const argument: constants).
+    fn visit_type_mut(&mut self, _: &mut syn::Type) {}
+    fn visit_generic_argument_mut(&mut self, _: &mut syn::GenericArgument) {}
 
     // A function or `impl` block nested in a body lies inside the body's
     // region, so it is rewritten too (as its own activation), unless it

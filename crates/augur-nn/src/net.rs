@@ -89,6 +89,10 @@ pub struct Net {
     pub(crate) ctx: dsl::State<Ctx>,
 }
 
+// What decides the code a network generates is in `Ctx`'s `Seen` fields
+// (`last`): a `let mut net` may change under `#[augur::staged]`.
+impl dsl::Visible for Net {}
+
 impl Net {
     /// A network DSL instance that fuses.
     #[track_caller]

@@ -12,6 +12,13 @@ use std::panic::Location;
 ///
 /// Operations that work in place (ReLU, bias add) take the tensor by value
 /// and hand it back: the value before them is gone, in Rust as in C.
+///
+/// `Hash`, by what decides the code that uses it (its shape, whether the
+/// generated code owns its buffer): `#[augur::staged]` code tracks it by
+/// value (`let t = if c.is_true() { net.relu(x, 2.0) } else {
+/// net.relu(x, 4.0) }` shares the code after both). Its id and buffer
+/// handle are bookkeeping, new with each tensor a loop's turn makes; its
+/// net's id is new with each run.
 pub struct Tensor {
     /// The `Net` that made it: tensors of two nets do not mix.
     pub(crate) net: dsl::Id,
@@ -19,6 +26,12 @@ pub struct Tensor {
     pub(crate) shape: Vec<usize>,
     pub(crate) data: Dyn<*mut f32>,
     pub(crate) owned: bool,
+}
+
+impl std::hash::Hash for Tensor {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (&self.shape, self.owned).hash(h)
+    }
 }
 
 impl Tensor {

@@ -34,6 +34,11 @@ struct Pipeline {
     last: Static<Option<usize>>,
 }
 
+// What decides the code an operation generates is `last`, a `Static`;
+// `vectors` and `producers` are registries. So a `let mut` pipeline may
+// change under `#[augur::staged]`.
+impl augur::dsl::Visible for Pipeline {}
+
 impl Pipeline {
     #[augur::staged]
     fn new(n: Dyn<i32>) -> Pipeline {

@@ -252,8 +252,8 @@ impl fmt::Display for Error {
                 f,
                 "stopped at {location}{}: augur shares code (closes a loop, joins two paths) \
                  only where it sees all the plain Rust state, and from {at} on it does not, \
-                 so that code unrolls and grows with every turn and path: {fix} (its plain \
-                 loops and mutable locals then become visible). Builder::trust_unannotated(true) \
+                 so that code unrolls and grows with every turn and path: {fix}. \
+                 Builder::trust_unannotated(true) \
                  shares code there once observation finds no difference instead, which is \
                  silently wrong where state augur cannot see differs",
                 reached.as_ref().map_or(String::new(), |r| format!(" ({r})"))

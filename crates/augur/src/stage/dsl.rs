@@ -281,6 +281,64 @@ impl<T, K: Clone + Hash + Eq + 'static> Seen<T, K> {
     }
 }
 
+/// A type whose state that decides generated code the engine sees by
+/// itself: it lives in [`Static`]s, [`Seen`] fields, prophecy or history
+/// cells, or behind a [`State`] (whose fields that decide code are, by
+/// the contract above, `Seen`s). A DSL's handle type implements it so that
+/// `#[augur::staged]` code may keep one in a `let mut` and change it.
+///
+/// Under the attribute, a `let mut` local is tracked by its value's hash;
+/// one whose type is neither `Hash` nor `Visible` cannot be, so once
+/// something changes it the engine shares no code while it lives (exact,
+/// and an error naming the `let` where a loop needs sharing to close).
+/// Implementing `Visible` for a type that keeps such state in plain fields
+/// instead makes code that depends on it silently wrong: it is a promise.
+///
+/// ```
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{dsl, Builder, Dyn};
+///
+///     /// A DSL handle: its state is a `dsl::State`.
+///     struct Counter(dsl::State<dsl::Seen<i32>>);
+///     impl dsl::Visible for Counter {}
+///     impl Counter {
+///         fn bump(&mut self) {
+///             self.0.set(self.0.get() + 1);
+///         }
+///     }
+///
+///     // The loop closes: the counter's value is state tags see.
+///     let f = Builder::new().extract("count", |n: Dyn<i32>| {
+///         let mut c = Counter(dsl::State::new(dsl::Seen::new(0)));
+///         let i = Dyn::new(0);
+///         while i.lt(n).is_true() {
+///             if c.0.get() < 2 {
+///                 c.bump();
+///             }
+///             i.set(i + 1);
+///         }
+///         i + c.0.get()
+///     })?;
+///     assert_eq!(f.interpret(&[5.into()])?, 7.into());
+///     Ok(())
+/// }
+/// ```
+pub trait Visible {}
+
+impl<T: Clone + Hash + Eq + 'static> Visible for Static<T> {}
+impl<L> Visible for crate::prophecy::Prophecy<L> {}
+impl<L> Visible for crate::prophecy::History<L> {}
+impl<T, K: Clone + Hash + Eq + 'static> Visible for Seen<T, K> {}
+impl<S> Visible for State<S> {}
+impl<T: Visible + ?Sized> Visible for &T {}
+impl<T: Visible + ?Sized> Visible for &mut T {}
+impl<T: Visible + ?Sized> Visible for Box<T> {}
+impl<T: Visible + ?Sized> Visible for Rc<T> {}
+impl<T: Visible> Visible for Option<T> {}
+impl<T: Visible> Visible for Vec<T> {}
+impl<T: Visible, const N: usize> Visible for [T; N] {}
+
 impl<T: fmt::Debug, K: Clone + Hash + Eq + 'static> fmt::Debug for Seen<T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Seen({:?})", self.value.borrow())

@@ -34,6 +34,15 @@
 //!   attribute does not cover may call it repeatedly, so each call is a
 //!   program point of its own until the code around it runs again, as each
 //!   turn of a `for` loop is (see `trace/frames.rs`);
+//! * a value handed to a call, or matched, whose expression holds a call
+//!   is held ([`arg`] and [`call`], [`Held`] and [`scrutinee`]) while the
+//!   call or the `match` runs, if a decision was taken to compute it
+//!   (`f(pick(x.gt(0).is_true()))`): tracked as a `let` bound to it would
+//!   be;
+//! * a `let mut` of a type the attribute cannot hash is tracked as an
+//!   immutable one until something changes it; from then on the engine
+//!   shares no code while it lives ([`Tracked::changing`]; a DSL's handle
+//!   promises its state is seen by implementing `dsl::Visible`);
 //! * a macro the attribute cannot rewrite runs under a [`MacroGuard`];
 //! * every function body starts with a [`Frame`], whose guard's destructor
 //!   keeps the calls in it from becoming tail calls (a tail call would
@@ -42,11 +51,14 @@
 //!
 //! None of this is API: the paths may change with the attribute.
 
+use super::dsl::Visible;
 use super::static_var::Static;
 use crate::ir::SrcLoc;
 use crate::trace::driver::{self, with};
+use crate::trace::frames::Hidden;
 pub use crate::trace::frames::Region;
 use crate::trace::tag::FxHasher;
+use std::cell::Cell;
 use std::hash::{Hash, Hasher};
 use std::panic::Location;
 
@@ -99,32 +111,61 @@ pub struct Tracked {
     /// The engine slot and the run it belongs to.
     slot: Option<(u32, u32)>,
     /// Poisoned (see [`Tracked::poison`]) and not updated since.
-    poisoned: std::cell::Cell<bool>,
+    poisoned: Cell<bool>,
+    /// For a local that may change: where its `let` stands and the run it
+    /// belongs to. A change to a value of a type the attribute cannot hash
+    /// poisons it for good ([`Hidden::Opaque`]).
+    changes: Option<(&'static Location<'static>, u32)>,
+    /// Changed while holding a value the attribute cannot hash.
+    opaque: Cell<bool>,
 }
 
 impl Tracked {
-    /// Starts tracking a local whose value hashes to `hash`: a `let mut`,
-    /// or a `let` bound to an `if` or `match`.
+    fn untracked() -> Tracked {
+        Tracked {
+            slot: None,
+            poisoned: Cell::new(false),
+            changes: None,
+            opaque: Cell::new(false),
+        }
+    }
+
+    /// Starts tracking a `let mut` local whose value hashes to `hash`
+    /// (`None`: its type is not one the attribute can hash). Such a value
+    /// is tracked as [`Tracked::bound`] tracks an immutable one until
+    /// something changes it; from then on the engine shares no code while
+    /// it lives ([`Hidden::Opaque`]: an error that names the `let` where a
+    /// loop needs it).
     #[track_caller]
-    pub fn new(hash: Option<u64>) -> Tracked {
-        Tracked::bound(Mark::NONE, hash.is_some(), hash)
+    pub fn changing(mark: Mark, always: bool, hash: Option<u64>) -> Tracked {
+        let mut t = Tracked::bound(mark, always || hash.is_some(), hash);
+        if hash.is_none() {
+            let at = Location::caller();
+            let gen = t.slot.map(|(_, g)| g).or_else(driver::current_gen);
+            t.changes = gen.map(|g| (at, g));
+        }
+        t
     }
 
     /// Starts tracking a local declared without a value (`let x;`): what
     /// assigns it later updates it.
     #[track_caller]
     pub fn unset() -> Tracked {
-        Tracked::bound(Mark::NONE, true, Some(0))
+        let mut t = Tracked::bound(Mark::NONE, true, Some(0));
+        let at = Location::caller();
+        t.changes = t.slot.map(|(_, g)| (at, g));
+        t
     }
 
     /// Starts tracking a local a `let` bound, if its value may differ
     /// between two paths whose tags agree after it: `always` when its
     /// initialiser reads a tracked local (which may change later while the
-    /// value it gave lives on: `let p = o.take();`, `let k = s * 2; s = 0;`),
-    /// and otherwise when a decision was taken since `mark`, the start of
-    /// the initialiser (`let k = pick(x.gt(0).is_true());`). A value of a
-    /// `Hash` type is tracked by its hash; any other by what determines it:
-    /// the live state and the sides of the decisions its initialiser took.
+    /// value it gave lives on: `let p = o.take();`, `let k = s * 2; s = 0;`)
+    /// or is an `if` or `match`, and otherwise when a decision was taken
+    /// since `mark`, the start of the initialiser (`let k =
+    /// pick(x.gt(0).is_true());`). A value of a `Hash` type is tracked by
+    /// its hash; any other by what determines it: the live state and the
+    /// sides of the decisions its initialiser took.
     #[track_caller]
     #[inline]
     pub fn bound(mark: Mark, always: bool, hash: Option<u64>) -> Tracked {
@@ -134,10 +175,7 @@ impl Tracked {
             None => 0,
         };
         if !always && decided == 0 {
-            return Tracked {
-                slot: None,
-                poisoned: std::cell::Cell::new(false),
-            };
+            return Tracked::untracked();
         }
         let slot = driver::with_gen(|e, gen| {
             let h = match hash {
@@ -148,7 +186,9 @@ impl Tracked {
         });
         Tracked {
             slot,
-            poisoned: std::cell::Cell::new(false),
+            poisoned: Cell::new(false),
+            changes: None,
+            opaque: Cell::new(false),
         }
     }
 
@@ -164,42 +204,136 @@ impl Tracked {
         }
         self.poisoned.set(true);
         let at = SrcLoc::from_location(Location::caller());
-        driver::with_quiet(|e| e.borrowed(Some(at)));
+        driver::with_quiet(|e| e.poisoned(Hidden::Borrowed(at), true));
     }
 
     fn unpoison(&self) {
         if self.poisoned.replace(false) {
-            driver::with_quiet(|e| e.borrowed(None));
+            driver::with_quiet(|e| e.poisoned_any_borrow());
         }
     }
 
     /// The local was assigned, or a statement may have changed it: its
-    /// value now hashes to `hash`.
+    /// value now hashes to `hash` (`None`: a type the attribute cannot
+    /// hash, see [`Tracked::changing`]).
     pub fn update(&self, hash: Option<u64>) {
+        let Some(h) = hash else {
+            return self.changed_opaque();
+        };
         let Some((slot, gen)) = self.slot else { return };
         if driver::current_gen() != Some(gen) {
             return;
         }
         self.unpoison();
-        if let Some(h) = hash {
-            self.unpoison();
-            with(|e| {
-                e.static_update(slot, h);
-                Ok(())
-            });
+        with(|e| {
+            e.static_update(slot, h);
+            Ok(())
+        });
+    }
+
+    fn changed_opaque(&self) {
+        let Some((at, gen)) = self.changes else {
+            return;
+        };
+        if self.opaque.get() || driver::current_gen() != Some(gen) {
+            return;
         }
+        self.unpoison();
+        self.opaque.set(true);
+        let why = Hidden::Opaque(SrcLoc::from_location(at));
+        driver::with_quiet(|e| e.poisoned(why, true));
     }
 }
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        if let Some((slot, gen)) = self.slot {
-            if driver::current_gen() == Some(gen) {
-                self.unpoison();
-                driver::with_quiet(|e| e.static_drop(slot));
-            }
+        let gen = self
+            .slot
+            .or(self.changes.map(|(_, g)| (0, g)))
+            .map(|(_, g)| g);
+        if gen.is_none() || driver::current_gen() != gen {
+            return;
+        }
+        self.unpoison();
+        if let Some((at, _)) = self.changes.filter(|_| self.opaque.get()) {
+            let why = Hidden::Opaque(SrcLoc::from_location(at));
+            driver::with_quiet(|e| e.poisoned(why, false));
+        }
+        if let Some((slot, _)) = self.slot {
+            driver::with_quiet(|e| e.static_drop(slot));
         }
     }
+}
+
+/// A value handed to a call (an argument, a receiver) whose expression
+/// holds a call: if a decision was taken since `mark` to compute it
+/// (`f(pick(x.gt(0).is_true()))`), it is held as first-stage state while
+/// the call runs, as a `let` bound to it would be ([`Tracked::bound`]),
+/// until [`call`] releases it. Two paths that handed different values do
+/// not share the callee's code.
+#[inline]
+pub fn arg<T>(mark: Mark, v: T) -> T {
+    hold(mark, &v);
+    v
+}
+
+/// The value of a call whose arguments [`arg`] held since `mark`: they are
+/// released (an activation that ends releases what its code held, too).
+#[inline]
+pub fn call<T>(mark: Mark, v: T) -> T {
+    release(mark);
+    v
+}
+
+/// Holds `v` if a decision was taken since `mark`: by its hash where its
+/// type is one [`value`] knows, else by what determines it (the state, and
+/// the sides taken since). A `Dyn` or `()` carries nothing to hold.
+fn hold<T>(mark: Mark, v: &T) {
+    let Some(m) = mark.0 else { return };
+    let now = driver::decisions();
+    if now != m && !carries_nothing::<T>() {
+        let hash = known_hash(v);
+        driver::with_gen(|e, _| e.hold(m, now.wrapping_sub(m), hash));
+    }
+}
+
+fn release(mark: Mark) {
+    if let Some(m) = mark.0 {
+        if driver::decisions() != m {
+            driver::with_gen(|e, _| e.release(m));
+        }
+    }
+}
+
+/// The guard of a scrutinee [`scrutinee`] holds: a temporary of the
+/// scrutinee's expression, so it lives as long as the `match` (the `if
+/// let`, the `while let` turn, the `for` loop) whose arms bind names from
+/// the value, and releases it when that ends, however it ends.
+pub struct Held(Mark);
+
+impl Held {
+    /// The scrutinee's evaluation starts.
+    #[inline]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Held {
+        Held(mark())
+    }
+}
+
+impl Drop for Held {
+    #[inline]
+    fn drop(&mut self) {
+        release(self.0)
+    }
+}
+
+/// A scrutinee whose expression holds a call, held while `held` lives if
+/// a decision was taken to compute it (`match pick(x.gt(0).is_true()) {
+/// k => .. }`: the arm binds `k` as a `let` would).
+#[inline]
+pub fn scrutinee<T>(held: &Held, v: T) -> T {
+    hold(held.0, &v);
+    v
 }
 
 /// Runs a function body the attribute moved into a closure (see
@@ -211,7 +345,7 @@ pub fn body<R>(f: impl FnOnce() -> R) -> R {
 
 /// Borrows a local for [`ViaHash`] / [`ViaSeen`] / [`ViaNone`]:
 /// `(&&Probe(&x)).augur_hash()` is the hash of `x` when its type is `Hash`,
-/// `Some(0)` when it is state the engine sees by itself ([`Seen`]), else
+/// `Some(0)` when it is state the engine sees by itself ([`Visible`]), else
 /// `None` (method lookup tries the receiver `&&Probe` first, then derefs:
 /// each trait is implemented at one step, bounded by what it needs).
 pub struct Probe<'a, T: ?Sized>(pub &'a T);
@@ -238,25 +372,13 @@ impl<T: Hash + ?Sized> ViaHash for &Probe<'_, T> {
     }
 }
 
-/// First-stage state the engine sees by itself (a `Static`, a prophecy or
-/// history cell, a DSL's `Seen`): a local holding one needs no hash of its
-/// own.
-pub trait Seen {}
-
-impl<T: Clone + Hash + Eq + 'static> Seen for Static<T> {}
-impl<L> Seen for crate::prophecy::Prophecy<L> {}
-impl<L> Seen for crate::prophecy::History<L> {}
-impl<T, K: Clone + Hash + Eq + 'static> Seen for super::dsl::Seen<T, K> {}
-impl<T: Seen + ?Sized> Seen for &T {}
-impl<T: Seen + ?Sized> Seen for &mut T {}
-
 /// Nothing to hash for state the engine sees.
 pub trait ViaSeen {
     /// `Some(0)`.
     fn augur_hash(&self) -> Option<u64>;
 }
 
-impl<T: Seen + ?Sized> ViaSeen for Probe<'_, T> {
+impl<T: Visible + ?Sized> ViaSeen for Probe<'_, T> {
     fn augur_hash(&self) -> Option<u64> {
         Some(0)
     }
@@ -317,11 +439,12 @@ impl Frame {
         }
     }
 
-    /// The decision count now, if the body decided since it began.
+    /// The decision counts when the body began and now, if it decided
+    /// since.
     #[inline]
-    fn decided(&self) -> Option<u32> {
+    fn decided(&self) -> Option<(u32, u32)> {
         let now = driver::decisions();
-        (now != self.mark).then_some(now)
+        (now != self.mark).then_some((self.mark, now))
     }
 
     /// The body returned a value hashing to `value` (`Some(0)` for `()` or
@@ -330,9 +453,9 @@ impl Frame {
     #[inline]
     pub fn exit(self, value: Option<u64>) {
         if let Some((depth, gen, counted)) = self.slot {
-            // Only a direct call's value that can be hashed is handed to
-            // the `let` around it (see `Frames::exit`).
-            let handed = !counted && value.is_some_and(|h| h != 0);
+            // Only a direct call's value is handed to the code around its
+            // call, where it carries something (see `Frames::exit`).
+            let handed = !counted && value != Some(0);
             let decided = if handed { self.decided() } else { None };
             driver::with_gen(|e, now| {
                 if now == gen {
@@ -360,8 +483,17 @@ impl Frame {
 /// attribute can pass any value, its type inferred or not.
 #[inline]
 pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
+    value_probed(guard, v, |_| None)
+}
+
+/// [`value`] for a function's body, whose return type the signature
+/// gives: `probe` hashes the value where that type is `Hash` (see
+/// [`Probe`]), so a caller's `let` sees the value a function chose, not
+/// only the decisions that chose it.
+#[inline]
+pub fn value_probed<T>(guard: &mut FrameGuard, v: T, probe: impl FnOnce(&T) -> Option<u64>) -> T {
     // A counted body's value, and that of a function that decided (which
-    // the `let` around its call sees), are what callers may decide on.
+    // the code around its call sees), are what callers may decide on.
     let wanted = match &guard.frame {
         Some(
             f @ Frame {
@@ -375,7 +507,7 @@ pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
         if carries_nothing::<T>() {
             guard.unit = true;
         } else {
-            guard.hash = known_hash(&v);
+            guard.hash = known_hash(&v).or_else(|| probe(&v));
         }
     }
     v

@@ -138,23 +138,30 @@ pub enum Hidden {
     /// Code a macro expanded at this location: the attribute cannot
     /// rewrite it, so its plain state is out of view.
     Macro(SrcLoc),
+    /// The `let mut` at this location holds a value of a type the
+    /// attribute cannot hash, and something changed it.
+    Opaque(SrcLoc),
 }
 
 impl Hidden {
     /// The line a user annotates to fix it, and what to write there.
     pub fn fix(&self) -> String {
+        const VISIBLE: &str = " (its plain loops and mutable locals then become visible)";
         match *self {
-            Hidden::NoActivation => "write the closure handed to extract inside a function \
+            Hidden::NoActivation => {
+                "write the closure handed to extract inside a function \
                  with #[augur::staged] (or hand extract a #[augur::staged] function)"
-                .into(),
+                    .to_string()
+                    + VISIBLE
+            }
             Hidden::CalledFrom { body, caller } => format!(
                 "the function at {body} is called from {caller}, which #[augur::staged] does \
-                 not cover: put #[augur::staged] on the function that contains {caller}"
+                 not cover: put #[augur::staged] on the function that contains {caller}{VISIBLE}"
             ),
             Hidden::Reentered { body } => format!(
                 "the function at {body} is called by code #[augur::staged] does not cover \
                  (the closure handed to extract?): put #[augur::staged] on the function that \
-                 holds that code"
+                 holds that code{VISIBLE}"
             ),
             Hidden::Borrowed(at) => format!(
                 "the `let` at {at} changed a tracked local and may hold a `&mut` borrow of it, \
@@ -162,13 +169,20 @@ impl Hidden {
                  borrow before dyn decisions (name the local, or bind the borrow in a block \
                  of its own)"
             ),
+            Hidden::Opaque(at) => format!(
+                "the `let mut` at {at} holds a value of a type augur cannot hash, and it \
+                 changed, so paths that changed it differently cannot share code: derive \
+                 `Hash` for its type (`HashMap` and `HashSet` are not `Hash`; `BTreeMap` and \
+                 `BTreeSet` are), or (for a DSL's state, whose fields that decide code are \
+                 `Static`s or `dsl::Seen`s) implement `augur::dsl::Visible` for it"
+            ),
             Hidden::Macro(at) => format!(
                 "the macro at {at} expands to code #[augur::staged] cannot rewrite: write what \
                  it does as a function with #[augur::staged], or as plain code in the body"
             ),
             Hidden::Outside(at) => format!(
                 "{at} is in code #[augur::staged] does not cover: put #[augur::staged] on the \
-                 function that contains it"
+                 function that contains it{VISIBLE}"
             ),
         }
     }
@@ -252,6 +266,19 @@ struct Side {
     ord: u32,
 }
 
+/// A value an activation's code handed to a call, or matched, after
+/// deciding to compute it: first-stage state while the call (the `match`)
+/// runs (see `stage::staged::arg`).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    /// The depth of the activation whose code holds it.
+    depth: u32,
+    /// The thread's decision count when its evaluation began.
+    mark: u32,
+    /// Its engine slot.
+    slot: u32,
+}
+
 /// The live activations of a run, innermost last.
 #[derive(Default)]
 pub(super) struct Frames {
@@ -265,11 +292,14 @@ pub(super) struct Frames {
     settled: usize,
     /// The run's first activation was entered.
     rooted: bool,
-    /// Where tracked locals are borrowed through a `let` now (see
-    /// `Tracked::poison`), in order.
-    borrowed: Vec<SrcLoc>,
+    /// Why tracked locals cannot be read now, in order: borrowed through
+    /// a `let` (see `Tracked::poison`), or of a type the attribute cannot
+    /// hash and changed.
+    poisoned: Vec<Hidden>,
     /// What the run decided, in order (see [`Frames::sides_since`]).
     sides: Vec<Side>,
+    /// The values held now, in order.
+    held: Vec<Held>,
 }
 
 const NOWHERE_LOC: SrcLoc = SrcLoc {
@@ -285,18 +315,42 @@ impl Frames {
         self.hidden.clear();
         self.settled = 0;
         self.rooted = false;
-        self.borrowed.clear();
+        self.poisoned.clear();
         self.sides.clear();
+        self.held.clear();
     }
 
-    /// A tracked local is borrowed through a `let` at `at` (`Some`), or
-    /// one borrowed local was named again (`None`).
-    pub(super) fn borrowed(&mut self, at: Option<SrcLoc>) {
-        match at {
-            Some(at) => self.borrowed.push(at),
-            None => {
-                self.borrowed.pop();
-            }
+    /// The innermost activation's code holds the engine slot `slot` for a
+    /// value whose evaluation began at decision count `mark`.
+    pub(super) fn hold(&mut self, mark: u32, slot: u32) {
+        let depth = self.stack.len() as u32;
+        self.held.push(Held { depth, mark, slot });
+    }
+
+    /// The slot of the last value held by code of an activation that has
+    /// ended, or (`Some(mark)`) by the innermost activation's code since
+    /// `mark`, taken off the list; `None` when there is no more.
+    pub(super) fn release(&mut self, since: Option<u32>) -> Option<u32> {
+        let depth = self.stack.len() as u32;
+        let h = self.held.last()?;
+        let due = h.depth > depth
+            || since.is_some_and(|m| h.depth == depth && h.mark.wrapping_sub(m) < 1 << 31);
+        due.then(|| self.held.pop().expect("checked above").slot)
+    }
+
+    /// A tracked local cannot be read for `why` (borrowed through a `let`,
+    /// or opaque and changed): `on`; or it can again: `!on` (a borrow's
+    /// end does not say where it began: any one ends).
+    pub(super) fn poisoned(&mut self, why: Hidden, on: bool) {
+        if on {
+            return self.poisoned.push(why);
+        }
+        let same = |h: &Hidden| match (*h, why) {
+            (Hidden::Borrowed(_), Hidden::Borrowed(_)) => true,
+            (h, why) => h == why,
+        };
+        if let Some(i) = self.poisoned.iter().rposition(same) {
+            self.poisoned.remove(i);
         }
     }
 
@@ -381,14 +435,25 @@ impl Frames {
 
     /// The activation at `depth` (and any left above it) ended, returning
     /// a value that hashes to `value` (`Some(0)`: `()` or a `Dyn`; `None`:
-    /// unknown, and then what it decided stands for it).
+    /// unknown, and then what it decided stands for it). `decided`: the
+    /// thread's decision count when it began and now, if it decided.
     #[inline]
-    pub(super) fn exit(&mut self, depth: u32, value: Option<u64>, decided: Option<u32>) {
+    pub(super) fn exit(&mut self, depth: u32, value: Option<u64>, decided: Option<(u32, u32)>) {
         let d = depth as usize;
-        // A function that decided and returns a value that can be hashed:
-        // the value is what the code that called it sees of its decisions.
-        if let (Some(ord), Some(h), Some(a)) = (decided, value, self.stack.get(d)) {
-            if a.entry != Entry::Counted && h != 0 {
+        // A function that decided: what it returned is what the code that
+        // called it sees of its decisions, told by the value's hash where
+        // it has one, else by the sides its own code took last at each
+        // branch and what the functions it called returned (the decisions
+        // of the closures it called are not part of it: their dyn loops'
+        // turns would keep runs apart that took the same path).
+        if let (Some((since, ord)), Some(a)) = (decided, self.stack.get(d)) {
+            if a.entry != Entry::Counted && value != Some(0) {
+                let h = match value {
+                    Some(h) => h,
+                    None => {
+                        last_sides(self.within(since, ord.wrapping_sub(since), |s| s == depth + 1))
+                    }
+                };
                 let key = mix(a.region as *const Region as u64, h);
                 self.sides.push(Side {
                     key,
@@ -465,31 +530,26 @@ impl Frames {
     /// bound, as the innermost activation's own code saw them: for each
     /// branch that code reached itself (`pick(a.is_true(), b.is_true())`),
     /// told by its program point and state, the side the last decision
-    /// there took; and the hashed value of each call that decided
-    /// (`choose(x)` returning what it chose). A branch reached again in the
-    /// same state is a dyn loop whose turns leave the state as it was: only
-    /// the side that left it counts. What a call decided inside is seen
-    /// through what it returned only: a dyn loop in it (an einsum
-    /// statement, a DSL's tensor made by a loop) does not keep apart runs
-    /// that left it after different turns.
+    /// there took; and what each call that decided returned (`choose(x)`
+    /// returning what it chose): its hash, or for a value the attribute
+    /// cannot hash, the same account of the sides the call took (see
+    /// [`Frames::exit`]). A branch reached again in the same state is a
+    /// dyn loop whose turns leave the state as it was: only the side that
+    /// left it counts, so a dyn loop in a call (an einsum statement, a
+    /// DSL's tensor made by a loop) does not keep apart runs that left it
+    /// after different turns.
     pub(super) fn sides_since(&self, mark: u32, n: u32) -> u64 {
         let depth = self.stack.len() as u32;
-        let mut last: Vec<(u64, bool)> = Vec::new();
-        let since = |s: &&Side| s.ord.wrapping_sub(mark).wrapping_sub(1) < n;
-        for s in self
-            .sides
-            .iter()
-            .rev()
+        last_sides(self.within(mark, n, |s| s == depth))
+    }
+
+    /// The sides taken since `mark` (`n` decisions), at depths `at`
+    /// accepts, last first.
+    fn within(&self, mark: u32, n: u32, at: impl Fn(u32) -> bool) -> impl Iterator<Item = &Side> {
+        let since = move |s: &&Side| s.ord.wrapping_sub(mark).wrapping_sub(1) < n;
+        (self.sides.iter().rev())
             .take_while(since)
-            .filter(|s| s.depth == depth)
-        {
-            // Walking back: the first seen at a branch is the last taken.
-            if !last.iter().any(|(k, _)| *k == s.key) {
-                last.push((s.key, s.taken));
-            }
-        }
-        last.sort_unstable();
-        (last.into_iter()).fold(0, |h, (key, side)| mix(h, mix(key, 2 + u64::from(side))))
+            .filter(move |s| at(s.depth))
     }
 
     /// What the live activations add to the tag state.
@@ -542,8 +602,8 @@ impl Frames {
         if let Some(i) = top.hidden.checked_sub(1) {
             return Some(self.hidden[i as usize]);
         }
-        if let Some(&at) = self.borrowed.first() {
-            return Some(Hidden::Borrowed(at));
+        if let Some(&why) = self.poisoned.first() {
+            return Some(why);
         }
         if covers(&self.stack, loc) {
             None
@@ -551,6 +611,18 @@ impl Frames {
             Some(Hidden::Outside(loc))
         }
     }
+}
+
+/// For each branch among `sides` (last first), the side the last decision
+/// there took, folded in the order of the branches' keys.
+fn last_sides<'a>(sides: impl Iterator<Item = &'a Side>) -> u64 {
+    let mut last: Vec<(u64, usize, bool)> = (sides.enumerate())
+        .map(|(i, s)| (s.key, i, s.taken))
+        .collect();
+    // Walking back, the first seen at a branch is the last taken.
+    last.sort_unstable_by_key(|&(key, i, _)| (key, i));
+    last.dedup_by_key(|s| s.0);
+    (last.into_iter()).fold(0, |h, (key, _, side)| mix(h, mix(key, 2 + u64::from(side))))
 }
 
 /// True if `loc` lies in the region of one of `live`.

@@ -60,9 +60,28 @@ impl Engine {
         }
         let n = self.new_node(op, loc, base, key, occ)?;
         self.link(n)?;
-        self.graph.memo_insert((key, occ), n);
+        if self.shareable(loc) {
+            self.graph.memo_insert((key, occ), n);
+        }
         self.note_seen(n, key);
         Ok(n)
+    }
+
+    /// True if other runs may link to the code recorded at an operation of
+    /// `loc`. Where the plain state is out of view (see [`Engine::sees`]),
+    /// a run that arrives at the same tag may differ in it: the arriving
+    /// run may see all of its own state, and yet not the recording one's
+    /// (a local a `let` holds borrowed, or changed while of a type the
+    /// attribute cannot hash, is the recording run's alone).
+    fn shareable(&mut self, loc: SrcLoc) -> bool {
+        if self.config.trust_unannotated {
+            return true;
+        }
+        let Some(hidden) = self.run.frames.hidden_at(loc) else {
+            return true;
+        };
+        self.learned.hidden.get_or_insert((loc, hidden));
+        false
     }
 
     /// True if code may be shared at an operation of `loc`: every live
@@ -77,7 +96,8 @@ impl Engine {
             return Ok(true);
         };
         self.stats.unshared += 1;
-        let (at, _) = *self.learned.hidden.get_or_insert((loc, hidden));
+        // The first point where the state was out of view names the fix.
+        let (at, hidden) = *self.learned.hidden.get_or_insert((loc, hidden));
         if self.stats.unshared > self.config.max_unshared {
             // Unshared code is exact, but doubles with every dyn `if` a
             // path passes: stop early, naming the fix, rather than at the

@@ -216,11 +216,21 @@ impl<'e> Recorder<'e> {
         run.frames.enter(region, caller, decided, state)
     }
 
-    /// A tracked local is borrowed through a `let` (`Some(where)`), or a
-    /// borrowed one was read again (`None`).
+    /// A tracked local cannot be read for `why` (`on`), or can again.
     #[inline]
-    pub(crate) fn borrowed(&mut self, at: Option<SrcLoc>) {
-        self.engine.run.frames.borrowed(at)
+    pub(crate) fn poisoned(&mut self, why: super::frames::Hidden, on: bool) {
+        self.engine.run.frames.poisoned(why, on)
+    }
+
+    /// A borrow of a tracked local ended.
+    #[inline]
+    pub(crate) fn poisoned_any_borrow(&mut self) {
+        let anywhere = super::frames::Hidden::Borrowed(SrcLoc {
+            file: "",
+            line: 0,
+            col: 0,
+        });
+        self.engine.run.frames.poisoned(anywhere, false)
     }
 
     /// What a bound value that cannot be hashed stands for: the live
@@ -235,11 +245,41 @@ impl<'e> Recorder<'e> {
         }
     }
 
+    /// Holds a value the innermost activation's code handed to a call (or
+    /// matched) after `decided` decisions since `mark`, by `hash` or, if
+    /// `None`, by what stands for it (see `stage::staged::arg`).
+    pub(crate) fn hold(&mut self, mark: u32, decided: u32, hash: Option<u64>) {
+        let h = match hash {
+            Some(h) => h,
+            None => self.stand_in(mark, decided),
+        };
+        let slot = self.engine.static_register(h);
+        self.engine.run.frames.hold(mark, slot);
+    }
+
+    /// Releases what the innermost activation's code held since `mark`.
+    pub(crate) fn release(&mut self, mark: u32) {
+        while let Some(slot) = self.engine.run.frames.release(Some(mark)) {
+            self.engine.static_drop(slot);
+        }
+    }
+
     /// The body entered at `depth` ended, returning a value hashing to
-    /// `value` (`None`: unknown).
+    /// `value` (`None`: unknown); `decided`: the decision counts when it
+    /// began and now, if it decided.
     #[inline]
-    pub(crate) fn frame_exit(&mut self, depth: u32, value: Option<u64>, decided: Option<u32>) {
-        self.engine.run.frames.exit(depth, value, decided)
+    pub(crate) fn frame_exit(
+        &mut self,
+        depth: u32,
+        value: Option<u64>,
+        decided: Option<(u32, u32)>,
+    ) {
+        let frames = &mut self.engine.run.frames;
+        frames.exit(depth, value, decided);
+        // What the ended activations' code held is released with them.
+        while let Some(slot) = self.engine.run.frames.release(None) {
+            self.engine.static_drop(slot);
+        }
     }
 
     /// A macro the attribute cannot rewrite expands at `at` and runs now;

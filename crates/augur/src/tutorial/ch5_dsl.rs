@@ -49,6 +49,11 @@
 //!         last: Static<Option<usize>>,
 //!     }
 //!
+//!     // What decides the code an operation generates is `last`, a
+//!     // `Static`; `vectors` and `producers` are registries. So a `let mut`
+//!     // pipeline may change under `#[augur::staged]` (see "Rules of thumb").
+//!     impl augur::dsl::Visible for Pipeline {}
+//!
 //!     impl Pipeline {
 //!         fn new(n: Dyn<i32>) -> Pipeline {
 //!             Pipeline { n, vectors: 0, producers: Vec::new(), last: Static::new(None) }
@@ -219,6 +224,13 @@
 //!   paths, [`Builder::link_audit_ops`](crate::Builder::link_audit_ops)).
 //!   A `Static` keeps such paths apart. [`Builder::audit`](crate::Builder::audit),
 //!   which never shares code, is the way to check a DSL in its tests.
+//! * **Say that your DSL's state is seen.** Under `#[augur::staged]` a
+//!   `let mut` of a type that is neither `Hash` nor
+//!   [`dsl::Visible`](crate::dsl::Visible) cannot be tracked, so once it
+//!   changes no code is shared while it lives (and a loop that needs sharing
+//!   stops with an error naming the `let`). `impl dsl::Visible for Pipeline
+//!   {}` is the DSL author's promise that what decides code is in `Static`s
+//!   (`last`) and the rest is bookkeeping.
 //! * **Say when the program ends.** `finish` requires `Conflict` of a
 //!   pending `affine`; without it, a path that ends right after the
 //!   `affine` would require nothing, and the other paths' clamp would be

@@ -562,3 +562,185 @@ fn values_a_callee_decided_bound_without_their_type_are_exact() {
         &inputs,
     );
 }
+
+/// `combine(k, m, c)`: `c + 100` where `c > 0` and `k * 10 + m == 12`.
+#[augur::staged]
+fn combine(k: i32, m: i32, c: Dyn<i32>) -> Dyn<i32> {
+    let r = Dyn::new(c);
+    if c.gt(0).is_true() && k * 10 + m == 12 {
+        r.set(r + 100);
+    }
+    r
+}
+
+/// Values out of decisions handed straight to a function: held while it
+/// runs (before, `combine`'s join was shared and C gave 101 for
+/// (-1, -1, 1), where Rust gives 1).
+#[augur::staged]
+fn decided_as_arguments(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    combine(pick(a.gt(0).is_true()), pick(b.gt(0).is_true()), c)
+}
+
+/// A value out of a decision, as a method's receiver.
+#[derive(Clone, Copy)]
+struct K(i32);
+
+#[augur::staged]
+impl K {
+    fn with(self, m: K, c: Dyn<i32>) -> Dyn<i32> {
+        combine(self.0, m.0, c)
+    }
+}
+
+#[augur::staged]
+fn kk(b: bool) -> K {
+    K(pick(b))
+}
+
+#[augur::staged]
+fn decided_receiver(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    kk(a.gt(0).is_true()).with(kk(b.gt(0).is_true()), c)
+}
+
+#[test]
+fn values_out_of_decisions_handed_to_calls_are_exact() {
+    let inputs = signs();
+    Check::default().run("args", decided_as_arguments, one_combination, &inputs);
+    Check::default().run("receiver", decided_receiver, one_combination, &inputs);
+}
+
+/// Values out of decisions bound by a `match` arm, an `if let`, a `while
+/// let` and a `for` pattern: held while the construct runs.
+#[augur::staged]
+#[allow(clippy::match_single_binding)] // the arm's binding is the point
+fn decided_in_arms(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    match pick(a.gt(0).is_true()) {
+        k => {
+            if let Some(m) = Some(pick(b.gt(0).is_true())) {
+                combine(k, m, c)
+            } else {
+                Dyn::new(c)
+            }
+        }
+    }
+}
+
+#[augur::staged]
+fn decided_in_loops(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let r = Dyn::new(c);
+    for k in [pick(a.gt(0).is_true())] {
+        let mut once = Some(());
+        while let Some(m) = once.take().map(|_| pick(b.gt(0).is_true())) {
+            r.set(combine(k, m, c));
+        }
+    }
+    r
+}
+
+#[test]
+fn values_out_of_decisions_matched_are_exact() {
+    let inputs = signs();
+    Check::default().run("arms", decided_in_arms, one_combination, &inputs);
+    Check::default().run("loops", decided_in_loops, one_combination, &inputs);
+}
+
+/// Not `Hash`.
+struct W(f64);
+
+#[augur::staged]
+fn choose_w(x: Dyn<i32>) -> W {
+    if x.gt(0).is_true() {
+        W(1.0)
+    } else {
+        W(2.0)
+    }
+}
+
+/// Values of a type the attribute cannot hash, chosen inside a callee and
+/// bound without a type, or bound to an `if`: stood for by the sides the
+/// callee's (the `let`'s) code took.
+#[augur::staged]
+fn decided_non_hash(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let k = choose_w(a);
+    let m = if b.gt(0).is_true() { W(1.0) } else { W(2.0) };
+    combine(k.0 as i32, m.0 as i32, c)
+}
+
+#[test]
+fn non_hash_values_chosen_by_decisions_are_exact() {
+    let inputs = signs();
+    Check::default().run("non_hash", decided_non_hash, one_combination, &inputs);
+}
+
+/// A `let mut` of a type the attribute cannot hash, changed on the sides
+/// of decisions: no code is shared after the change while it lives.
+#[augur::staged]
+fn changed_non_hash(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let mut w = W(0.0);
+    if a.gt(0).is_true() {
+        w.0 += 10.0;
+    }
+    if b.gt(0).is_true() {
+        w.0 += 1.0;
+    }
+    let r = Dyn::new(c);
+    if c.gt(0).is_true() && w.0 == 10.0 {
+        r.set(r + 100);
+    }
+    r
+}
+
+/// The same changed in every turn of a dyn loop: the loop cannot close,
+/// and the error names the `let` and the fixes.
+const LOOPED_W: u32 = line!() + 4;
+#[augur::staged]
+fn changed_non_hash_in_a_loop(n: Dyn<i32>) -> Dyn<i32> {
+    let i = Dyn::new(0);
+    let mut w = W(0.0);
+    while i.lt(n).is_true() {
+        w.0 += 1.0;
+        i.set(i + 1);
+    }
+    i + w.0 as i32
+}
+
+#[test]
+fn a_changed_let_mut_the_attribute_cannot_hash_is_exact_or_a_clear_error() {
+    let inputs = signs();
+    Check::default().run("changed", changed_non_hash, one_combination, &inputs);
+    let line = LOOPED_W;
+    let err = sound()
+        .extract("looped", changed_non_hash_in_a_loop)
+        .unwrap_err();
+    let Error::Unannotated { fix, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(fix.contains(&format!("{}:{line}:", file!())), "{fix}");
+    assert!(
+        fix.contains("derive `Hash`") && fix.contains("dsl::Visible"),
+        "{fix}"
+    );
+}
+
+/// A copy of a `Static` that is then reset.
+#[augur::staged]
+fn copied_from_static(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let mut st = augur::Static::new(0);
+    if a.gt(0).is_true() {
+        st.set(1);
+    }
+    let k = st.get();
+    st.set(0);
+    if b.gt(0).is_true() {
+        st.set(5);
+    }
+    let m = st.get() + 2;
+    st.set(0);
+    combine(k, m, c)
+}
+
+#[test]
+fn copies_of_a_static_that_changes_later_are_exact() {
+    let inputs = signs();
+    Check::default().run("static_copy", copied_from_static, one_combination, &inputs);
+}

@@ -35,17 +35,29 @@ pub type Next = Flat<f32>;
 /// convolution", as the handle of that convolution's prophecy (`None`
 /// otherwise). It is a plain Rust value re-made by every run, so it is
 /// path-sensitive like the paper's `static_var<bool> is_last_convolution`;
-/// unlike that one it is not part of tags (but see `site`).
-#[derive(Default)]
+/// which convolution it is (`site`) is mirrored in a `Static`, so that
+/// tags see it.
 pub struct Net {
     pub last_conv: Option<Prophecy<Next>>,
-    /// Only in [`Net::tagged`]: which convolution `last_conv` is (its call
-    /// site), mirrored in a `Static` so that tags see it. Needed where the
-    /// state crosses a dyn loop's back edge and decides what a turn emits
+    /// Which convolution `last_conv` is (its call site), mirrored in a
+    /// `Static` so that tags see it. Needed where the state crosses a dyn
+    /// loop's back edge and decides what a turn emits
     /// (`state_across_a_back_edge`); a plain value there is invisible to
-    /// the engine (`bug_first_turn_flag_in_a_dyn_loop_never_closes`).
+    /// the engine (`bug_first_turn_flag_in_a_dyn_loop_never_closes`), and
+    /// under `#[augur::staged]` a `let mut net` that changes is then one
+    /// whose paths share no code.
     pub site: Option<Static<Option<&'static Location<'static>>>>,
 }
+
+impl Default for Net {
+    fn default() -> Net {
+        Net::tagged()
+    }
+}
+
+// What decides the code after an operation, which convolution came last,
+// is in `site`.
+impl augur::dsl::Visible for Net {}
 
 // Every operation is `#[track_caller]`, so the prophecies are created and
 // required at the user's lines: that is what `explain` reports.

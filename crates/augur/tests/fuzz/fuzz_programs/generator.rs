@@ -723,17 +723,17 @@ pub(crate) fn bind_kinds() -> Option<Vec<&'static str>> {
     Some(names.collect())
 }
 
-/// Whether the default mix makes the bindings the engine does not track
-/// yet ("argument", "receiver", "arm", "struct", "mut_struct"), or only
-/// their twins known to be exact: not until the engine tracks them (their
-/// reproducers, `reproducers/hidden_forms.rs`, are ignored until then), so
-/// that the suite stays green. `AUGUR_FUZZ_UNTRACKED=1` makes them (three
-/// times in four of their kind), `=0` not; the programs are the same either
-/// way but for those bindings.
-const UNTRACKED_BY_DEFAULT: bool = false;
+/// Whether the default mix makes the bindings that hand a chosen value on
+/// without a `let` ("argument", "receiver", "arm", "struct",
+/// "mut_struct"; the engine tracked none of them before values handed to
+/// calls or matched were held, see `reproducers/hidden_forms.rs`), or only
+/// their twins known to be exact. `AUGUR_FUZZ_UNTRACKED=1` makes them
+/// (three times in four of their kind), `=0` not; the programs are the
+/// same either way but for those bindings.
+const UNTRACKED_BY_DEFAULT: bool = true;
 
-/// Whether the default mix makes the bindings the engine does not track yet
-/// (`AUGUR_FUZZ_UNTRACKED`, else [`UNTRACKED_BY_DEFAULT`]).
+/// Whether the mix makes the bindings that hand a chosen value on without
+/// a `let` (`AUGUR_FUZZ_UNTRACKED`, else [`UNTRACKED_BY_DEFAULT`]).
 pub(crate) fn untracked_forms() -> bool {
     match std::env::var("AUGUR_FUZZ_UNTRACKED").as_deref() {
         Ok("1") => true,

@@ -85,6 +85,10 @@ struct Vars {
     params: [Dyn<i32>; 2],
 }
 
+// Handles only, the same on every path: nothing in it decides code, so a
+// `let` bound to one out of a `match` (`stage`) is no state to track.
+impl augur::dsl::Visible for Vars {}
+
 #[augur::staged]
 impl Vars {
     fn expr(&self, e: &Expr) -> Val {

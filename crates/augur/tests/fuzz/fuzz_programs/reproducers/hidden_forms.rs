@@ -5,9 +5,14 @@
 //! walks what follows, bound by a `match`, `if let` or `while let` arm, a
 //! struct that is not `Hash` chosen inside an annotated callee and bound
 //! without a type, or a `let mut` struct that is not `Hash` changed on a
-//! dyn branch. The attribute tracks none of them yet (`docs/extraction.md`,
-//! "Exactness"), so two paths that chose differently are joined at the next
-//! dyn operation, and the code the first path staged is used for both.
+//! dyn branch. The attribute tracked none of them (`docs/extraction.md`,
+//! "Exactness"), so two paths that chose differently were joined at the
+//! next dyn operation, and the code the first path staged was used for
+//! both. Now a value handed to a call or matched is held while the call or
+//! the construct runs (`__private::arg`, `__private::scrutinee`), a value
+//! of a non-`Hash` type a callee chose is stood for by the sides its code
+//! took, and a changed non-`Hash` `let mut` lets no code be shared while
+//! it lives.
 //!
 //! Each program below is the fuzzer's smallest for its form (found with
 //! `AUGUR_FUZZ_SEED=123 AUGUR_FUZZ_CASES=3000`, the kind restricted by
@@ -15,11 +20,9 @@
 //! `AUGUR_FUZZ_SEED=<seed> AUGUR_FUZZ_CASES=1` with the same kinds). Each
 //! reads the value under `decide_nested`, on one combination of two later
 //! dyn decisions only, where neither the path that links nor the check run
-//! that takes the other sides goes. They give wrong code today and are
-//! ignored until the engine tracks the form (then the fuzzer's default mix
-//! makes these forms too: `generator::UNTRACKED_BY_DEFAULT`); the twin of
-//! each (the value bound by `let k: i32` first and handed on the same way,
-//! or a `Hash` struct) is exact today, and is checked beside it.
+//! that takes the other sides goes. They gave wrong code before; the twin
+//! of each (the value bound by `let k: i32` first and handed on the same
+//! way, or a `Hash` struct), exact before too, is checked beside it.
 
 use super::check_ast;
 use crate::fuzz_programs::check::{check_program, documented_limit};
@@ -94,7 +97,6 @@ fn arguments(typed: bool) -> Program {
 }
 
 #[test]
-#[ignore = "silently wrong until the engine tracks values passed straight as arguments"]
 fn a_value_passed_straight_as_an_argument_is_exact() {
     check_ast(&arguments(false), Walk::Plain);
 }
@@ -123,7 +125,6 @@ fn receivers(typed: bool) -> Program {
 }
 
 #[test]
-#[ignore = "silently wrong until the engine tracks values passed as receivers"]
 fn a_value_passed_as_a_receiver_is_exact() {
     check_ast(&receivers(false), Walk::Plain);
 }
@@ -155,19 +156,16 @@ fn arms(how: Pass, typed: bool) -> Program {
 }
 
 #[test]
-#[ignore = "silently wrong until the engine tracks values bound by match arms"]
 fn a_value_bound_by_a_match_arm_is_exact() {
     check_ast(&arms(Pass::Match, false), Walk::Plain);
 }
 
 #[test]
-#[ignore = "silently wrong until the engine tracks values bound by if let"]
 fn a_value_bound_by_if_let_is_exact() {
     check_ast(&arms(Pass::IfLet, false), Walk::Plain);
 }
 
 #[test]
-#[ignore = "silently wrong until the engine tracks values bound by while let"]
 fn a_value_bound_by_while_let_is_exact() {
     check_ast(&arms(Pass::WhileLet, false), Walk::Plain);
 }
@@ -217,7 +215,6 @@ fn structs(hash: bool) -> Program {
 }
 
 #[test]
-#[ignore = "silently wrong until the engine tracks non-Hash values a callee chose"]
 fn a_non_hash_value_a_callee_chose_bound_without_a_type_is_exact() {
     check_ast(&structs(false), Walk::Plain);
 }
@@ -257,7 +254,6 @@ fn changed_structs(hash: bool) -> Program {
 /// clear error naming the `let` (the fuzzer's `documented_limit`), never
 /// given wrong code.
 #[test]
-#[ignore = "silently wrong until the engine tracks changed non-Hash let mut locals"]
 fn a_changed_non_hash_let_mut_is_exact_or_refused() {
     let p = changed_structs(false);
     match check_program(&p, Walk::Plain, true) {
