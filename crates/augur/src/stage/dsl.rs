@@ -335,9 +335,9 @@ impl<T: Visible + ?Sized> Visible for &T {}
 impl<T: Visible + ?Sized> Visible for &mut T {}
 impl<T: Visible + ?Sized> Visible for Box<T> {}
 impl<T: Visible + ?Sized> Visible for Rc<T> {}
-impl<T: Visible> Visible for Option<T> {}
-impl<T: Visible> Visible for Vec<T> {}
-impl<T: Visible, const N: usize> Visible for [T; N] {}
+// Not for containers (`Option`, `Vec`, arrays): how many elements they
+// hold is plain state, which tags see only where each element registers
+// itself (a `Static` does, a prophecy handle does not).
 
 impl<T: fmt::Debug, K: Clone + Hash + Eq + 'static> fmt::Debug for Seen<T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
