@@ -112,10 +112,11 @@ pub struct Tracked {
     slot: Option<(u32, u32)>,
     /// Poisoned (see [`Tracked::poison`]) and not updated since.
     poisoned: Cell<bool>,
-    /// For a local that may change: where its `let` stands and the run it
-    /// belongs to. A change to a value of a type the attribute cannot hash
-    /// poisons it for good ([`Hidden::Opaque`]).
-    changes: Option<(&'static Location<'static>, u32)>,
+    /// For a local that may change: where its `let` stands, the run it
+    /// belongs to, and the thread's decision count when it was bound. A
+    /// change to a value of a type the attribute cannot hash after a
+    /// decision poisons it for good ([`Hidden::Opaque`]).
+    changes: Option<(&'static Location<'static>, u32, u32)>,
     /// Changed while holding a value the attribute cannot hash.
     opaque: Cell<bool>,
 }
@@ -142,7 +143,7 @@ impl Tracked {
         if hash.is_none() {
             let at = Location::caller();
             let gen = t.slot.map(|(_, g)| g).or_else(driver::current_gen);
-            t.changes = gen.map(|g| (at, g));
+            t.changes = gen.map(|g| (at, g, driver::decisions()));
         }
         t
     }
@@ -153,7 +154,7 @@ impl Tracked {
     pub fn unset() -> Tracked {
         let mut t = Tracked::bound(Mark::NONE, true, Some(0));
         let at = Location::caller();
-        t.changes = t.slot.map(|(_, g)| (at, g));
+        t.changes = t.slot.map(|(_, g)| (at, g, driver::decisions()));
         t
     }
 
@@ -232,10 +233,17 @@ impl Tracked {
     }
 
     fn changed_opaque(&self) {
-        let Some((at, gen)) = self.changes else {
+        let Some((at, gen, bound)) = self.changes else {
             return;
         };
-        if self.opaque.get() || driver::current_gen() != Some(gen) {
+        // With no decision since the `let`, the new value follows from
+        // the state there, as the value it was bound with does (`let mut
+        // ts = Vec::new(); ts.push(t);`): every path that reaches this
+        // point with the same tags changed it the same way.
+        if self.opaque.get() || driver::decisions() == bound {
+            return;
+        }
+        if driver::current_gen() != Some(gen) {
             return;
         }
         self.unpoison();
@@ -249,13 +257,13 @@ impl Drop for Tracked {
     fn drop(&mut self) {
         let gen = self
             .slot
-            .or(self.changes.map(|(_, g)| (0, g)))
+            .or(self.changes.map(|(_, g, _)| (0, g)))
             .map(|(_, g)| g);
         if gen.is_none() || driver::current_gen() != gen {
             return;
         }
         self.unpoison();
-        if let Some((at, _)) = self.changes.filter(|_| self.opaque.get()) {
+        if let Some((at, _, _)) = self.changes.filter(|_| self.opaque.get()) {
             let why = Hidden::Opaque(SrcLoc::from_location(at));
             driver::with_quiet(|e| e.poisoned(why, false));
         }
