@@ -15,7 +15,7 @@
 //!   or holds a call (and so may decide), into a `mark()` before it and a
 //!   `Tracked::bound` after it, which tracks the bindings if a decision
 //!   was taken in between (or always, for the first kind);
-//! * a function's value into one passed through `__private::value`, which
+//! * a function's value into one passed to its `Frame`'s `finish`, which
 //!   hashes it if the function decided (the `let` around the call sees
 //!   it);
 //! * every statement that may change a tracked `x` without assigning it
@@ -32,8 +32,10 @@
 //! * every macro invocation: the standard library's macros get their
 //!   arguments rewritten; any other (but constants and the item's own
 //!   simple `macro_rules!`) runs under a `MacroGuard` (see `macros.rs`);
-//! * the body into one that holds a `Frame` first and ends it after the
-//!   body's last call (no tail calls).
+//! * the body into a closure run between a `Frame`'s start and its
+//!   `finish`, which ends it after the body's last call (no tail calls; an
+//!   explicit call rather than a destructor, so a run the engine ends
+//!   early unwinds through no cleanup of ours).
 
 mod derive;
 mod macros;

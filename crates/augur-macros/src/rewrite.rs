@@ -93,17 +93,19 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // `move` and `FnOnce` (through `body`) make the closure own the
     // parameters as the function did: it may move out of them and return
     // borrows through them.
-    // The guard's destructor ends the frame after the body's last call,
-    // so that call is not in tail position (it would reuse the frame, and
-    // give its operations the caller's tags).
-    // Its value goes through `value`, which hashes it (where its type is
-    // one it knows) only if the function decided or was counted: the
-    // `let` around the call sees what the function chose
-    // (`let k = choose(x);`, see `Tracked::bound`).
+    // `finish` ends the frame after the body's last call, so that call is
+    // not in tail position (it would reuse the frame, and give its
+    // operations the caller's tags); an explicit call rather than a
+    // guard's destructor, so that the unwinding that ends a run finds no
+    // cleanup here. The body is a closure, so every `return` and `?` in it
+    // comes back through `finish`.
+    // `finish` hashes the value (where its type is one it knows) only if
+    // the function decided or was counted: the `let` around the call sees
+    // what the function chose (`let k = choose(x);`, see `Tracked::bound`).
     if unit {
         *body = parse_quote! {{
-            let #frame = #enter.guard(#unit);
-            ::augur::__private::body(move || #ret { #(#stmts)* })
+            let #frame = #enter;
+            #frame.finish_unit(::augur::__private::body(move || #ret { #(#stmts)* }))
         }};
         return;
     }
@@ -112,9 +114,8 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     let v = format_ident!("__augur_value", span = Span::mixed_site());
     let probe = hash_of(&v);
     *body = parse_quote! {{
-        let mut #frame = #enter.guard(#unit);
-        ::augur::__private::value_probed(
-            &mut #frame,
+        let #frame = #enter;
+        #frame.finish(
             ::augur::__private::body(move || #ret { #(#stmts)* }),
             |#v| #probe,
         )

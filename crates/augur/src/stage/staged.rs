@@ -44,10 +44,14 @@
 //!   shares no code while it lives ([`Tracked::changing`]; a DSL's handle
 //!   promises its state is seen by implementing `dsl::Visible`);
 //! * a macro the attribute cannot rewrite runs under a [`MacroGuard`];
-//! * every function body starts with a [`Frame`], whose guard's destructor
-//!   keeps the calls in it from becoming tail calls (a tail call would
-//!   reuse the caller's frame and give the callee's operations the
-//!   caller's tags).
+//! * every function body runs between a [`Frame`]'s start and its
+//!   [`Frame::finish`], which keeps the calls in it from becoming tail
+//!   calls (a tail call would reuse the caller's frame and give the
+//!   callee's operations the caller's tags). An explicit call, not a
+//!   destructor: each run the engine ends early unwinds through every
+//!   frame, and a frame with no cleanup costs the unwinder a fraction of
+//!   one with (a closure body, whose `return`s and `?`s the attribute
+//!   cannot all wrap, holds a [`FrameGuard`]).
 //!
 //! None of this is API: the paths may change with the attribute.
 
@@ -254,22 +258,43 @@ impl Tracked {
 }
 
 impl Drop for Tracked {
+    /// Inlined: most trackers track nothing (their `let` decided nothing),
+    /// and end with this test.
+    #[inline]
     fn drop(&mut self) {
-        let gen = self
-            .slot
-            .or(self.changes.map(|(_, g, _)| (0, g)))
-            .map(|(_, g)| g);
-        if gen.is_none() || driver::current_gen() != gen {
-            return;
+        if self.slot.is_some() || self.changes.is_some() {
+            self.end();
         }
-        self.unpoison();
-        if let Some((at, _, _)) = self.changes.filter(|_| self.opaque.get()) {
-            let why = Hidden::Opaque(SrcLoc::from_location(at));
-            driver::with_quiet(|e| e.poisoned(why, false));
-        }
-        if let Some((slot, _)) = self.slot {
-            driver::with_quiet(|e| e.static_drop(slot));
-        }
+    }
+}
+
+impl Tracked {
+    /// The local's scope ended: the engine forgets it.
+    #[inline(never)]
+    fn end(&mut self) {
+        let gen = match (self.slot, self.changes) {
+            (Some((_, g)), _) | (None, Some((_, g, _))) => g,
+            (None, None) => return,
+        };
+        let borrowed = self.poisoned.get();
+        let opaque = self.changes.filter(|_| self.opaque.get());
+        let slot = self.slot.map(|(s, _)| s);
+        // One access to the engine: a tracker lives as long as its local,
+        // and the attribute makes many.
+        driver::with_gen(|e, now| {
+            if now != gen {
+                return;
+            }
+            if borrowed {
+                e.poisoned_any_borrow();
+            }
+            if let Some((at, _, _)) = opaque {
+                e.poisoned(Hidden::Opaque(SrcLoc::from_location(at)), false);
+            }
+            if let Some(slot) = slot {
+                e.static_drop(slot);
+            }
+        });
     }
 }
 
@@ -305,12 +330,18 @@ fn hold<T>(mark: Mark, v: &T) {
     }
 }
 
+#[inline]
 fn release(mark: Mark) {
     if let Some(m) = mark.0 {
-        if driver::decisions() != m {
-            driver::with_gen(|e, _| e.release(m));
+        if driver::holding_since(m) {
+            release_since(m);
         }
     }
+}
+
+#[inline(never)]
+fn release_since(mark: u32) {
+    driver::with_gen(|e, _| e.release(mark));
 }
 
 /// The guard of a scrutinee [`scrutinee`] holds: a temporary of the
@@ -406,10 +437,10 @@ impl<T: ?Sized> ViaNone for Probe<'_, T> {
 
 /// Registers a body the attribute rewrote with the engine as an
 /// activation (see `trace/frames.rs`), which tells where the plain Rust
-/// state is in view. The body holds it as a [`FrameGuard`], whose
-/// destructor ends it after the body's last call, so no call in tail
-/// position reuses the frame (a tail call would give the callee's
-/// operations the caller's tags).
+/// state is in view. It ends after the body's last call, so no call in
+/// tail position reuses the frame (a tail call would give the callee's
+/// operations the caller's tags): a function's through
+/// [`Frame::finish`], a closure's when its [`FrameGuard`] drops.
 #[must_use]
 pub struct Frame {
     /// The depth to end the activation at, the run it belongs to, and
@@ -473,6 +504,44 @@ impl Frame {
         }
     }
 
+    /// The body returned `()` (or a value the code that called it cannot
+    /// decide on): the activation ends. Called after the body, not from a
+    /// destructor: a run the engine ends early unwinds through no cleanup
+    /// of ours (the engine forgets that run's activations), and a frame
+    /// left by a panic caught inside the run is ended with its caller's
+    /// (see `Frames::exit`).
+    #[inline]
+    pub fn finish_unit<T>(self, v: T) -> T {
+        self.exit(Some(0));
+        v
+    }
+
+    /// The body returned `v`: hashed where the code that called the body
+    /// may decide on it (it is counted, or it decided), by its type's
+    /// `Hash` where `probe` can take it (the signature gives the type: see
+    /// [`Probe`]), so a caller's `let` sees the value a function chose, not
+    /// only the decisions that chose it; and the activation ends.
+    #[inline]
+    pub fn finish<T>(self, v: T, probe: impl FnOnce(&T) -> Option<u64>) -> T {
+        let value = if !self.wanted() {
+            None
+        } else if carries_nothing::<T>() {
+            Some(0)
+        } else {
+            known_hash(&v).or_else(|| probe(&v))
+        };
+        self.exit(value);
+        v
+    }
+
+    /// Whether what the body returns is something its caller may decide
+    /// on: it is counted, or it decided (the code around its call sees
+    /// what it decided).
+    #[inline]
+    fn wanted(&self) -> bool {
+        matches!(self.slot, Some((_, _, counted)) if counted || self.decided().is_some())
+    }
+
     /// The guard the body holds (`unit`: the body evidently returns `()`).
     #[inline]
     pub fn guard(self, unit: bool) -> FrameGuard {
@@ -491,31 +560,14 @@ impl Frame {
 /// attribute can pass any value, its type inferred or not.
 #[inline]
 pub fn value<T>(guard: &mut FrameGuard, v: T) -> T {
-    value_probed(guard, v, |_| None)
-}
-
-/// [`value`] for a function's body, whose return type the signature
-/// gives: `probe` hashes the value where that type is `Hash` (see
-/// [`Probe`]), so a caller's `let` sees the value a function chose, not
-/// only the decisions that chose it.
-#[inline]
-pub fn value_probed<T>(guard: &mut FrameGuard, v: T, probe: impl FnOnce(&T) -> Option<u64>) -> T {
     // A counted body's value, and that of a function that decided (which
     // the code around its call sees), are what callers may decide on.
-    let wanted = match &guard.frame {
-        Some(
-            f @ Frame {
-                slot: Some((_, _, counted)),
-                ..
-            },
-        ) => *counted || f.decided().is_some(),
-        _ => false,
-    };
+    let wanted = guard.frame.as_ref().is_some_and(Frame::wanted);
     if wanted && !guard.unit {
         if carries_nothing::<T>() {
             guard.unit = true;
         } else {
-            guard.hash = known_hash(&v).or_else(|| probe(&v));
+            guard.hash = known_hash(&v);
         }
     }
     v
@@ -586,8 +638,9 @@ fn known_hash<T>(v: &T) -> Option<u64> {
 }
 
 /// True for `()` and `Dyn<_>`: a `Dyn` is a handle to a second-stage
-/// value, the same plain data on every path.
-fn carries_nothing<T>() -> bool {
+/// value, the same plain data on every path (the engine compares the
+/// variables where operations use them).
+fn carries_nothing<T: ?Sized>() -> bool {
     let name = std::any::type_name::<T>();
     name == "()" || name.starts_with(super::dyn_val::TYPE_PREFIX)
 }

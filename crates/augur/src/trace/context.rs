@@ -38,11 +38,6 @@ pub(crate) struct Context {
     pub(super) last_panic: RefCell<Option<(String, Option<SrcLoc>)>>,
     /// Generation of the next run's handles (never reset).
     pub(super) next_gen: Cell<u32>,
-    /// Decisions taken on this thread, wrapping (never reset): a `let`
-    /// under `#[augur::staged]` compares it before and after its
-    /// initialiser, without reaching the engine, to learn whether its value
-    /// may come out of a decision (`stage/staged.rs`).
-    pub(super) decided: Cell<u32>,
     /// The next DSL instance id (never reset).
     next_id: Cell<u64>,
     /// Values kept for the extraction in progress, one per type.
@@ -62,12 +57,25 @@ thread_local! {
             module: Cell::new(false),
             last_panic: RefCell::new(None),
             next_gen: Cell::new(1),
-            decided: Cell::new(0),
             next_id: Cell::new(1),
             extraction_locals: RefCell::new(Vec::new()),
             module_locals: RefCell::new(Vec::new()),
         }
     };
+}
+
+thread_local! {
+    /// Decisions taken on this thread, wrapping (never reset): a `let`
+    /// under `#[augur::staged]` compares it before and after its
+    /// initialiser, without reaching the engine, to learn whether its value
+    /// may come out of a decision (`stage/staged.rs`). A thread-local of
+    /// its own, with no destructor, is one instruction to read: the
+    /// attribute reads it around every call that may decide.
+    pub(super) static DECIDED: Cell<u32> = const { Cell::new(0) };
+    /// The run in progress may hold values (`stage::staged::arg`): false
+    /// when it holds none, so that the code after a call that decided
+    /// need not reach the engine to release nothing.
+    pub(super) static HOLDING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f` on this thread's context.

@@ -88,7 +88,14 @@ pub(crate) fn current_gen() -> Option<u32> {
 /// after a `let`'s initialiser (no engine access).
 #[inline]
 pub(crate) fn decisions() -> u32 {
-    context::with(|c| c.decided.get())
+    context::DECIDED.get()
+}
+
+/// Whether the run may hold a value handed to a call and a decision was
+/// taken since `mark`: only then can there be one to release.
+#[inline]
+pub(crate) fn holding_since(mark: u32) -> bool {
+    context::HOLDING.get() && context::DECIDED.get() != mark
 }
 
 /// Runs `f` on the extraction in progress with its run's generation, in

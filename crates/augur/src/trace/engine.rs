@@ -31,7 +31,7 @@ use super::decisions::{DecisionTree, PathId};
 use super::graph::{Cursor, Graph, Node, NodeId, Op, Operand, Succ};
 use super::jobs::{check_choice, Job, Learned, Schedule};
 use super::output::Output;
-use super::run::{Mode, Run, Seen};
+use super::run::{static_term, Mode, Run, Seen};
 use super::stats::Stats;
 use super::tag::{self, mix, Tag, TagCounts};
 use crate::error::Error;
@@ -159,35 +159,37 @@ impl Engine {
 
     /// Registers a `Static` with the hash of its value; returns its slot.
     pub(super) fn static_register(&mut self, hash: u64) -> u32 {
+        let slot = self.run.statics.len();
         self.run.statics.push(Some(hash));
-        self.run.statics_hash = None;
-        (self.run.statics.len() - 1) as u32
+        self.run.statics_hash ^= static_term(slot, hash);
+        slot as u32
     }
 
     /// Records a new value hash for a `Static`.
     pub(super) fn static_update(&mut self, slot: u32, hash: u64) {
         if let Some(s) = self.run.statics.get_mut(slot as usize) {
-            *s = Some(hash);
-            self.run.statics_hash = None;
+            if let Some(old) = s.replace(hash) {
+                self.run.statics_hash ^= static_term(slot as usize, old);
+            }
+            self.run.statics_hash ^= static_term(slot as usize, hash);
         }
     }
 
     /// Forgets a dropped `Static`.
     pub(super) fn static_drop(&mut self, slot: u32) {
         let st = &mut self.run.statics;
-        if let Some(s) = st.get_mut(slot as usize) {
-            *s = None;
+        if let Some(old) = st.get_mut(slot as usize).and_then(Option::take) {
+            self.run.statics_hash ^= static_term(slot as usize, old);
         }
         while matches!(st.last(), Some(None)) {
             st.pop();
         }
-        self.run.statics_hash = None;
     }
 
     /// The first-stage state tags see: the live `Static`s, and the counts
     /// of the closure calls running (see `frames.rs`).
     pub(super) fn statics_hash(&mut self) -> u64 {
-        let h = super::run::statics_hash(&self.run.statics, &mut self.run.statics_hash);
+        let h = self.run.statics_hash;
         match self.run.frames.salt() {
             0 => h,
             salt => mix(h, salt),
@@ -232,11 +234,8 @@ impl Engine {
         // branch's program point and state (the same in every turn of a
         // loop whose state repeats) and the side.
         let key = self.graph.nodes[n].key;
-        let ord = super::context::with(|c| {
-            let ord = c.decided.get().wrapping_add(1);
-            c.decided.set(ord);
-            ord
-        });
+        let ord = super::context::DECIDED.get().wrapping_add(1);
+        super::context::DECIDED.set(ord);
         self.run.frames.decided(mix(key.path, key.state), d, ord);
         Ok(d)
     }
@@ -326,6 +325,7 @@ impl Engine {
         self.link(n)
     }
 
+    #[inline(always)]
     fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         let launch = match op {
             Op::Launch { .. } => Some(true),

@@ -327,6 +327,11 @@ impl Frames {
         self.held.push(Held { depth, mark, slot });
     }
 
+    /// Whether any value is held.
+    pub(super) fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
     /// The slot of the last value held by code of an activation that has
     /// ended, or (`Some(mark)`) by the innermost activation's code since
     /// `mark`, taken off the list; `None` when there is no more.

@@ -211,9 +211,8 @@ impl<'e> Recorder<'e> {
     ) -> (u32, bool) {
         let run = &mut self.engine.run;
         let decided = run.decision_count() > 0;
-        let (statics, cache) = (&run.statics, &mut run.statics_hash);
-        let state = || super::run::statics_hash(statics, cache);
-        run.frames.enter(region, caller, decided, state)
+        let state = run.statics_hash;
+        run.frames.enter(region, caller, decided, || state)
     }
 
     /// A tracked local cannot be read for `why` (`on`), or can again.
@@ -255,6 +254,7 @@ impl<'e> Recorder<'e> {
         };
         let slot = self.engine.static_register(h);
         self.engine.run.frames.hold(mark, slot);
+        super::context::HOLDING.set(true);
     }
 
     /// Releases what the innermost activation's code held since `mark`.
@@ -262,6 +262,8 @@ impl<'e> Recorder<'e> {
         while let Some(slot) = self.engine.run.frames.release(Some(mark)) {
             self.engine.static_drop(slot);
         }
+        let holding = self.engine.run.frames.holding();
+        super::context::HOLDING.set(holding);
     }
 
     /// The body entered at `depth` ended, returning a value hashing to
@@ -277,8 +279,14 @@ impl<'e> Recorder<'e> {
         let frames = &mut self.engine.run.frames;
         frames.exit(depth, value, decided);
         // What the ended activations' code held is released with them.
+        let mut released = false;
         while let Some(slot) = self.engine.run.frames.release(None) {
             self.engine.static_drop(slot);
+            released = true;
+        }
+        if released {
+            let holding = self.engine.run.frames.holding();
+            super::context::HOLDING.set(holding);
         }
     }
 

@@ -93,10 +93,9 @@ pub(super) struct Run {
     pub(super) site_visits: FastMap<SrcLoc, u64>,
     pub(super) pending_annotations: Vec<crate::ir::Annotation>,
     pub(super) statics: Vec<Option<u64>>,
-    /// The hash of the live statics, while no static changed since it
-    /// was taken (runs that replay take no tags: no hash is kept up to
-    /// date for them).
-    pub(super) statics_hash: Option<u64>,
+    /// The hash of the live statics, kept up to date as they change (see
+    /// [`static_term`]).
+    pub(super) statics_hash: u64,
     /// Operations performed so far in this run.
     pub(super) ops: u64,
     /// See [`Job::no_link_until`].
@@ -134,7 +133,7 @@ impl Run {
             site_visits: FastMap::default(),
             pending_annotations: Vec::new(),
             statics: Vec::new(),
-            statics_hash: Some(0),
+            statics_hash: 0,
             ops: 0,
             no_link_until: 0,
             oracle_calls: 0,
@@ -169,7 +168,7 @@ impl Run {
         self.site_visits.clear();
         self.pending_annotations.clear();
         self.statics.clear();
-        self.statics_hash = Some(0);
+        self.statics_hash = 0;
         self.ops = 0;
         self.no_link_until = job.no_link_until;
         self.oracle_calls = 0;
@@ -191,16 +190,14 @@ impl Run {
     }
 }
 
-/// The hash of the live statics `statics`, taken from `cache` or stored
-/// there.
-pub(super) fn statics_hash(statics: &[Option<u64>], cache: &mut Option<u64>) -> u64 {
-    *cache.get_or_insert_with(|| {
-        let mut h = 0;
-        for (i, s) in statics.iter().enumerate() {
-            if let Some(v) = s {
-                h = super::tag::mix(h, super::tag::mix(i as u64, *v));
-            }
-        }
-        h
-    })
+/// The part of the statics' hash that the static in slot `slot` holding
+/// a value hashing to `value` adds: the hash is the XOR of the live
+/// slots' terms, so registering, changing and dropping a static each
+/// update it in a few instructions, however many are live (tags are
+/// taken at every operation a run records, and the attribute registers
+/// and drops statics as often).
+#[inline]
+pub(super) fn static_term(slot: usize, value: u64) -> u64 {
+    use super::tag::mix;
+    mix(mix(slot as u64, 0x5eed_57a7_1c5a_u64), value)
 }

@@ -77,9 +77,10 @@ fn extract(p: &Program, walk: Walk) -> Result<Extracted<Native>, Failure> {
     let r = catch_unwind(AssertUnwindSafe(|| {
         // The indexed walk's programs have no long plain loops: a tighter
         // bound ends its documented-limit blow-ups sooner.
+        let max_runs = super::env_u64("AUGUR_FUZZ_MAX_RUNS").unwrap_or(MAX_RUNS);
         let (runs, ops) = match walk {
-            Walk::Plain | Walk::Indexed => (MAX_RUNS, MAX_OPERATIONS),
-            Walk::Trusted => (MAX_RUNS / 5, MAX_OPERATIONS / 20),
+            Walk::Plain | Walk::Indexed => (max_runs, MAX_OPERATIONS),
+            Walk::Trusted => (max_runs / 5, MAX_OPERATIONS / 20),
         };
         Builder::new()
             .trust_unannotated(walk == Walk::Trusted)
