@@ -819,14 +819,25 @@ impl Rewriter {
                 let always = decided || reads_changing;
                 // Spanned at the name: the location an error names.
                 parse_quote_spanned! {x.span()=>
-                    let #t = ::augur::__private::Tracked::changing(#mark_expr, #always, #hash);
+                    let #t = ::augur::__private::Tracked::changing(
+                        #mark_expr,
+                        #always,
+                        ::augur::__private::varies(&#x),
+                        #hash,
+                    );
                 }
             } else if decided {
                 // By its hash where its type is `Hash`, else by what
                 // determines it.
+                // A `Dyn` or `()` is tracked only where its initialiser
+                // decided (see `varies`).
                 let hash = hash_of(&x);
                 parse_quote! {
-                    let #t = ::augur::__private::Tracked::bound(#mark_expr, true, #hash);
+                    let #t = ::augur::__private::Tracked::bound(
+                        #mark_expr,
+                        ::augur::__private::varies(&#x),
+                        #hash,
+                    );
                 }
             } else {
                 // By its hash where its type is known here and `Hash`, else
@@ -836,6 +847,11 @@ impl Rewriter {
                     hash_of(&x)
                 } else {
                     quote::quote!(::core::option::Option::None)
+                };
+                let always = if always {
+                    quote::quote!(::augur::__private::varies(&#x))
+                } else {
+                    quote::quote!(false)
                 };
                 parse_quote! {
                     let #t = ::augur::__private::Tracked::bound(#mark_expr, #always, #hash);

@@ -141,9 +141,10 @@ impl Tracked {
     /// something changes it; from then on the engine shares no code while
     /// it lives ([`Hidden::Opaque`]: an error that names the `let` where a
     /// loop needs it).
+    /// `varies`: see [`varies`].
     #[track_caller]
-    pub fn changing(mark: Mark, always: bool, hash: Option<u64>) -> Tracked {
-        let mut t = Tracked::bound(mark, always || hash.is_some(), hash);
+    pub fn changing(mark: Mark, always: bool, varies: bool, hash: Option<u64>) -> Tracked {
+        let mut t = Tracked::bound(mark, varies && (always || hash.is_some()), hash);
         if hash.is_none() {
             let at = Location::caller();
             let gen = t.slot.map(|(_, g)| g).or_else(driver::current_gen);
@@ -635,6 +636,15 @@ fn known_hash<T>(v: &T) -> Option<u64> {
         (bool, usize),
     );
     None
+}
+
+/// Whether a local holding `v` can tell two paths apart by its value:
+/// not one of `()` or a `Dyn` (see [`carries_nothing`]), whose tracker
+/// would hash alike on every path, so one is tracked only where its
+/// initialiser decided ([`Tracked::bound`]), never for its `let` alone.
+#[inline]
+pub fn varies<T: ?Sized>(_: &T) -> bool {
+    !carries_nothing::<T>()
 }
 
 /// True for `()` and `Dyn<_>`: a `Dyn` is a handle to a second-stage
