@@ -72,9 +72,9 @@
 //! either way but for those bindings.
 //! `AUGUR_FUZZ_VERBOSE=1` prints one line per program (with `--nocapture`).
 //! `AUGUR_FUZZ_SHRINK_SECS=S` gives each shrink S seconds (default 60).
-//! `AUGUR_FUZZ_MAX_RUNS=N` lets one extraction run the closure N times
-//! (default 10,000; a fifth of it under the trusted walk), to tell a
-//! program that needs more runs from one that never ends.
+//! `AUGUR_FUZZ_LIMITS=K` multiplies the limits each extraction runs under
+//! (runs, recorded operations, work) by K, to tell a program that needs
+//! more from one that never ends.
 
 mod check;
 mod generator;
@@ -84,7 +84,7 @@ mod reproducers;
 mod shrink;
 mod staged;
 
-use check::{check_program, documented_limit};
+use check::{check_program, documented_limit, outgrows_limits};
 use generator::{bind_kinds, generate, hidden_lets, untracked_forms};
 use language::{Bind, Read, Stmt, MAX_DEPTH, MAX_STMTS};
 use shrink::{shrink, size, valid};
@@ -122,6 +122,7 @@ fn fuzz_shard(shard: u64) {
     let started = std::time::Instant::now();
     let mut failures = Vec::new();
     let (mut limits, mut walked, mut executions, mut max_executions) = (0u64, 0u64, 0u64, 0u64);
+    let mut outgrown = 0u64;
     for i in (shard..cases).step_by(SHARDS as usize) {
         let seed = base.wrapping_add(i);
         let p = generate(seed);
@@ -151,6 +152,7 @@ fn fuzz_shard(shard: u64) {
                 }
                 Err(f) if documented_limit(&p, walk, &f) => {
                     limits += 1;
+                    outgrown += u64::from(outgrows_limits(&p, walk, &f));
                     continue;
                 }
                 Err(f) => f,
@@ -177,7 +179,8 @@ fn fuzz_shard(shard: u64) {
         "shard {shard}: {walked} extractions, {ok} exact (executions of the closure: mean {:.1}, \
          max {max_executions}), {limits} stopped with a documented error (unannotated: \
          Error::Unannotated; trusted: a plain loop inside a dyn loop; plain: a changed \
-         non-Hash let mut refused), {} failed, in {:.1} s",
+         non-Hash let mut refused, or {outgrown} whose plain state changed on dyn branches \
+         outgrew the limits), {} failed, in {:.1} s",
         executions as f64 / ok.max(1) as f64,
         failures.len(),
         started.elapsed().as_secs_f64()
