@@ -639,9 +639,9 @@ fn known_hash<T>(v: &T) -> Option<u64> {
 }
 
 /// Whether a local holding `v` can tell two paths apart by its value:
-/// not one of `()` or a `Dyn` (see [`carries_nothing`]), whose tracker
-/// would hash alike on every path, so one is tracked only where its
-/// initialiser decided ([`Tracked::bound`]), never for its `let` alone.
+/// not one of `()` or a `Dyn`, whose tracker would hash alike on every
+/// path, so one is tracked only where its initialiser decided
+/// ([`Tracked::bound`]), never for its `let` alone.
 #[inline]
 pub fn varies<T: ?Sized>(_: &T) -> bool {
     !carries_nothing::<T>()

@@ -10,6 +10,7 @@
 use super::config::Config;
 use super::context::{self, Level, Scope};
 use super::engine::{Ctl, Engine, Trace};
+use super::frames::Hidden;
 use super::graph::Operand;
 use super::recorder::Recorder;
 use super::tag;
@@ -146,6 +147,17 @@ fn install_hook() {
                     col: l.column(),
                 });
                 context::with(|c| *c.last_panic.borrow_mut() = Some((message, loc)));
+                // If code inside the first stage catches it, the run goes
+                // on past function bodies it left without ending their
+                // activations: no code is shared for the rest of the run.
+                // (A panic that ends the run resets this with it; the
+                // engine's own ends of runs raise no panic hook.)
+                let at = loc.unwrap_or(SrcLoc {
+                    file: "",
+                    line: 0,
+                    col: 0,
+                });
+                with_quiet(|e| e.poisoned(Hidden::Panicked(at), true));
             } else {
                 previous(info)
             }

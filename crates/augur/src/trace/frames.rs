@@ -141,6 +141,11 @@ pub enum Hidden {
     /// The `let mut` at this location holds a value of a type the
     /// attribute cannot hash, and something changed it.
     Opaque(SrcLoc),
+    /// A panic began at this location and the run went on: code inside
+    /// the first stage caught it. A function body it left ends its
+    /// activation only when its caller's does (see `Frame::finish`), so
+    /// the activations live until then are not known.
+    Panicked(SrcLoc),
 }
 
 impl Hidden {
@@ -175,6 +180,12 @@ impl Hidden {
                  `Hash` for its type (`HashMap` and `HashSet` are not `Hash`; `BTreeMap` and \
                  `BTreeSet` are), or (for a DSL's state, whose fields that decide code are \
                  `Static`s or `dsl::Seen`s) implement `augur::dsl::Visible` for it"
+            ),
+            Hidden::Panicked(at) => format!(
+                "the panic at {at} was caught inside the first stage, so the engine cannot \
+                 tell which staged functions it left and shares no code for the rest of that \
+                 run: let the panic end the extraction, or catch it outside the closure handed \
+                 to extract"
             ),
             Hidden::Macro(at) => format!(
                 "the macro at {at} expands to code #[augur::staged] cannot rewrite: write what \

@@ -744,3 +744,57 @@ fn copies_of_a_static_that_changes_later_are_exact() {
     let inputs = signs();
     Check::default().run("static_copy", copied_from_static, one_combination, &inputs);
 }
+
+/// A value of a type the attribute cannot hash (`let` sees it by the sides
+/// its function's own code took).
+#[derive(Clone, Copy)]
+struct Scale(i32);
+
+#[augur::staged]
+fn boom() {
+    panic!("caught inside the first stage")
+}
+
+/// Plain code that catches a staged function's panic: `boom`'s body ends
+/// without `Frame::finish`, so its activation stays on the engine's stack
+/// until `scale_after_panic`'s ends.
+fn survive_boom() -> bool {
+    std::panic::catch_unwind(boom).is_ok()
+}
+
+#[augur::staged]
+fn scale_after_panic(x: Dyn<i32>) -> Scale {
+    let _ = survive_boom();
+    if x.gt(0).is_true() {
+        Scale(1)
+    } else {
+        Scale(2)
+    }
+}
+
+#[augur::staged]
+fn decided_after_a_caught_panic(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    let k = scale_after_panic(a);
+    let m = scale_after_panic(b);
+    combine(k.0, m.0, c)
+}
+
+/// A panic caught inside the first stage leaves the activations it ended
+/// unknown to the engine, whose decisions would then be told at the wrong
+/// depth (`k` and `m` stood for alike on both sides): the engine shares no
+/// code for the rest of such a run (`Hidden::Panicked`), so the code is
+/// exact.
+#[test]
+fn a_panic_caught_inside_the_first_stage_shares_no_code_after_it() {
+    let check = Check {
+        builder: Builder::new().link_audit_ops(0),
+        ..Check::default()
+    };
+    let inputs = signs();
+    check.run(
+        "caught",
+        decided_after_a_caught_panic,
+        one_combination,
+        &inputs,
+    );
+}

@@ -226,6 +226,8 @@ impl<'a, 'b> Lower<'a, 'b> {
     }
 
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
+        let dfg = &self.b.func.dfg;
+        within_cranelift(dfg.num_values(), dfg.num_insts())?;
         if let StmtKind::Label(l) = &s.kind {
             let target = self.labels[l];
             self.fall_to(target);
@@ -500,5 +502,72 @@ fn collect_labels(stmts: &Block, f: &mut impl FnMut(LabelId)) {
         for b in s.kind.blocks() {
             collect_labels(b, f);
         }
+    }
+}
+
+/// The most values (and instructions) one Cranelift function holds: it
+/// packs their numbers in 24 bits, and past that its values alias wrongly
+/// (it panicked in its optimiser on a function of 30 million values).
+const CRANELIFT_MAX: usize = (1 << 24) - 1;
+
+/// The most a function may reach while it is lowered, an early stop:
+/// Cranelift's optimiser adds values of its own (a fuzz program lowered to
+/// fewer than this grew to 30 million in it), which [`fits_cranelift`]
+/// counts after it.
+const LOWERED_MAX: usize = CRANELIFT_MAX / 4;
+
+/// What one statement may add at most before the next check: an
+/// expression of the IR's largest size and the copies around it.
+const STATEMENT_HEADROOM: usize = 1 << 20;
+
+/// A clear error, instead of Cranelift's panic, for a function too large
+/// for it: `values` and `insts` lowered so far (a check that stops
+/// lowering early; [`fits_cranelift`] is the one that counts).
+fn within_cranelift(values: usize, insts: usize) -> Result<()> {
+    if values.max(insts) + STATEMENT_HEADROOM <= LOWERED_MAX {
+        return Ok(());
+    }
+    Err(too_large(values.max(insts)))
+}
+
+/// A clear error for a function Cranelift compiled past its limits:
+/// `values`, `insts` and `blocks` after its optimiser.
+pub(super) fn fits_cranelift(values: usize, insts: usize, blocks: usize) -> Result<()> {
+    let most = values.max(insts).max(blocks);
+    if most <= CRANELIFT_MAX {
+        return Ok(());
+    }
+    Err(too_large(most))
+}
+
+fn too_large(n: usize) -> crate::Error {
+    crate::Error::Jit {
+        message: format!(
+            "the function is too large for the JIT: it needs more than {} Cranelift values, \
+             which its optimiser multiplies ({CRANELIFT_MAX} is the most one function holds); \
+             compile it with the C backend (`CompileOptions::with_backend(Backend::C)`) or \
+             run it in the interpreter",
+            n
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_function_too_large_for_cranelift_is_a_clear_error() {
+        assert!(within_cranelift(0, 0).is_ok());
+        assert!(within_cranelift(3_000_000, 2_000_000).is_ok());
+        let err = within_cranelift(3_500_000, 1_000_000)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("too large for the JIT"), "{err}");
+        assert!(err.contains("C backend"), "{err}");
+        assert!(within_cranelift(100, 3_500_000).is_err());
+        assert!(fits_cranelift(16_000_000, 9_000_000, 10).is_ok());
+        assert!(fits_cranelift(17_000_000, 9_000_000, 10).is_err());
+        assert!(fits_cranelift(10, 10, 17_000_000).is_err());
     }
 }

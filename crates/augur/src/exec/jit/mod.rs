@@ -227,9 +227,19 @@ pub fn compile_module(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode
         }
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         vectorized += lower::Lower::new(f, b, &callees, &mut strings)?.body()?;
-        module
-            .define_function(*id, &mut ctx)
-            .map_err(|e| backend_error(&f.name, e))?;
+        // Cranelift panics on some input it cannot take (a function past
+        // its size limits, though `lower` stops well before those): a clear
+        // error, not a crash of the program that asked for the code.
+        let defined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (module.define_function(*id, &mut ctx)).map_err(|e| backend_error(&f.name, e))
+        }));
+        defined.map_err(|p| backend_panic(&f.name, p.as_ref()))??;
+        // Past its limits Cranelift may also compile wrongly without a
+        // panic (its checks are debug assertions); values are never taken
+        // out of a function, so this count, taken after its optimiser,
+        // shows any overflow. The code is dropped with the module.
+        let dfg = &ctx.func.dfg;
+        lower::fits_cranelift(dfg.num_values(), dfg.num_insts(), dfg.num_blocks())?;
         module.clear_context(&mut ctx);
     }
     module
@@ -258,6 +268,18 @@ fn signature(module: &JITModule, params: &[Type], ret: &Type) -> Result<Signatur
         sig.returns.push(types::abi(ret)?);
     }
     Ok(sig)
+}
+
+fn backend_panic(what: &str, p: &(dyn std::any::Any + Send)) -> Error {
+    let why = (p.downcast_ref::<&str>().copied())
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    Error::Jit {
+        message: format!(
+            "Cranelift failed on `{what}` ({why}); compile it with the C backend \
+             (`CompileOptions::with_backend(Backend::C)`) or run it in the interpreter"
+        ),
+    }
 }
 
 fn backend_error(what: &str, e: cranelift_module::ModuleError) -> Error {
