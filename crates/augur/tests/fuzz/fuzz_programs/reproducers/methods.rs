@@ -187,6 +187,13 @@ fn a_set_changed_on_a_branch_decides_on_one_combination_of_later_sides() {
 /// while (c1 < 1) { c1 = c1 + 1; if (0 == 0) { map.insert(0, 0) } else { slot.take() } }
 /// ```
 ///
+/// Not the tail form: with the calls as statements (`;`) it fails the
+/// same. It extracts exactly without the `slot.replace(0)` before the
+/// loop, with `map.insert(0, 0)` alone as the body, with `map.insert` on
+/// both sides, or with `slot.replace(1)` for `slot.take()`: the failing
+/// case is the one where a side empties the slot that was filled before
+/// the loop.
+///
 /// Ignored until fixed: the sound-by-default issue's closing note says so.
 #[test]
 #[ignore = "open: a dyn loop that should close stops with LoopNeverCloses (seed 9079527)"]
