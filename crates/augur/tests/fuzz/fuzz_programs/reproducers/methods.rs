@@ -198,7 +198,7 @@ fn a_set_changed_on_a_branch_decides_on_one_combination_of_later_sides() {
 #[test]
 #[ignore = "open: a dyn loop that should close stops with LoopNeverCloses (seed 9079527)"]
 #[augur::staged]
-fn a_state_changed_in_tail_arms_of_a_dyn_branch_in_a_dyn_loop_closes() {
+fn a_slot_emptied_on_a_dyn_branch_in_a_dyn_loop_closes() {
     let zero = || Expr::Const(0);
     let p = program(
         3,
