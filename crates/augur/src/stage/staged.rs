@@ -61,9 +61,9 @@ use crate::ir::SrcLoc;
 use crate::trace::driver::{self, with};
 use crate::trace::frames::Hidden;
 pub use crate::trace::frames::Region;
-use crate::trace::tag::FxHasher;
+use crate::trace::tag::state_hash;
 use std::cell::Cell;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::panic::Location;
 
 /// A `for` loop's iterator with its turn counter (see the module docs).
@@ -406,9 +406,7 @@ pub trait ViaHash {
 
 impl<T: Hash + ?Sized> ViaHash for &Probe<'_, T> {
     fn augur_hash(&self) -> Option<u64> {
-        let mut h = FxHasher::default();
-        self.0.hash(&mut h);
-        Some(h.finish())
+        Some(state_hash(self.0))
     }
 }
 
@@ -597,9 +595,7 @@ fn known_hash<T>(v: &T) -> Option<u64> {
                 // alignment. The value is read through `$t`'s `Hash`, which
                 // touches only its initialised parts.
                 let same = unsafe { &*(v as *const T).cast::<$t>() };
-                let mut h = FxHasher::default();
-                same.hash(&mut h);
-                return Some(h.finish());
+                return Some(state_hash(same));
             }
         )*};
     }
@@ -616,9 +612,7 @@ fn known_hash<T>(v: &T) -> Option<u64> {
                 // SAFETY: `T` is the primitive `$f` (same name and size);
                 // its bits are read by value.
                 let f = unsafe { std::ptr::read((v as *const T).cast::<$f>()) };
-                let mut h = FxHasher::default();
-                f.to_bits().hash(&mut h);
-                return Some(h.finish());
+                return Some(state_hash(&f.to_bits()));
             }
         )*};
     }

@@ -2,9 +2,9 @@
 //! identity, and `range`, the first-stage loop whose counter tags can see.
 
 use crate::trace::driver::{self, with};
-use crate::trace::tag::FxHasher;
+use crate::trace::tag::state_hash;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::ops::{AddAssign, Deref, MulAssign, SubAssign};
 
 /// A first-stage value whose current value is part of the tag of every
@@ -47,9 +47,7 @@ pub struct Static<T: Clone + Hash + Eq + 'static> {
 }
 
 fn hash_of<T: Hash>(v: &T) -> u64 {
-    let mut h = FxHasher::default();
-    v.hash(&mut h);
-    h.finish()
+    state_hash(v)
 }
 
 impl<T: Clone + Hash + Eq + 'static> Static<T> {

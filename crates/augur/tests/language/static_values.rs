@@ -310,3 +310,87 @@ fn static_set_once_in_an_inner_dyn_loop() {
         &[(0,), (1,), (2,), (3,), (7,)],
     );
 }
+
+/// Two values of one type whose `Hash` input differs only by a leading
+/// zero (`A(1, 0)` writes 0, 1, 0; `B(0)` writes 1, 0): tags must tell
+/// them apart, or the run with `B(0)` links to the code `A(1, 0)` recorded
+/// and the side of the later branch the link check does not follow is the
+/// other state's.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Mode {
+    A(u32, u32),
+    B(u32),
+}
+
+#[augur::staged]
+fn mode_after_join(x: Dyn<i32>) -> Dyn<i32> {
+    let mut m = Static::new(Mode::B(0));
+    if x.gt(0).is_true() {
+        m.set(Mode::A(1, 0));
+    }
+    let r = Dyn::new(0);
+    if x.gt(5).is_true() {
+        r.set(1);
+    } else {
+        match m.get() {
+            Mode::A(..) => r.set(10),
+            Mode::B(_) => r.set(20),
+        }
+    }
+    r
+}
+
+fn mode_after_join_rust(x: i32) -> i32 {
+    match (x > 0, x > 5) {
+        (_, true) => 1,
+        (true, false) => 10,
+        (false, false) => 20,
+    }
+}
+
+/// Links taken without a link check, so that equal tags alone decide.
+fn unaudited() -> common::Check {
+    common::Check {
+        builder: augur::Builder::new().link_audit_ops(0),
+        ..common::Check::default()
+    }
+}
+
+#[test]
+fn statics_whose_hash_input_differs_by_a_leading_zero_stay_apart() {
+    unaudited().run(
+        "mode",
+        mode_after_join,
+        |a: &mut (i32,)| mode_after_join_rust(a.0),
+        &[(-3,), (0,), (1,), (5,), (6,), (100,)],
+    );
+}
+
+/// The same two states in a plain local under `#[augur::staged]`.
+#[augur::staged]
+fn plain_mode_after_join(x: Dyn<i32>) -> Dyn<i32> {
+    let mut m = Mode::B(0);
+    if x.gt(0).is_true() {
+        m = Mode::A(1, 0);
+    }
+    let r = Dyn::new(0);
+    if x.gt(5).is_true() {
+        r.set(1);
+    } else {
+        match m {
+            Mode::A(..) => r.set(10),
+            Mode::B(_) => r.set(20),
+        }
+    }
+    r
+}
+
+#[test]
+fn plain_locals_whose_hash_input_differs_by_a_leading_zero_stay_apart() {
+    unaudited().run(
+        "plain_mode",
+        plain_mode_after_join,
+        |a: &mut (i32,)| mode_after_join_rust(a.0),
+        &[(-3,), (0,), (1,), (5,), (6,), (100,)],
+    );
+}
