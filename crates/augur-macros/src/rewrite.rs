@@ -519,6 +519,28 @@ fn held_scrutinee(v: &mut Expr) {
     };
 }
 
+/// The part of a scrutinee to hold: the expression itself, or, for a
+/// field of a call's value (`f().x.y`), the call (`f()`); `None` for a
+/// path, or a field of a place (a local's state, which its tracker sees).
+fn held_part(e: &mut Expr) -> Option<&mut Expr> {
+    match e {
+        Expr::Field(f) => called_value(&mut f.base),
+        Expr::Paren(p) => held_part(&mut p.expr),
+        Expr::Path(_) => None,
+        e => Some(e),
+    }
+}
+
+/// The call under the fields of `e`, if the fields are of a call's value.
+fn called_value(e: &mut Expr) -> Option<&mut Expr> {
+    match e {
+        Expr::Field(f) => called_value(&mut f.base),
+        Expr::Paren(p) => called_value(&mut p.expr),
+        e @ (Expr::Call(_) | Expr::MethodCall(_)) => Some(e),
+        _ => None,
+    }
+}
+
 /// True if `e`'s type is known where it stands, whatever follows: a
 /// literal, a cast, a dereference, a negation, a comparison or logical
 /// operation, or a call of a method whose result type never comes from
@@ -888,13 +910,17 @@ impl Rewriter {
     /// Holds the scrutinee of a `match`, `if let`, `while let` or `for`
     /// whose pattern `pat` binds names, if it may come out of a decision
     /// (`match pick(x.gt(0).is_true()) { k => .. }`): the names are bound
-    /// from it as a `let`'s are from its initialiser. A field of a call's
-    /// value (`f().x`) is not held: a reference to it would keep the
-    /// value from moving out.
+    /// from it as a `let`'s are from its initialiser. Of a field of a
+    /// call's value (`f().x.y`), the call's value is held (`f()`): the
+    /// field stays a place in it, so the arms may bind by reference and
+    /// nothing moves out of the value.
     fn hold_scrutinee(&mut self, pat: &Pat, e: &mut Expr) {
-        let field = matches!(e, Expr::Field(_) | Expr::Paren(_) | Expr::Path(_));
-        if !self.plain && !field && binds(pat) && may_decide(e) {
-            held_scrutinee(e);
+        if self.plain || !binds(pat) {
+            return;
+        }
+        let held = held_part(e);
+        if let Some(v) = held.filter(|v| may_decide(v)) {
+            held_scrutinee(v);
             self.held = true;
         }
     }

@@ -644,6 +644,41 @@ fn values_out_of_decisions_matched_are_exact() {
     Check::default().run("loops", decided_in_loops, one_combination, &inputs);
 }
 
+/// A pair chosen by a decision inside the function that returns it.
+#[derive(Clone, Copy)]
+struct Picked {
+    k: i32,
+}
+
+#[augur::staged]
+fn picked(b: bool) -> Picked {
+    Picked { k: pick(b) }
+}
+
+/// A field of a call's value matched: the call's value is held while the
+/// `match` runs (before, `combine`'s join was shared and C gave 101 for
+/// (-1, -1, 1), where Rust gives 1).
+#[augur::staged]
+#[allow(clippy::match_single_binding)] // the arm's binding is the point
+fn decided_field_in_arms(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>) -> Dyn<i32> {
+    match picked(a.gt(0).is_true()).k {
+        k => match (picked(b.gt(0).is_true())).k {
+            m => combine(k, m, c),
+        },
+    }
+}
+
+#[test]
+fn fields_of_values_out_of_decisions_matched_are_exact() {
+    let inputs = signs();
+    Check::default().run(
+        "field_arms",
+        decided_field_in_arms,
+        one_combination,
+        &inputs,
+    );
+}
+
 /// Not `Hash`.
 struct W(f64);
 

@@ -357,7 +357,9 @@ impl Gen {
 
     /// The binding of kind `kind` (a name of [`BINDS`] but "slot") on `c`.
     fn binding(&mut self, kind: &str, c: Cond) -> Bind {
-        let arm = self.rng.pick(&[Pass::Match, Pass::IfLet, Pass::WhileLet]);
+        let arm = self
+            .rng
+            .pick(&[Pass::Match, Pass::Field, Pass::IfLet, Pass::WhileLet]);
         let (how, typed) = match kind {
             "argument" | "typed_argument" => (Pass::Argument, kind.starts_with("typed")),
             "receiver" | "typed_receiver" => (Pass::Receiver, kind.starts_with("typed")),

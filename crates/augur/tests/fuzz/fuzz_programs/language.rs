@@ -194,6 +194,9 @@ pub(crate) enum Pass {
     /// `match pick(..) { k => { .. } }`: the statements after it and the
     /// read in the arm.
     Match,
+    /// `match picked(pick(..)).k { k => { .. } }`: a field of a
+    /// call's value.
+    Field,
     /// `if let Some(k) = Some(pick(..)) { .. }`.
     IfLet,
     /// `while let Some(k) = Some(pick(..)) { ..; return }`: a loop left
@@ -737,6 +740,11 @@ fn pass_text(value: &str, how: Pass, typed: bool, n: &str) -> String {
             format!("Key::{value}.carry(..);  // {n}: self.0 in the annotated method")
         }
         Pass::Match => format!("match {value} {{ {n} => .. }}  // the rest in the arm"),
+        Pass::Field => {
+            format!(
+                "match picked({value}).k {{ {n} => .. }}  // a call's field; the rest in the arm"
+            )
+        }
         Pass::IfLet => format!("if let Some({n}) = Some({value}) {{ .. }}  // the rest inside"),
         Pass::WhileLet => {
             format!("while let Some({n}) = Some({value}) {{ ..; return }}  // the rest inside")

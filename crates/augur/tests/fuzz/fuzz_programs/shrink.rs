@@ -57,7 +57,7 @@ fn binds_smaller(b: &Bind) -> Vec<Bind> {
         return vec![];
     };
     let mut out = Vec::new();
-    if let Bind::Pass(c, x, y, Pass::IfLet | Pass::WhileLet, typed) = b {
+    if let Bind::Pass(c, x, y, Pass::Field | Pass::IfLet | Pass::WhileLet, typed) = b {
         out.push(Bind::Pass(c.clone(), *x, *y, Pass::Match, *typed));
     }
     out.extend(conds_smaller(c).into_iter().map(|c| match *b {

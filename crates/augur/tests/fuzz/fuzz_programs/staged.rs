@@ -10,6 +10,13 @@ use crate::fuzz_programs::language::{
 use augur::Dyn;
 use std::ops::ControlFlow;
 
+/// A value chosen by a decision, as a field of what a call returns
+/// (`Pass::Field`).
+#[derive(Clone, Copy)]
+struct Picked {
+    k: i32,
+}
+
 /// A staged operand: a `Dyn` or a first-stage constant, so that literals end
 /// up on either side of operators (`x + 3`, `3 - x`) as they would in
 /// hand-written staged code.
@@ -754,6 +761,12 @@ macro_rules! staged_walk {
                 }
             }
 
+            /// `chosen`'s value as a field of the value a call returns
+            /// (`Pass::Field`).
+            fn picked(&self, bound: Option<i32>, c: &Cond, x: i32, y: i32) -> Picked {
+                Picked { k: self.chosen(bound, c, x, y) }
+            }
+
             /// Hands the value `chosen` gives to the code that walks `body`
             /// and then reads it (`then`), as `b`'s `Pass` says: as an
             /// argument, a receiver, or an arm's binding.
@@ -773,6 +786,15 @@ macro_rules! staged_walk {
                     Pass::Argument => self.carry(self.chosen(bound, c, *x, *y), body, st, then),
                     Pass::Receiver => $key(self.chosen(bound, c, *x, *y)).carry(self, body, st, then),
                     Pass::Match => match self.chosen(bound, c, *x, *y) {
+                        k => {
+                            let (flow, st) = self.stmt(body, st);
+                            if !matches!(flow, Flow::Normal) {
+                                return (flow, st);
+                            }
+                            then(k, st)
+                        }
+                    },
+                    Pass::Field => match self.picked(bound, c, *x, *y).k {
                         k => {
                             let (flow, st) = self.stmt(body, st);
                             if !matches!(flow, Flow::Normal) {

@@ -160,6 +160,15 @@ fn a_value_bound_by_a_match_arm_is_exact() {
     check_ast(&arms(Pass::Match, false), Walk::Plain);
 }
 
+/// The same with the value a field of a call's value (`match
+/// picked(pick(..)).k { k => .. }`): the arm's binding was not held,
+/// and the join after the call was shared (the attribute held only a
+/// scrutinee that was itself a call).
+#[test]
+fn a_value_bound_by_a_match_on_a_field_of_a_call_is_exact() {
+    check_ast(&arms(Pass::Field, false), Walk::Plain);
+}
+
 #[test]
 fn a_value_bound_by_if_let_is_exact() {
     check_ast(&arms(Pass::IfLet, false), Walk::Plain);
@@ -172,7 +181,7 @@ fn a_value_bound_by_while_let_is_exact() {
 
 #[test]
 fn a_value_bound_by_a_typed_let_then_by_arms_is_exact() {
-    for how in [Pass::Match, Pass::IfLet, Pass::WhileLet] {
+    for how in [Pass::Match, Pass::Field, Pass::IfLet, Pass::WhileLet] {
         check_ast(&arms(how, true), Walk::Plain);
     }
 }
