@@ -261,6 +261,12 @@ struct Activation {
     /// `1 +` the depth of the innermost counted activation at or below
     /// this one (`0`: none).
     counted: u32,
+    /// `1 +` the depth of the activation whose decisions this one's are:
+    /// its own, or for a counted body (a closure) or a macro, its
+    /// caller's owner's. What a closure decides decides what the function
+    /// that called it returns and what a `let` around the call binds, as
+    /// the function's own decisions do.
+    owner: u32,
 }
 
 /// A decision, or a value a call returned after deciding, as a `let` in
@@ -271,7 +277,8 @@ struct Side {
     key: u64,
     /// The side taken (`false` for a value).
     taken: bool,
-    /// The depth of the activation whose own code took it.
+    /// The owner (see [`Activation::owner`]) of the activation that took
+    /// it.
     depth: u32,
     /// The thread's decision count when it was taken.
     ord: u32,
@@ -392,7 +399,7 @@ impl Frames {
                 Entry::Root
             };
             self.rooted = true;
-            self.push(region, entry, NOWHERE_LOC, 0, 0);
+            self.push(region, entry, NOWHERE_LOC, 0, (0, depth + 1));
             return (depth, false);
         };
         let direct = match caller {
@@ -408,7 +415,7 @@ impl Frames {
         };
         if let (true, Some(c)) = (direct, caller) {
             let (salt, counted) = (parent.salt, parent.counted);
-            self.push(region, Entry::Caller, c, salt, counted);
+            self.push(region, Entry::Caller, c, salt, (counted, depth + 1));
             return (depth, false);
         }
         let parent = self.stack.last_mut().expect("checked above");
@@ -418,7 +425,14 @@ impl Frames {
         }
         k.calls += 1;
         let salt = mix(parent.salt, mix(k.base, mix(k.calls.into(), k.returns)));
-        self.push(region, Entry::Counted, NOWHERE_LOC, salt, depth + 1);
+        let owner = parent.owner;
+        self.push(
+            region,
+            Entry::Counted,
+            NOWHERE_LOC,
+            salt,
+            (depth + 1, owner),
+        );
         (depth, true)
     }
 
@@ -428,7 +442,7 @@ impl Frames {
         entry: Entry,
         caller: SrcLoc,
         salt: u64,
-        counted: u32,
+        (counted, owner): (u32, u32),
     ) {
         self.stack.push(Activation {
             region,
@@ -440,6 +454,7 @@ impl Frames {
             counts: Counts::default(),
             trail: 0,
             counted,
+            owner,
         });
     }
 
@@ -458,23 +473,25 @@ impl Frames {
         let d = depth as usize;
         // A function that decided: what it returned is what the code that
         // called it sees of its decisions, told by the value's hash where
-        // it has one, else by the sides its own code took last at each
-        // branch and what the functions it called returned (the decisions
-        // of the closures it called are not part of it: their dyn loops'
-        // turns would keep runs apart that took the same path).
+        // it has one, else by the sides its own code and the closures it
+        // called took last at each branch, and what the functions it
+        // called returned. (Without the closures', a value a closure
+        // counted, `W(n)`, stood for the same on every path.)
         if let (Some((since, ord)), Some(a)) = (decided, self.stack.get(d)) {
             if a.entry != Entry::Counted && value != Some(0) {
                 let h = match value {
                     Some(h) => h,
                     None => {
-                        last_sides(self.within(since, ord.wrapping_sub(since), |s| s == depth + 1))
+                        let own = a.owner;
+                        last_sides(self.within(since, ord.wrapping_sub(since), |s| s == own))
                     }
                 };
                 let key = mix(a.region as *const Region as u64, h);
+                let caller = d.checked_sub(1).map_or(0, |p| self.stack[p].owner);
                 self.sides.push(Side {
                     key,
                     taken: false,
-                    depth,
+                    depth: caller,
                     ord,
                 });
             }
@@ -500,7 +517,7 @@ impl Frames {
     /// activation returns (see [`Counts`]).
     #[inline]
     pub(super) fn decided(&mut self, key: u64, taken: bool, ord: u32) {
-        let depth = self.stack.len() as u32;
+        let depth = self.owner();
         self.sides.push(Side {
             key,
             taken,
@@ -522,10 +539,11 @@ impl Frames {
     pub(super) fn enter_macro(&mut self, at: SrcLoc) -> u32 {
         static NOWHERE: Region = Region::new("", 0, 0, 0, 0);
         let depth = self.stack.len() as u32;
-        let (salt, counted) = self.stack.last().map_or((0, 0), |p| (p.salt, p.counted));
+        let (salt, counted, owner) =
+            (self.stack.last()).map_or((0, 0, depth + 1), |p| (p.salt, p.counted, p.owner));
         self.hidden.push(Hidden::Macro(at));
         let reason = self.hidden.len() as u32;
-        self.push(&NOWHERE, Entry::Macro, at, salt, counted);
+        self.push(&NOWHERE, Entry::Macro, at, salt, (counted, owner));
         self.stack[depth as usize].hidden = reason;
         depth
     }
@@ -555,8 +573,14 @@ impl Frames {
     /// DSL's tensor made by a loop) does not keep apart runs that left it
     /// after different turns.
     pub(super) fn sides_since(&self, mark: u32, n: u32) -> u64 {
-        let depth = self.stack.len() as u32;
-        last_sides(self.within(mark, n, |s| s == depth))
+        let owner = self.owner();
+        last_sides(self.within(mark, n, |s| s == owner))
+    }
+
+    /// The owner of the innermost activation's decisions (see
+    /// [`Activation::owner`]); `0` outside every activation.
+    fn owner(&self) -> u32 {
+        self.stack.last().map_or(0, |a| a.owner)
     }
 
     /// The sides taken since `mark` (`n` decisions), at depths `at`

@@ -707,6 +707,90 @@ fn non_hash_values_chosen_by_decisions_are_exact() {
     Check::default().run("non_hash", decided_non_hash, one_combination, &inputs);
 }
 
+/// A value of a type the attribute cannot hash, chosen by the decisions
+/// of a closure the function that returns it called.
+#[augur::staged]
+fn counted_w(a: Dyn<i32>, b: Dyn<i32>) -> W {
+    let mut n = 0;
+    [a, b].iter().for_each(|v| {
+        if v.gt(0).is_true() {
+            n += 1;
+        }
+    });
+    W(f64::from(n))
+}
+
+/// The same with the closure the caller's, handed to the function.
+#[augur::staged]
+fn counted_with(xs: [Dyn<i32>; 2], positive: impl Fn(Dyn<i32>) -> bool) -> W {
+    let mut n = 0;
+    for v in xs {
+        if positive(v) {
+            n += 1;
+        }
+    }
+    W(f64::from(n))
+}
+
+/// `c + 100` where `n` is 2, `c > 0` and `d <= 0`: a difference in `n`
+/// shows on one combination of the later sides only, which neither the
+/// linking run nor its check run takes.
+#[augur::staged]
+fn on_one_side(n: i32, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    let r = Dyn::new(c);
+    if c.gt(0).is_true() {
+        if d.gt(0).is_true() {
+            r.set(r + 1);
+        } else if n == 2 {
+            r.set(r + 100);
+        }
+    }
+    r
+}
+
+/// The sides a closure took stand for `w` (what `counted_w` returned).
+#[augur::staged]
+fn decided_in_a_callee_closure(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    let w = counted_w(a, b);
+    on_one_side(w.0 as i32, c, d)
+}
+
+#[augur::staged]
+fn decided_in_a_handed_closure(a: Dyn<i32>, b: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    let w = counted_with([a, b], |v| v.gt(0).is_true());
+    on_one_side(w.0 as i32, c, d)
+}
+
+fn on_one_side_rust(x: &mut (i32, i32, i32, i32)) -> i32 {
+    let n = i32::from(x.0 > 0) + i32::from(x.1 > 0);
+    match (x.2 > 0, x.3 > 0) {
+        (true, true) => x.2 + 1,
+        (true, false) if n == 2 => x.2 + 100,
+        _ => x.2,
+    }
+}
+
+#[test]
+fn non_hash_values_chosen_in_a_callee_closure_are_exact() {
+    let mut inputs = Vec::new();
+    for (a, b, c) in signs() {
+        inputs.extend([(a, b, c, -1), (a, b, c, 1)]);
+    }
+    let check = Check::default();
+    check.run(
+        "callee_closure",
+        decided_in_a_callee_closure,
+        on_one_side_rust,
+        &inputs,
+    );
+    check.run(
+        "handed_closure",
+        decided_in_a_handed_closure,
+        on_one_side_rust,
+        &inputs,
+    );
+}
+
 /// A `let mut` of a type the attribute cannot hash, changed on the sides
 /// of decisions: no code is shared after the change while it lives.
 #[augur::staged]

@@ -167,8 +167,8 @@ pub(crate) enum Bind {
     /// a twin known to be exact. Key `k`.
     Pass(Cond, i32, i32, Pass, bool),
     /// `let w = choose_w(cond, x, y);`: an annotated helper decides inside
-    /// and returns a struct `W(f64)` that is not `Hash`, bound without a
-    /// type. `hash`: `let w: H = choose_h(..)`, a `Hash` struct `H(i32)`
+    /// (in a closure it calls where `x + y` is odd) and returns a struct
+    /// `W(f64)` that is not `Hash`, bound without a type. `hash`: `let w: H = choose_h(..)`, a `Hash` struct `H(i32)`
     /// named at the `let`, the twin known to be exact. Key `w.0 as i32`.
     Struct(Cond, i32, i32, bool),
     /// `let mut w = W(0.0); if (cond) { w.0 += x; }`: a `let mut` of a
@@ -708,7 +708,12 @@ fn bind_text(b: &Bind, n: &str) -> String {
             pass_text(&format!("pick({c}, {x}, {y})"), *how, *typed, n)
         }
         Bind::Struct(c, x, y, false) => {
-            format!("let {n}w = choose_w({c}, {x}, {y});  // W(f64), not Hash, chosen inside; {n} = {n}w.0 as i32")
+            let inside = if (x + y) % 2 != 0 {
+                "in a closure"
+            } else {
+                "inside"
+            };
+            format!("let {n}w = choose_w({c}, {x}, {y});  // W(f64), not Hash, chosen {inside}; {n} = {n}w.0 as i32")
         }
         Bind::Struct(c, x, y, true) => {
             format!("let {n}w: H = choose_h({c}, {x}, {y});  // H(i32), Hash; {n} = {n}w.0")

@@ -222,8 +222,19 @@ pub(crate) struct H(i32);
 
 /// `W(x)` or `W(y)` by `b`, decided inside (`Bind::Struct`): the `let`
 /// around the call sees the decision only through a value it cannot hash.
+/// Where `x + y` is odd, a closure decides, changing a local the value is
+/// made of (`for_each(|b| if b.is_true() { n = x })`, then `W(n)`).
 #[augur::staged]
 fn choose_w(b: Dyn<bool>, x: i32, y: i32) -> W {
+    if (x + y) % 2 != 0 {
+        let mut n = y;
+        [b].iter().for_each(|b| {
+            if b.is_true() {
+                n = x;
+            }
+        });
+        return W(f64::from(n));
+    }
     if b.is_true() {
         W(f64::from(x))
     } else {

@@ -228,6 +228,39 @@ fn a_non_hash_value_a_callee_chose_bound_without_a_type_is_exact() {
     check_ast(&structs(false), Walk::Plain);
 }
 
+/// Seed 5064 (`AUGUR_FUZZ_BINDS=struct`, shrunk from 20 statements; 5096
+/// fails the same):
+///
+/// ```text
+/// {
+///   let kw = choose_w(a >= 0, -1, 2);  // W(f64), not Hash, chosen in a closure; k = kw.0 as i32
+///   v0 = 0;
+///   decide_nested(v3, k);
+/// }
+/// ```
+///
+/// wrong for `(a, b) = (-4, 5)`: the interpreter gave -665648883 where
+/// the reference gives -651796068. `choose_w` decides in a closure it
+/// calls (`for_each(|b| if b.is_true() { n = x })`, then `W(n)`): the
+/// sides the closure took were not part of what stood for the value,
+/// which then stood for the same on both paths.
+#[test]
+fn a_non_hash_value_a_callee_chose_in_a_closure_is_exact() {
+    let c = cmp(CmpOp::Ge, Expr::Param(0), Expr::Const(0));
+    let p = program(
+        4,
+        Stmt::Hidden(Box::new(Hidden {
+            first: Bind::Struct(c, -1, 2, false),
+            between: Stmt::Assign(0, Expr::Const(0)),
+            second: None,
+            after: Stmt::Block(vec![]),
+            var: 3,
+            read: Read::Decide(Decide::Nested),
+        })),
+    );
+    check_ast(&p, Walk::Plain);
+}
+
 #[test]
 fn a_hash_value_a_callee_chose_bound_with_its_type_is_exact() {
     check_ast(&structs(true), Walk::Plain);
