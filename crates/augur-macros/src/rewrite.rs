@@ -49,16 +49,34 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
     // wrote that is the attribute (see `Region::function`).
     let head = quote::quote!(line!(), column!());
     let region = region_of(body.to_token_stream(), &head);
+    // A `const fn` may call only `const fn`s.
+    let plain = sig.constness.is_some();
+    let params = if plain {
+        Vec::new()
+    } else {
+        changing_params(sig)
+    };
     Rewriter {
         local: crate::macros::local_macros(body),
-        // A `const fn` may call only `const fn`s.
-        plain: sig.constness.is_some(),
+        plain,
+        scopes: vec![params
+            .iter()
+            .map(|x| (x.clone(), Track::Changes, 0))
+            .collect()],
         ..Rewriter::default()
     }
     .visit_block_mut(body);
-    if sig.constness.is_some() {
+    if plain {
         return;
     }
+    let trackers = params.iter().map(|x| {
+        let (t, hash) = (tracker(x), hash_of(x));
+        let st: Stmt = parse_quote_spanned! {x.span()=>
+            let #t = ::augur::__private::Tracked::param(::augur::__private::varies(&#x), #hash);
+        };
+        st
+    });
+    body.stmts.splice(0..0, trackers);
     let tracked = attrs.iter().any(|a| a.path().is_ident("track_caller"));
     let plain_abi = sig
         .abi
@@ -120,6 +138,34 @@ fn function(attrs: &mut Vec<syn::Attribute>, sig: &syn::Signature, body: &mut Bl
             |#v| #probe,
         )
     }};
+}
+
+/// The parameters a body may change in place, tracked as `let mut`
+/// locals of `Hash` types are from its start (see `Tracked::param`):
+/// `&mut self` and `mut self`, and parameters bound by name to a `&mut`
+/// reference or `mut` (`st: &mut State`, `mut n: u32`). Changed through
+/// them, plain state would otherwise be out of the tags until the
+/// caller's tracker sees it after the call returns (`self.phase += 1` on
+/// one side of a decision, read after the join).
+fn changing_params(sig: &syn::Signature) -> Vec<Ident> {
+    let param = |a: &syn::FnArg| match a {
+        syn::FnArg::Receiver(r)
+            if r.mutability.is_some()
+                || matches!(&*r.ty, syn::Type::Reference(t) if t.mutability.is_some()) =>
+        {
+            Some(Ident::new("self", r.self_token.span))
+        }
+        syn::FnArg::Typed(t) => match (&*t.pat, &*t.ty) {
+            (Pat::Ident(p), _) if p.by_ref.is_some() || p.subpat.is_some() => None,
+            (Pat::Ident(p), _) if p.mutability.is_some() => Some(p.ident.clone()),
+            (Pat::Ident(p), syn::Type::Reference(r)) if r.mutability.is_some() => {
+                Some(p.ident.clone())
+            }
+            _ => None,
+        },
+        syn::FnArg::Receiver(_) => None,
+    };
+    sig.inputs.iter().filter_map(param).collect()
 }
 
 /// The name of a body's `Frame`.

@@ -153,6 +153,21 @@ impl Tracked {
         t
     }
 
+    /// Starts tracking a parameter the body may change in place (`&mut
+    /// self`, `st: &mut State`, `mut n: u32`) by its hash, if its type is
+    /// `Hash` and carries something (`hash` is neither `None` nor `Some(0)`,
+    /// what `Dyn`s, `()` and `dsl::Visible` handles give). A parameter of
+    /// another type is left as before: a method call on `self` cannot be
+    /// told from a change, and making every such body share no code after
+    /// its first call would refuse DSLs whose `&mut self` state lives in
+    /// `Static`s.
+    #[track_caller]
+    #[inline]
+    pub fn param(varies: bool, hash: Option<u64>) -> Tracked {
+        let carries = varies && !matches!(hash, None | Some(0));
+        Tracked::bound(Mark::NONE, carries, hash)
+    }
+
     /// Starts tracking a local declared without a value (`let x;`): what
     /// assigns it later updates it.
     #[track_caller]

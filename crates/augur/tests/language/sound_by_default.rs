@@ -791,6 +791,76 @@ fn non_hash_values_chosen_in_a_callee_closure_are_exact() {
     );
 }
 
+/// Plain state in a field changed through `&mut self` on one side of a
+/// decision, read after the join.
+#[derive(Hash)]
+struct Phase {
+    phase: i32,
+}
+
+#[augur::staged]
+impl Phase {
+    fn run(&mut self, a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+        if a.gt(0).is_true() {
+            self.phase += 1;
+        }
+        self.on_one_side(c, d)
+    }
+
+    fn on_one_side(&self, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+        on_one_side(self.phase, c, d)
+    }
+}
+
+#[augur::staged]
+fn changed_through_mut_self(a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    let mut p = Phase { phase: 1 };
+    p.run(a, c, d)
+}
+
+/// The same through a `&mut` parameter.
+#[augur::staged]
+fn run_phase(p: &mut Phase, a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    if a.gt(0).is_true() {
+        p.phase += 1;
+    }
+    on_one_side(p.phase, c, d)
+}
+
+#[augur::staged]
+fn changed_through_a_mut_reference(a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    let mut p = Phase { phase: 1 };
+    run_phase(&mut p, a, c, d)
+}
+
+/// The same in a `mut` parameter.
+#[augur::staged]
+fn run_count(mut n: i32, a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    if a.gt(0).is_true() {
+        n += 1;
+    }
+    on_one_side(n, c, d)
+}
+
+#[augur::staged]
+fn changed_in_a_mut_parameter(a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    run_count(1, a, c, d)
+}
+
+#[test]
+fn state_changed_in_place_through_parameters_is_exact() {
+    let inputs: Vec<(i32, i32, i32)> = signs();
+    let reference = |x: &mut (i32, i32, i32)| on_one_side_rust(&mut (x.0, 1, x.1, x.2));
+    Check::default().run("mut_self", changed_through_mut_self, reference, &inputs);
+    Check::default().run(
+        "mut_ref",
+        changed_through_a_mut_reference,
+        reference,
+        &inputs,
+    );
+    Check::default().run("mut_param", changed_in_a_mut_parameter, reference, &inputs);
+}
+
 /// A `let mut` of a type the attribute cannot hash, changed on the sides
 /// of decisions: no code is shared after the change while it lives.
 #[augur::staged]
