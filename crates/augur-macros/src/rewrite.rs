@@ -653,13 +653,15 @@ fn bindings(p: &Pat, out: &mut Vec<Ident>) {
     out.extend(all.into_iter().map(|(x, _)| x));
 }
 
-/// The local an assignment's left side writes (`x`, `x.f`, `x[i]`, `(x.f).g`).
+/// The local an assignment's left side writes (`x`, `x.f`, `x[i]`, `(x.f).g`,
+/// `*x`: through a `&mut` the local holds, such as a parameter's).
 fn assigned_local(e: &Expr) -> Option<&Ident> {
     match e {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
         Expr::Field(f) => assigned_local(&f.base),
         Expr::Index(i) => assigned_local(&i.expr),
         Expr::Paren(p) => assigned_local(&p.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => assigned_local(&u.expr),
         _ => None,
     }
 }

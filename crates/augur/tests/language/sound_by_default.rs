@@ -847,6 +847,30 @@ fn changed_in_a_mut_parameter(a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32>
     run_count(1, a, c, d)
 }
 
+/// The same through a `&mut i32`, assigned through `*`, and handed on
+/// with `&mut *`.
+#[augur::staged]
+fn run_counter(n: &mut i32, a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    if a.gt(0).is_true() {
+        *n += 1;
+    }
+    let r = on_one_side(*n, c, d);
+    if a.gt(0).is_true() {
+        add_one(&mut *n);
+    }
+    on_one_side(*n - 1, c, d) + r - r
+}
+
+fn add_one(n: &mut i32) {
+    *n += 1;
+}
+
+#[augur::staged]
+fn changed_through_a_deref(a: Dyn<i32>, c: Dyn<i32>, d: Dyn<i32>) -> Dyn<i32> {
+    let mut n = 1;
+    run_counter(&mut n, a, c, d)
+}
+
 #[test]
 fn state_changed_in_place_through_parameters_is_exact() {
     let inputs: Vec<(i32, i32, i32)> = signs();
@@ -859,6 +883,7 @@ fn state_changed_in_place_through_parameters_is_exact() {
         &inputs,
     );
     Check::default().run("mut_param", changed_in_a_mut_parameter, reference, &inputs);
+    Check::default().run("deref", changed_through_a_deref, reference, &inputs);
 }
 
 /// A `let mut` of a type the attribute cannot hash, changed on the sides
