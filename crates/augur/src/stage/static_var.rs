@@ -46,16 +46,12 @@ pub struct Static<T: Clone + Hash + Eq + 'static> {
     slot: Option<(u32, u32)>,
 }
 
-fn hash_of<T: Hash>(v: &T) -> u64 {
-    state_hash(v)
-}
-
 impl<T: Clone + Hash + Eq + 'static> Static<T> {
     /// A new static value, registered with the extraction in progress (a
     /// `Static` made outside an extraction is a plain constant).
     pub fn new(value: T) -> Static<T> {
         let slot = driver::current_gen().map(|gen| {
-            let h = hash_of(&value);
+            let h = state_hash(&value);
             (with(|e| Ok(e.static_register(h))), gen)
         });
         Static { value, slot }
@@ -81,7 +77,7 @@ impl<T: Clone + Hash + Eq + 'static> Static<T> {
     fn changed(&mut self) {
         if let Some((slot, gen)) = self.slot {
             if driver::current_gen() == Some(gen) {
-                let h = hash_of(&self.value);
+                let h = state_hash(&self.value);
                 with(|e| {
                     e.static_update(slot, h);
                     Ok(())

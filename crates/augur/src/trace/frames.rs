@@ -279,7 +279,7 @@ struct Side {
     taken: bool,
     /// The owner (see [`Activation::owner`]) of the activation that took
     /// it.
-    depth: u32,
+    owner: u32,
     /// The thread's decision count when it was taken.
     ord: u32,
 }
@@ -491,7 +491,7 @@ impl Frames {
                 self.sides.push(Side {
                     key,
                     taken: false,
-                    depth: caller,
+                    owner: caller,
                     ord,
                 });
             }
@@ -517,11 +517,11 @@ impl Frames {
     /// activation returns (see [`Counts`]).
     #[inline]
     pub(super) fn decided(&mut self, key: u64, taken: bool, ord: u32) {
-        let depth = self.owner();
+        let owner = self.owner();
         self.sides.push(Side {
             key,
             taken,
-            depth,
+            owner,
             ord,
         });
         if let Some(i) = self.stack.last().and_then(|a| a.counted.checked_sub(1)) {
@@ -561,7 +561,8 @@ impl Frames {
 
     /// What the decisions since `mark` (the thread's decision count when
     /// a `let`'s initialiser began; `n` taken since) tell of the value it
-    /// bound, as the innermost activation's own code saw them: for each
+    /// bound, as the innermost activation's own code and the closures it
+    /// called saw them (its owner's, see [`Activation::owner`]): for each
     /// branch that code reached itself (`pick(a.is_true(), b.is_true())`),
     /// told by its program point and state, the side the last decision
     /// there took; and what each call that decided returned (`choose(x)`
@@ -583,13 +584,13 @@ impl Frames {
         self.stack.last().map_or(0, |a| a.owner)
     }
 
-    /// The sides taken since `mark` (`n` decisions), at depths `at`
+    /// The sides taken since `mark` (`n` decisions), by owners `at`
     /// accepts, last first.
     fn within(&self, mark: u32, n: u32, at: impl Fn(u32) -> bool) -> impl Iterator<Item = &Side> {
         let since = move |s: &&Side| s.ord.wrapping_sub(mark).wrapping_sub(1) < n;
         (self.sides.iter().rev())
             .take_while(since)
-            .filter(move |s| at(s.depth))
+            .filter(move |s| at(s.owner))
     }
 
     /// What the live activations add to the tag state.
