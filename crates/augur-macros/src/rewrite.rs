@@ -375,6 +375,29 @@ struct Rewriter {
     /// A value was held in the statement being rewritten (see
     /// [`allow_unreachable`]).
     held: bool,
+    /// Per block being rewritten: the trackers its `let`s made so far, as
+    /// expressions that borrow them. The block ends them where it ends,
+    /// and a `break` or `continue` that leaves it before it leaves.
+    blocks: Vec<Vec<TokenStream>>,
+    /// The loops and labelled blocks a `break` or `continue` in the code
+    /// being rewritten may leave, innermost last (none across a closure).
+    targets: Vec<Target>,
+    /// Trackers renamed so far (see [`Rewriter::keep_shadowed`]).
+    shadowed: u32,
+    /// Scopes below this one are outside the `move` closure being
+    /// rewritten: it changes its own copies of their locals.
+    barrier: usize,
+}
+
+/// What a `break` or `continue` may leave.
+struct Target {
+    /// Its label, without the quote.
+    label: Option<String>,
+    /// A loop (else a labelled block, which only a labelled `break`
+    /// leaves).
+    is_loop: bool,
+    /// How many blocks were open around it: those above are left.
+    blocks: usize,
 }
 
 /// Allows `unreachable_code` on a statement where a value was held: a
@@ -417,6 +440,73 @@ fn outer_attrs(e: &mut Expr) -> Option<&mut Vec<syn::Attribute>> {
         Expr::ForLoop(f) => &mut f.attrs,
         _ => return None,
     })
+}
+
+/// The name a `let` binds, if it binds one name.
+fn let_ident(st: &Stmt) -> Option<&Ident> {
+    match st {
+        Stmt::Local(Local {
+            pat: Pat::Ident(p), ..
+        }) => Some(&p.ident),
+        _ => None,
+    }
+}
+
+/// True if evaluating `e` runs no code of the user's: a literal, a path, a
+/// closure (an operator may be a call: `x + 0` on `Dyn`s is an operation).
+fn runs_nothing(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(_) | Expr::Path(_) | Expr::Closure(_) => true,
+        Expr::Paren(p) => runs_nothing(&p.expr),
+        Expr::Reference(r) => runs_nothing(&r.expr),
+        _ => false,
+    }
+}
+
+/// Ends `trackers` (the block's own, rewritten into `stmts`) where the
+/// block ends: after its tail's value is computed where computing it may
+/// run code (an operator may: see [`runs_nothing`]), else before it; after its last statement when it has no
+/// tail (unreachable after one that diverges, which the `allow` keeps the
+/// lint from reporting on the user's line).
+fn ending(stmts: &mut Vec<Stmt>, trackers: &[TokenStream]) {
+    if trackers.is_empty() {
+        return;
+    }
+    let end: Stmt = parse_quote! {
+        #[allow(unreachable_code)]
+        ::augur::__private::end(&[#(#trackers),*]);
+    };
+    let tail = match stmts.pop() {
+        Some(Stmt::Expr(e, None)) => e,
+        Some(Stmt::Macro(m)) if m.semi_token.is_none() => Expr::Macro(syn::ExprMacro {
+            attrs: m.attrs,
+            mac: m.mac,
+        }),
+        other => {
+            stmts.extend(other);
+            stmts.push(end);
+            return;
+        }
+    };
+    if runs_nothing(&tail) {
+        stmts.push(end);
+        stmts.push(Stmt::Expr(tail, None));
+        return;
+    }
+    // The tail becomes an argument, where attributes cannot stand: the
+    // `allow` a held value gave it stands on the expression around it.
+    let mut tail = tail;
+    if let Some(attrs) = outer_attrs(&mut tail) {
+        let allow = allow_diverging().to_token_stream().to_string();
+        attrs.retain(|a| a.to_token_stream().to_string() != allow);
+    }
+    stmts.push(Stmt::Expr(
+        parse_quote! {
+            #[allow(unreachable_code, clippy::diverging_sub_expression)]
+            ::augur::__private::ended(#tail, &[#(#trackers),*])
+        },
+        None,
+    ));
 }
 
 /// The tracker variable of local `x`.
@@ -770,12 +860,64 @@ impl Rewriter {
 
     /// How `x` is tracked, and the loop depth it was bound at.
     fn binding(&self, x: &Ident) -> Option<(Track, u32)> {
-        for scope in self.scopes.iter().rev() {
+        for (i, scope) in self.scopes.iter().enumerate().rev() {
             if let Some((_, t, d)) = scope.iter().rev().find(|(n, _, _)| n == x) {
-                return Some((*t, *d));
+                let t = if i < self.barrier { Track::No } else { *t };
+                return Some((t, *d));
             }
         }
         None
+    }
+
+    /// Before `let`s that make `trackers`, keeps a tracker of the current
+    /// block that one of them shadows reachable under another name (a
+    /// borrow: closures may borrow it), so that the block still ends it.
+    fn keep_shadowed(&mut self, trackers: &[Stmt], out: &mut Vec<Stmt>) {
+        for st in trackers {
+            let Some(t) = let_ident(st) else { continue };
+            let current = quote::quote!(&#t).to_string();
+            let block = self.blocks.last_mut().expect("a block");
+            if let Some(kept) = block.iter_mut().find(|k| k.to_string() == current) {
+                self.shadowed += 1;
+                let alias = format_ident!(
+                    "__augur_shadowed_{}",
+                    self.shadowed,
+                    span = Span::mixed_site()
+                );
+                out.push(parse_quote!(let #alias = &#t;));
+                *kept = quote::quote!(#alias);
+            }
+        }
+    }
+
+    /// The trackers a `break` or `continue` (to `label`) leaves the
+    /// blocks of: those opened inside its target.
+    fn left_by(&self, label: Option<&syn::Lifetime>, is_break: bool) -> Vec<TokenStream> {
+        let name = label.map(|l| l.ident.to_string());
+        let target = self.targets.iter().rev().find(|t| match &name {
+            Some(n) => t.label.as_ref() == Some(n),
+            None => t.is_loop,
+        });
+        let Some(t) = target.filter(|t| is_break || t.is_loop) else {
+            return Vec::new();
+        };
+        self.blocks[t.blocks..]
+            .iter()
+            .flatten()
+            .rev()
+            .cloned()
+            .collect()
+    }
+
+    /// Visits `f` with `target` as what a `break` or `continue` may leave.
+    fn targeting(&mut self, label: Option<&syn::Label>, is_loop: bool, f: impl FnOnce(&mut Self)) {
+        self.targets.push(Target {
+            label: label.map(|l| l.name.ident.to_string()),
+            is_loop,
+            blocks: self.blocks.len(),
+        });
+        f(self);
+        self.targets.pop();
     }
 
     /// True if code after the current statement may read `x` again: a
@@ -1013,6 +1155,7 @@ impl VisitMut for Rewriter {
         suffix.pop();
         self.later.push(Default::default());
         self.deferred.push(Vec::new());
+        self.blocks.push(Vec::new());
         let held_before = std::mem::take(&mut self.held);
         let mut any_held = false;
         for (i, mut s) in std::mem::take(&mut b.stmts).into_iter().enumerate() {
@@ -1108,10 +1251,20 @@ impl VisitMut for Rewriter {
                 any_held = true;
             }
             out.push(s);
+            self.keep_shadowed(&tracker, &mut out);
+            let block = self.blocks.last_mut().expect("pushed above");
+            block.extend(
+                tracker
+                    .iter()
+                    .filter_map(let_ident)
+                    .map(|t| quote::quote!(&#t)),
+            );
             out.extend(tracker);
             out.extend(changed);
         }
         self.held = held_before || any_held;
+        let trackers = self.blocks.pop().expect("pushed above");
+        ending(&mut out, &trackers);
         b.stmts = out;
         self.deferred.pop();
         self.later.pop();
@@ -1125,9 +1278,11 @@ impl VisitMut for Rewriter {
                 self.hold_scrutinee(&f.pat, &mut f.expr);
                 let pat = (*f.pat).clone();
                 self.loops += 1;
-                self.scoped([&pat], |r| {
-                    r.unit_block = true;
-                    r.visit_block_mut(&mut f.body)
+                self.targeting(f.label.as_ref(), true, |r| {
+                    r.scoped([&pat], |r| {
+                        r.unit_block = true;
+                        r.visit_block_mut(&mut f.body)
+                    })
                 });
                 self.loops -= 1;
                 let iterable = &f.expr;
@@ -1140,6 +1295,13 @@ impl VisitMut for Rewriter {
                 self.loops += 1;
                 let unit = returns_unit(&c.body);
                 let mut updates = Vec::new();
+                // No `break` leaves a closure; a `move` one changes its own
+                // copies of the locals it names.
+                let targets = std::mem::take(&mut self.targets);
+                let barrier = self.barrier;
+                if c.capture.is_some() {
+                    self.barrier = self.scopes.len();
+                }
                 self.scoped(&pats, |r| {
                     r.unit_block = unit && matches!(&*c.body, Expr::Block(_));
                     r.visit_expr_mut(&mut c.body);
@@ -1153,6 +1315,8 @@ impl VisitMut for Rewriter {
                     }
                 });
                 self.loops -= 1;
+                self.targets = targets;
+                self.barrier = barrier;
                 if c.asyncness.is_none() {
                     *c.body = closure_body(&region, &c.body, &updates);
                 }
@@ -1215,17 +1379,55 @@ impl VisitMut for Rewriter {
             }
             Expr::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
                 self.loops += 1;
-                self.visit_expr_mut(&mut w.cond);
-                self.unit_block = true;
-                self.visit_block_mut(&mut w.body);
+                self.targeting(w.label.as_ref(), true, |r| {
+                    r.visit_expr_mut(&mut w.cond);
+                    r.unit_block = true;
+                    r.visit_block_mut(&mut w.body);
+                });
                 self.loops -= 1;
                 self.condition(&mut w.cond);
             }
             Expr::Loop(l) => {
                 self.loops += 1;
-                self.unit_block = true;
-                self.visit_block_mut(&mut l.body);
+                self.targeting(l.label.as_ref(), true, |r| {
+                    r.unit_block = true;
+                    r.visit_block_mut(&mut l.body);
+                });
                 self.loops -= 1;
+            }
+            Expr::Block(b) if b.label.is_some() => {
+                let label = b.label.clone();
+                self.targeting(label.as_ref(), false, |r| r.visit_block_mut(&mut b.block));
+            }
+            Expr::Async(a) => {
+                let targets = std::mem::take(&mut self.targets);
+                let barrier = self.barrier;
+                if a.capture.is_some() {
+                    self.barrier = self.scopes.len();
+                }
+                self.visit_block_mut(&mut a.block);
+                self.targets = targets;
+                self.barrier = barrier;
+            }
+            Expr::Break(b) => {
+                if let Some(v) = &mut b.expr {
+                    self.visit_expr_mut(v);
+                }
+                let left = self.left_by(b.label.as_ref(), true);
+                if left.is_empty() {
+                    return;
+                }
+                match &mut b.expr {
+                    // The value is computed while the locals live.
+                    Some(v) => **v = parse_quote!(::augur::__private::ended(#v, &[#(#left),*])),
+                    None => *e = parse_quote!({ ::augur::__private::end(&[#(#left),*]); #e }),
+                }
+            }
+            Expr::Continue(c) => {
+                let left = self.left_by(c.label.as_ref(), false);
+                if !left.is_empty() {
+                    *e = parse_quote!({ ::augur::__private::end(&[#(#left),*]); #e });
+                }
             }
             Expr::If(i) if matches!(&*i.cond, Expr::Let(_)) => {
                 self.scopes.push(Vec::new());
@@ -1239,9 +1441,11 @@ impl VisitMut for Rewriter {
             Expr::While(w) if matches!(&*w.cond, Expr::Let(_)) => {
                 self.loops += 1;
                 self.scopes.push(Vec::new());
-                self.visit_expr_mut(&mut w.cond);
-                self.unit_block = true;
-                self.visit_block_mut(&mut w.body);
+                self.targeting(w.label.as_ref(), true, |r| {
+                    r.visit_expr_mut(&mut w.cond);
+                    r.unit_block = true;
+                    r.visit_block_mut(&mut w.body);
+                });
                 self.scopes.pop();
                 self.loops -= 1;
             }

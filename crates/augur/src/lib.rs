@@ -231,8 +231,8 @@ pub use augur_macros::Staged;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::stage::staged::{
-        arg, body, call, mark, scrutinee, turns, value, varies, Frame, FrameGuard, Held,
-        MacroGuard, Mark, Probe, Region, Tracked, Turns, ViaHash, ViaNone, ViaSeen,
+        arg, body, call, end, ended, mark, scrutinee, turns, value, varies, Frame, FrameGuard,
+        Held, MacroGuard, Mark, Probe, Region, Tracked, Turns, ViaHash, ViaNone, ViaSeen,
     };
 }
 

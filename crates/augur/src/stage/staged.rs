@@ -16,7 +16,10 @@
 //!   `if`/`while` condition) that may change it through a method or a
 //!   `&mut` borrow: two paths that differ in it do
 //!   not share code, a dyn loop that changes it unrolls until its value
-//!   repeats (a state machine closes into a loop over its states);
+//!   repeats (a state machine closes into a loop over its states). The
+//!   tracker has no destructor: the block ends it ([`end`], [`ended`]), as
+//!   does a `break` or `continue` that leaves the block, and the
+//!   activation that owns it ends what a `return` or `?` left;
 //!
 //!   An immutable `let` is tracked where its value may tell paths apart
 //!   that tags no longer do: its initialiser reads a local that may change
@@ -111,18 +114,29 @@ pub fn mark() -> Mark {
 
 /// A plain local's value, as a hash that is part of every tag while the
 /// local lives.
+///
+/// No destructor: a block the local's `let` stands in ends its tracker
+/// ([`end`], [`ended`], before a `break` or `continue` that leaves it), and
+/// the activation that owns it ends the rest when it ends (a `return`, a
+/// `?`, a caught panic). A destructor would give every function that
+/// tracks a local a cleanup, which each run the engine ends early unwinds
+/// through at a cost.
 pub struct Tracked {
-    /// The engine slot and the run it belongs to.
-    slot: Option<(u32, u32)>,
+    /// The engine slot, the depth of the activation that owns it, and the
+    /// run it belongs to.
+    slot: Option<(u32, u32, u32)>,
     /// Poisoned (see [`Tracked::poison`]) and not updated since.
     poisoned: Cell<bool>,
-    /// For a local that may change: where its `let` stands, the run it
-    /// belongs to, and the thread's decision count when it was bound. A
-    /// change to a value of a type the attribute cannot hash after a
-    /// decision poisons it for good ([`Hidden::Opaque`]).
-    changes: Option<(&'static Location<'static>, u32, u32)>,
+    /// For a local that may change: where its `let` stands, the depth of
+    /// the activation that owns it, the run it belongs to, and the
+    /// thread's decision count when it was bound. A change to a value of a
+    /// type the attribute cannot hash after a decision poisons it for good
+    /// ([`Hidden::Opaque`]).
+    changes: Option<(&'static Location<'static>, u32, u32, u32)>,
     /// Changed while holding a value the attribute cannot hash.
     opaque: Cell<bool>,
+    /// Ended: by its block, or where a `break` left the block.
+    ended: Cell<bool>,
 }
 
 impl Tracked {
@@ -132,6 +146,7 @@ impl Tracked {
             poisoned: Cell::new(false),
             changes: None,
             opaque: Cell::new(false),
+            ended: Cell::new(false),
         }
     }
 
@@ -146,11 +161,21 @@ impl Tracked {
     pub fn changing(mark: Mark, always: bool, varies: bool, hash: Option<u64>) -> Tracked {
         let mut t = Tracked::bound(mark, varies && (always || hash.is_some()), hash);
         if hash.is_none() {
-            let at = Location::caller();
-            let gen = t.slot.map(|(_, g)| g).or_else(driver::current_gen);
-            t.changes = gen.map(|g| (at, g, driver::decisions()));
+            t.changes = t.changes_from(Location::caller());
         }
         t
+    }
+
+    /// What [`Tracked::changes`] holds for a local bound at `at` now.
+    fn changes_from(
+        &self,
+        at: &'static Location<'static>,
+    ) -> Option<(&'static Location<'static>, u32, u32, u32)> {
+        let (depth, gen) = match self.slot {
+            Some((_, depth, gen)) => (depth, gen),
+            None => driver::with_gen(|e, gen| (e.depth(), gen))?,
+        };
+        Some((at, depth, gen, driver::decisions()))
     }
 
     /// Starts tracking a parameter the body may change in place (`&mut
@@ -160,7 +185,7 @@ impl Tracked {
     /// another type is left as before: a method call on `self` cannot be
     /// told from a change, and making every such body share no code after
     /// its first call would refuse DSLs whose `&mut self` state lives in
-    /// `Static`s.
+    /// `Static`s. The body's activation ends it.
     #[track_caller]
     #[inline]
     pub fn param(varies: bool, hash: Option<u64>) -> Tracked {
@@ -173,8 +198,7 @@ impl Tracked {
     #[track_caller]
     pub fn unset() -> Tracked {
         let mut t = Tracked::bound(Mark::NONE, true, Some(0));
-        let at = Location::caller();
-        t.changes = t.slot.map(|(_, g)| (at, g, driver::decisions()));
+        t.changes = t.slot.and_then(|_| t.changes_from(Location::caller()));
         t
     }
 
@@ -203,13 +227,12 @@ impl Tracked {
                 Some(h) => h,
                 None => e.stand_in(m, decided),
             };
-            (e.static_register(h), gen)
+            let (slot, depth) = e.track(h);
+            (slot, depth, gen)
         });
         Tracked {
             slot,
-            poisoned: Cell::new(false),
-            changes: None,
-            opaque: Cell::new(false),
+            ..Tracked::untracked()
         }
     }
 
@@ -219,13 +242,15 @@ impl Tracked {
     /// the engine shares no code (see `trace/frames.rs`).
     #[track_caller]
     pub fn poison(&self) {
-        let Some((_, gen)) = self.slot else { return };
-        if self.poisoned.get() || driver::current_gen() != Some(gen) {
+        let Some((_, depth, gen)) = self.slot else {
+            return;
+        };
+        if self.poisoned.get() || self.ended.get() || driver::current_gen() != Some(gen) {
             return;
         }
         self.poisoned.set(true);
         let at = SrcLoc::from_location(Location::caller());
-        driver::with_quiet(|e| e.poisoned(Hidden::Borrowed(at), true));
+        driver::with_quiet(|e| e.poisoned(depth, Hidden::Borrowed(at), true));
     }
 
     fn unpoison(&self) {
@@ -241,8 +266,10 @@ impl Tracked {
         let Some(h) = hash else {
             return self.changed_opaque();
         };
-        let Some((slot, gen)) = self.slot else { return };
-        if driver::current_gen() != Some(gen) {
+        let Some((slot, _, gen)) = self.slot else {
+            return;
+        };
+        if self.ended.get() || driver::current_gen() != Some(gen) {
             return;
         }
         self.unpoison();
@@ -253,14 +280,14 @@ impl Tracked {
     }
 
     fn changed_opaque(&self) {
-        let Some((at, gen, bound)) = self.changes else {
+        let Some((at, depth, gen, bound)) = self.changes else {
             return;
         };
         // With no decision since the `let`, the new value follows from
         // the state there, as the value it was bound with does (`let mut
         // ts = Vec::new(); ts.push(t);`): every path that reaches this
         // point with the same tags changed it the same way.
-        if self.opaque.get() || driver::decisions() == bound {
+        if self.opaque.get() || self.ended.get() || driver::decisions() == bound {
             return;
         }
         if driver::current_gen() != Some(gen) {
@@ -269,34 +296,29 @@ impl Tracked {
         self.unpoison();
         self.opaque.set(true);
         let why = Hidden::Opaque(SrcLoc::from_location(at));
-        driver::with_quiet(|e| e.poisoned(why, true));
+        driver::with_quiet(|e| e.poisoned(depth, why, true));
     }
-}
 
-impl Drop for Tracked {
-    /// Inlined: most trackers track nothing (their `let` decided nothing),
-    /// and end with this test.
+    /// The local's scope ended: the engine forgets it. Inlined: most
+    /// trackers track nothing (their `let` decided nothing), and end with
+    /// this test.
     #[inline]
-    fn drop(&mut self) {
-        if self.slot.is_some() || self.changes.is_some() {
-            self.end();
+    pub fn end(&self) {
+        if (self.slot.is_some() || self.changes.is_some()) && !self.ended.replace(true) {
+            self.forget();
         }
     }
-}
 
-impl Tracked {
-    /// The local's scope ended: the engine forgets it.
     #[inline(never)]
-    fn end(&mut self) {
+    fn forget(&self) {
         let gen = match (self.slot, self.changes) {
-            (Some((_, g)), _) | (None, Some((_, g, _))) => g,
+            (Some((_, _, g)), _) | (None, Some((_, _, g, _))) => g,
             (None, None) => return,
         };
         let borrowed = self.poisoned.get();
         let opaque = self.changes.filter(|_| self.opaque.get());
-        let slot = self.slot.map(|(s, _)| s);
-        // One access to the engine: a tracker lives as long as its local,
-        // and the attribute makes many.
+        let slot = self.slot;
+        // One access to the engine: the attribute makes many trackers.
         driver::with_gen(|e, now| {
             if now != gen {
                 return;
@@ -304,14 +326,30 @@ impl Tracked {
             if borrowed {
                 e.poisoned_any_borrow();
             }
-            if let Some((at, _, _)) = opaque {
-                e.poisoned(Hidden::Opaque(SrcLoc::from_location(at)), false);
+            if let Some((at, depth, _, _)) = opaque {
+                e.poisoned(depth, Hidden::Opaque(SrcLoc::from_location(at)), false);
             }
-            if let Some(slot) = slot {
-                e.static_drop(slot);
+            if let Some((slot, depth, _)) = slot {
+                e.untrack(depth, slot);
             }
         });
     }
+}
+
+/// The trackers of a block's locals end where the block does.
+#[inline]
+pub fn end(trackers: &[&Tracked]) {
+    for t in trackers {
+        t.end();
+    }
+}
+
+/// The value `v` of a block's tail: the trackers of the block's locals end
+/// after it is computed.
+#[inline]
+pub fn ended<T>(v: T, trackers: &[&Tracked]) -> T {
+    end(trackers);
+    v
 }
 
 /// A value handed to a call (an argument, a receiver) whose expression

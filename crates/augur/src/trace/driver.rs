@@ -157,7 +157,7 @@ fn install_hook() {
                     line: 0,
                     col: 0,
                 });
-                with_quiet(|e| e.poisoned(Hidden::Panicked(at), true));
+                with_quiet(|e| e.poisoned(0, Hidden::Panicked(at), true));
             } else {
                 previous(info)
             }

@@ -312,8 +312,14 @@ pub(super) struct Frames {
     rooted: bool,
     /// Why tracked locals cannot be read now, in order: borrowed through
     /// a `let` (see `Tracked::poison`), or of a type the attribute cannot
-    /// hash and changed.
-    poisoned: Vec<Hidden>,
+    /// hash and changed; each with the depth of the activation whose local
+    /// it is (`0`: for the rest of the run).
+    poisoned: Vec<(u32, Hidden)>,
+    /// The engine slots of the live tracked locals, each with the depth of
+    /// the activation whose local it is, in order (so by depth): a local's
+    /// block ends it, and an activation that ends (by `return`, `?`, a
+    /// caught panic) ends those its blocks did not.
+    tracked: Vec<(u32, u32)>,
     /// What the run decided, in order (see [`Frames::sides_since`]).
     sides: Vec<Side>,
     /// The values held now, in order.
@@ -334,8 +340,51 @@ impl Frames {
         self.settled = 0;
         self.rooted = false;
         self.poisoned.clear();
+        self.tracked.clear();
         self.sides.clear();
         self.held.clear();
+    }
+
+    /// The depth that owns what the innermost activation's code starts
+    /// now (`0`: no activation).
+    #[inline]
+    pub(super) fn depth(&self) -> u32 {
+        self.stack.len() as u32
+    }
+
+    /// A tracked local of the innermost activation's code holds the engine
+    /// slot `slot`; returns the depth that owns it.
+    #[inline]
+    pub(super) fn track(&mut self, slot: u32) -> u32 {
+        let depth = self.depth();
+        self.tracked.push((depth, slot));
+        depth
+    }
+
+    /// The tracked local owned at `depth` that holds `slot` ended: true if
+    /// it was live (its activation had not ended it).
+    #[inline]
+    pub(super) fn untrack(&mut self, depth: u32, slot: u32) -> bool {
+        let live = |&(d, s): &(u32, u32)| d == depth && s == slot;
+        match self.tracked.iter().rposition(live) {
+            Some(i) => {
+                self.tracked.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The slot of a tracked local whose activation has ended, taken off
+    /// the list; `None` when there is no more.
+    #[inline]
+    pub(super) fn swept(&mut self) -> Option<u32> {
+        let depth = self.depth();
+        let &(d, slot) = self.tracked.last()?;
+        (d > depth).then(|| {
+            self.tracked.pop();
+            slot
+        })
     }
 
     /// The innermost activation's code holds the engine slot `slot` for a
@@ -361,14 +410,15 @@ impl Frames {
         due.then(|| self.held.pop().expect("checked above").slot)
     }
 
-    /// A tracked local cannot be read for `why` (borrowed through a `let`,
-    /// or opaque and changed): `on`; or it can again: `!on` (a borrow's
-    /// end does not say where it began: any one ends).
-    pub(super) fn poisoned(&mut self, why: Hidden, on: bool) {
+    /// A tracked local owned at `depth` cannot be read for `why` (borrowed
+    /// through a `let`, or opaque and changed): `on`, until it can again
+    /// (`!on`: a borrow's end does not say where it began, any one ends) or
+    /// its activation ends; at depth `0`, for the rest of the run.
+    pub(super) fn poisoned(&mut self, depth: u32, why: Hidden, on: bool) {
         if on {
-            return self.poisoned.push(why);
+            return self.poisoned.push((depth, why));
         }
-        let same = |h: &Hidden| match (*h, why) {
+        let same = |&(_, h): &(u32, Hidden)| match (h, why) {
             (Hidden::Borrowed(_), Hidden::Borrowed(_)) => true,
             (h, why) => h == why,
         };
@@ -511,6 +561,9 @@ impl Frames {
         }
         self.stack.truncate(d);
         self.settled = self.settled.min(d);
+        if !self.poisoned.is_empty() {
+            self.poisoned.retain(|&(owner, _)| owner <= depth);
+        }
     }
 
     /// A decision took side `taken`: part of what the innermost counted
@@ -643,7 +696,7 @@ impl Frames {
         if let Some(i) = top.hidden.checked_sub(1) {
             return Some(self.hidden[i as usize]);
         }
-        if let Some(&why) = self.poisoned.first() {
+        if let Some(&(_, why)) = self.poisoned.first() {
             return Some(why);
         }
         if covers(&self.stack, loc) {

@@ -215,10 +215,11 @@ impl<'e> Recorder<'e> {
         run.frames.enter(region, caller, decided, || state)
     }
 
-    /// A tracked local cannot be read for `why` (`on`), or can again.
+    /// A tracked local owned at `depth` cannot be read for `why` (`on`),
+    /// or can again.
     #[inline]
-    pub(crate) fn poisoned(&mut self, why: super::frames::Hidden, on: bool) {
-        self.engine.run.frames.poisoned(why, on)
+    pub(crate) fn poisoned(&mut self, depth: u32, why: super::frames::Hidden, on: bool) {
+        self.engine.run.frames.poisoned(depth, why, on)
     }
 
     /// A borrow of a tracked local ended.
@@ -229,7 +230,30 @@ impl<'e> Recorder<'e> {
             line: 0,
             col: 0,
         });
-        self.engine.run.frames.poisoned(anywhere, false)
+        self.engine.run.frames.poisoned(0, anywhere, false)
+    }
+
+    /// The depth that owns what the innermost activation's code starts now.
+    #[inline]
+    pub(crate) fn depth(&self) -> u32 {
+        self.engine.run.frames.depth()
+    }
+
+    /// Registers a tracked local of the innermost activation's code with
+    /// the hash of its value; returns its slot and the depth that owns it
+    /// (see `Frames::track`).
+    #[inline]
+    pub(crate) fn track(&mut self, hash: u64) -> (u32, u32) {
+        let slot = self.engine.static_register(hash);
+        (slot, self.engine.run.frames.track(slot))
+    }
+
+    /// The tracked local owned at `depth` in `slot` went out of scope.
+    #[inline]
+    pub(crate) fn untrack(&mut self, depth: u32, slot: u32) {
+        if self.engine.run.frames.untrack(depth, slot) {
+            self.engine.static_drop(slot);
+        }
     }
 
     /// What a bound value that cannot be hashed stands for: the live
@@ -278,6 +302,11 @@ impl<'e> Recorder<'e> {
     ) {
         let frames = &mut self.engine.run.frames;
         frames.exit(depth, value, decided);
+        // So are the tracked locals whose blocks it left without ending
+        // them (a `return`, a `?`, a caught panic).
+        while let Some(slot) = self.engine.run.frames.swept() {
+            self.engine.static_drop(slot);
+        }
         // What the ended activations' code held is released with them.
         let mut released = false;
         while let Some(slot) = self.engine.run.frames.release(None) {

@@ -34,3 +34,4 @@ mod static_values;
 mod structs;
 mod structured_jumps;
 mod structuring;
+mod tracker_scopes;
