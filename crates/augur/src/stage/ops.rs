@@ -3,8 +3,8 @@
 
 use super::ctype::{CInt, CNum, CScalar, CSigned, CType};
 use super::dyn_val::{compute, Arg, Dyn, IntoArg};
-use crate::ir::{BinOp, Scalar, Type, UnOp};
-use crate::trace::recorder::OpExpr;
+use crate::ir::{BinOp, Const, Scalar, Type, UnOp};
+use crate::trace::recorder::{OpExpr, Operand};
 use std::ops::*;
 
 #[track_caller]
@@ -71,7 +71,78 @@ binops!(CBits:
     BitOr bitor BitOrAssign bitor_assign => BitOr,
     BitXor bitxor BitXorAssign bitxor_assign => BitXor,
 );
-binops!(CInt:
+// Shifts take a count of any integer type, as Rust's do, and mean what
+// Rust's mean with overflow checks off (`wrapping_shl`, `wrapping_shr`):
+// the count is masked to the width of the value shifted (`x << 33` on an
+// `i32` is `x << 1`, `x >> -1` on a `u64` is `x >> 63`), so no count is
+// out of range for C, the JIT or the interpreter. A count known at the
+// first stage is masked there; a `Dyn` one by an `&` in the code, which C
+// compilers fold into the shift instruction.
+
+/// The width in bits of the integer type `T`.
+fn width<T: CInt>() -> i64 {
+    match T::ty() {
+        Type::Scalar(s) => s.size() as i64 * 8,
+        other => unreachable!("an integer type, not {other:?}"),
+    }
+}
+
+/// The literal count `c` of a shift of a `T`, masked to `T`'s width.
+fn literal_count<T: CInt, U: CInt>(c: U) -> Arg {
+    let Const::Int(v) = c.to_const() else {
+        unreachable!("an integer constant");
+    };
+    Arg::Const(Operand::constant(
+        Const::Int(v & (width::<T>() - 1)),
+        U::ty(),
+    ))
+}
+
+/// The count `c` of a shift of a `T`, masked to `T`'s width.
+#[track_caller]
+fn dyn_count<T: CInt, U: CInt>(c: Dyn<U>) -> Arg {
+    let mask = Arg::Const(Operand::constant(Const::Int(width::<T>() - 1), U::ty()));
+    binary::<U>(BinOp::BitAnd, c.arg(), mask).arg()
+}
+
+macro_rules! shifts {
+    ($($trait:ident $method:ident $assign_trait:ident $assign:ident => $op:ident),* $(,)?) => {$(
+        impl<T: CInt, U: CInt> $trait<Dyn<U>> for Dyn<T> {
+            type Output = Dyn<T>;
+            #[track_caller]
+            fn $method(self, rhs: Dyn<U>) -> Dyn<T> {
+                binary(BinOp::$op, self.arg(), dyn_count::<T, U>(rhs))
+            }
+        }
+        impl<T: CInt, U: CInt> $trait<U> for Dyn<T> {
+            type Output = Dyn<T>;
+            #[track_caller]
+            fn $method(self, rhs: U) -> Dyn<T> {
+                binary(BinOp::$op, self.arg(), literal_count::<T, U>(rhs))
+            }
+        }
+        impl<T: CInt, U: CInt> $assign_trait<Dyn<U>> for Dyn<T> {
+            /// Assigns `self op rhs` to the variable `self` names.
+            #[track_caller]
+            fn $assign(&mut self, rhs: Dyn<U>) {
+                let now = self.current();
+                let v: Dyn<T> = binary(BinOp::$op, now.arg(), dyn_count::<T, U>(rhs));
+                self.set(v);
+            }
+        }
+        impl<T: CInt, U: CInt> $assign_trait<U> for Dyn<T> {
+            /// Assigns `self op rhs` to the variable `self` names.
+            #[track_caller]
+            fn $assign(&mut self, rhs: U) {
+                let now = self.current();
+                let v: Dyn<T> = binary(BinOp::$op, now.arg(), literal_count::<T, U>(rhs));
+                self.set(v);
+            }
+        }
+    )*};
+}
+
+shifts!(
     Shl shl ShlAssign shl_assign => Shl,
     Shr shr ShrAssign shr_assign => Shr,
 );
@@ -95,7 +166,21 @@ literal_left!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 
 macro_rules! literal_left_bits {
     ($($t:ty),*) => {$(
-        literal_left!(@ops $t: BitAnd bitand BitAnd, BitOr bitor BitOr, BitXor bitxor BitXor, Shl shl Shl, Shr shr Shr);
+        literal_left!(@ops $t: BitAnd bitand BitAnd, BitOr bitor BitOr, BitXor bitxor BitXor);
+        literal_left_shifts!($t: Shl shl Shl, Shr shr Shr);
+    )*};
+}
+
+/// A literal shifted by a `Dyn` count of any integer type: `1u64 << k`.
+macro_rules! literal_left_shifts {
+    ($t:ty: $($trait:ident $method:ident $op:ident),*) => {$(
+        impl<U: CInt> $trait<Dyn<U>> for $t {
+            type Output = Dyn<$t>;
+            #[track_caller]
+            fn $method(self, rhs: Dyn<U>) -> Dyn<$t> {
+                binary(BinOp::$op, IntoArg::<$t>::into_arg(self), dyn_count::<$t, U>(rhs))
+            }
+        }
     )*};
 }
 literal_left_bits!(i8, i16, i32, i64, u8, u16, u32, u64);

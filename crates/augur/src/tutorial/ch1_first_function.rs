@@ -45,7 +45,9 @@
 //!   [`name`](crate::Dyn::name) names a parameter.
 //! * [`set`](crate::Dyn::set) assigns to a variable.
 //! * `+ - * / %`, bit operators and shifts work on `Dyn` values, with a
-//!   Rust literal on either side (`3 * y`, `t - 1`). Comparisons are methods,
+//!   Rust literal on either side (`3 * y`, `t - 1`), meaning what they mean
+//!   in a release build of Rust: integers wrap, and a shift's count (of any
+//!   integer type) is masked to the width of the value shifted. Comparisons are methods,
 //!   because Rust's comparison traits must return `bool`:
 //!   [`lt`](crate::Dyn::lt), `le`, `gt`, `ge`, `eq`, `ne` give a `Dyn<bool>`.
 //!

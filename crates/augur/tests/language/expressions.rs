@@ -18,7 +18,7 @@ macro_rules! int_zoo {
                     let a = (x + y) * x - y * 3;
                     let b = (x & y) | (x ^ 5) | (3 & y);
                     let c = !x ^ (y | 9);
-                    let d = (x << 2) ^ (y >> 1) ^ (1 << (y & 3));
+                    let d = (x << 2) ^ (y >> 1) ^ ((1 as $t) << (y & 3));
                     a ^ b ^ c ^ d ^ (7 - x) ^ (2 * y)
                 },
                 |&mut (x, y): &mut ($t, $t)| {
@@ -546,8 +546,8 @@ fn wide_unsigned_float_casts() {
     );
 }
 
-/// Narrow types are shifted as `int` (counts up to 31 are defined) and the
-/// result truncated: `u8 << 9` is 0, `i8 >> 9` is the sign.
+/// Narrow types shift as Rust's do: the count is masked to the type's
+/// width (`u8 << 9` is `u8 << 1`, `i8 >> 9` is `i8 >> 1`).
 #[test]
 #[augur::staged]
 fn narrow_shift_past_width() {
@@ -560,10 +560,10 @@ fn narrow_shift_past_width() {
                 + (y << 7).cast::<i32>() * 1000
         },
         |&mut (x, y): &mut (u8, i8)| {
-            ((x as i32) << 9) as u8 as i32
-                + ((y as i32) >> 9) as i8 as i32 * 10
+            x.wrapping_shl(9) as i32
+                + y.wrapping_shr(9) as i32 * 10
                 + (x >> 7) as i32 * 100
-                + (((y as i32) << 7) as i8 as i32) * 1000
+                + (y << 7) as i32 * 1000
         },
         &[(0, 0), (255, -1), (128, -128), (1, 1), (77, 127)],
     );

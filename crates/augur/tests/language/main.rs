@@ -27,6 +27,7 @@ mod places;
 mod prophecy;
 mod prophecy_errors;
 mod qualifiers;
+mod rust_operators;
 mod semantics;
 mod sound_by_default;
 mod state_across_joins;
