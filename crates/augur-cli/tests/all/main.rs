@@ -3,3 +3,4 @@
 
 mod cli;
 mod paper_programs;
+mod publishing;
