@@ -38,8 +38,12 @@
 //!   early unwinds through no cleanup of ours).
 
 mod derive;
+mod ends;
 mod macros;
 mod rewrite;
+mod rewriter;
+mod syntax;
+mod tracking;
 
 use proc_macro::TokenStream;
 use syn::spanned::Spanned;
