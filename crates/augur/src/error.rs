@@ -189,6 +189,17 @@ pub enum Error {
         /// The launch's line.
         location: Option<SrcLoc>,
     },
+    /// A parallel loop ([`parallel_for`](crate::parallel_for)) whose
+    /// iterations could not run at once with the meaning they have in order:
+    /// its body assigns a variable declared outside it that is not one of
+    /// its reductions, a value made in it is used after it, or it reads a
+    /// reduction's partial value.
+    Parallel {
+        /// What is wrong, and the fix.
+        message: String,
+        /// The user's line.
+        location: Option<SrcLoc>,
+    },
     /// An internal invariant failed (a bug in augur).
     Internal {
         /// What failed.
@@ -333,6 +344,9 @@ impl fmt::Display for Error {
             ),
             Error::Kernel { message, location } => {
                 write!(f, "GPU kernel{}: {message}", at(location))
+            }
+            Error::Parallel { message, location } => {
+                write!(f, "parallel loop{}: {message}", at(location))
             }
             Error::Internal { message } => write!(f, "internal error in augur: {message}"),
         }

@@ -26,7 +26,8 @@
 //!   declarations, assignments, calls, `if`, `while`, `for`, `break`,
 //!   `continue`, `return` and GPU kernel launches
 //!   ([`Launch`]: a body run by every thread of a grid, with its
-//!   block and thread indices). `Label`/`Goto` appear only as a fallback
+//!   block and thread indices); a `for` may be a parallel loop
+//!   ([`parallel`]). `Label`/`Goto` appear only as a fallback
 //!   for control flow that has no structured form.
 //!
 //! Invariants (checked by [`verify`](verify::verify) after every pass):
@@ -44,7 +45,12 @@
 //! 8. every [intrinsic](Intrinsic) fits its signature (operands' types and
 //!    its node's type; `@shared`'s operands are constants within
 //!    [`MAX_SHARED_BYTES`]), and a barrier is the whole value of an `Eval`
-//!    statement.
+//!    statement;
+//! 9. a `for` loop marked [`Annotation::Parallel`] keeps the rules of
+//!    [`parallel`]: the header `for (int64_t i = lo; i < hi; i = i + 1)`
+//!    with `hi` a variable, reductions of fitting scalar types declared
+//!    outside it, a body that assigns no other variable declared outside
+//!    it, and that no `break`, `return` or `goto` leaves.
 //!
 //! The text form ([`Display`](std::fmt::Display), specified in [`text`]) is
 //! what file tests and error messages show, and [`parse`] reads it back; the
@@ -54,6 +60,7 @@ pub(crate) mod device;
 mod entity;
 mod expr;
 mod intrinsic;
+pub mod parallel;
 mod stmt;
 pub mod text;
 mod types;
@@ -63,6 +70,7 @@ pub use entity::{Arena, EntityId, SecondaryMap};
 pub(crate) use expr::{binop_prec, write_c_string};
 pub use expr::{BinOp, Const, Expr, ExprData, ExprId, UnOp};
 pub use intrinsic::{atomic_suffix, Intrinsic, ATOMIC_SCALARS, MAX_SHARED_BYTES};
+pub use parallel::{ReduceOp, Reduction};
 pub(crate) use stmt::{each_expr, each_own_expr};
 pub use stmt::{Annotation, Block, LabelId, Launch, SrcLoc, Stmt, StmtKind};
 pub use text::{parse, ParseError};

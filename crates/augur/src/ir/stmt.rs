@@ -74,6 +74,10 @@ pub enum Annotation {
     /// them), so all may run at once. The interpreter checks that no two
     /// touch the same memory where one writes. Printed as a comment.
     Threads,
+    /// On a `for` loop: its iterations may run at once, combining these
+    /// reductions ([`parallel`](super::parallel) has the rules). Printed
+    /// as an OpenMP pragma.
+    Parallel(Vec<super::Reduction>),
 }
 
 impl Annotation {

@@ -124,6 +124,17 @@ impl Verifier<'_> {
             if let StmtKind::Goto(l) = s.kind {
                 self.gotos.push((l, self.region));
             }
+            if super::parallel::reductions(s).is_some() {
+                // A parallel loop's body is a region: no `goto` leaves it.
+                super::parallel::verify(self.f, s)?;
+                let outer = self.region;
+                self.regions += 1;
+                self.region = self.regions;
+                let r = self.stmt(&s.kind);
+                self.region = outer;
+                r?;
+                continue;
+            }
             self.stmt(&s.kind)?;
         }
         self.pop_scope();

@@ -4,6 +4,7 @@
 //! and assigned where it was defined.
 
 use crate::ir::{Block, Const, Expr, Function, Scalar, Stmt, StmtKind, Type, VarId};
+use crate::trace::tag::FastMap as HashMap;
 use crate::trace::tag::FastSet as HashSet;
 
 /// Hoists every declaration some use cannot see.
@@ -15,17 +16,93 @@ pub fn run(f: &mut Function) {
         return;
     }
     let mut body = std::mem::take(&mut f.body);
+    // A variable of a parallel loop's body is hoisted to the top of that
+    // body, not of the function: each iteration keeps its own.
+    let mut owner = HashMap::default();
+    owners(&body, None, &out_of_scope, &mut owner);
     demote(f, &mut body, &out_of_scope);
     let mut hoisted: Vec<VarId> = out_of_scope.into_iter().collect();
     hoisted.sort();
-    let decls: Vec<Stmt> = hoisted
-        .into_iter()
-        .map(|v| {
+    place(f, &mut body, &hoisted, &owner);
+    let decls = zero_decls(f, &hoisted, &owner, None);
+    f.body = decls.into_iter().chain(body).collect();
+}
+
+/// For each variable of `vars` declared in `b`: the index of the innermost
+/// parallel loop whose body declares it (`None`: no parallel loop).
+fn owners(
+    b: &[Stmt],
+    owner: Option<VarId>,
+    vars: &HashSet<VarId>,
+    out: &mut HashMap<VarId, Option<VarId>>,
+) {
+    for s in b {
+        if let StmtKind::Decl { var, .. } = s.kind {
+            if vars.contains(&var) {
+                out.insert(var, owner);
+            }
+        }
+        if let StmtKind::For { init, .. } = &s.kind {
+            if let StmtKind::Decl { var, .. } = init.kind {
+                if vars.contains(&var) {
+                    out.insert(var, owner);
+                }
+            }
+        }
+        let inner = match crate::ir::parallel::reductions(s) {
+            Some(_) => for_index(s).or(owner),
+            None => owner,
+        };
+        for block in s.kind.blocks() {
+            owners(block, inner, vars, out);
+        }
+    }
+}
+
+fn for_index(s: &Stmt) -> Option<VarId> {
+    match &s.kind {
+        StmtKind::For { init, .. } => match init.kind {
+            StmtKind::Decl { var, .. } => Some(var),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The zero-initialised declarations of the variables of `hoisted` that
+/// `owner` gives to `loop_index`.
+fn zero_decls(
+    f: &mut Function,
+    hoisted: &[VarId],
+    owner: &HashMap<VarId, Option<VarId>>,
+    loop_index: Option<VarId>,
+) -> Vec<Stmt> {
+    (hoisted.iter())
+        .filter(|v| owner.get(v).copied().flatten() == loop_index)
+        .map(|&v| {
             let init = zero(f, &f.vars[v].ty.clone());
             Stmt::new(StmtKind::Decl { var: v, init })
         })
-        .collect();
-    f.body = decls.into_iter().chain(body).collect();
+        .collect()
+}
+
+/// Declares each parallel loop's hoisted variables at the top of its body.
+fn place(
+    f: &mut Function,
+    b: &mut Block,
+    hoisted: &[VarId],
+    owner: &HashMap<VarId, Option<VarId>>,
+) {
+    for s in b.iter_mut() {
+        let index = crate::ir::parallel::reductions(s).and(for_index(s));
+        for inner in s.kind.blocks_mut() {
+            place(f, inner, hoisted, owner);
+        }
+        if let (Some(index), StmtKind::For { body, .. }) = (index, &mut s.kind) {
+            let decls = zero_decls(f, hoisted, owner, Some(index));
+            body.splice(0..0, decls);
+        }
+    }
 }
 
 fn zero(f: &mut Function, ty: &Type) -> Option<crate::ir::ExprId> {

@@ -384,6 +384,10 @@ impl<T: CType + ?Sized> Dyn<T> {
 pub trait IntoIndex {
     /// The operand.
     fn into_index(self) -> Arg;
+    /// The operand as an `int64_t` (a cast where it is of another type).
+    #[doc(hidden)]
+    #[track_caller]
+    fn into_i64(self) -> Arg;
 }
 macro_rules! index_types {
     ($($t:ty),*) => {$(
@@ -391,10 +395,21 @@ macro_rules! index_types {
             fn into_index(self) -> Arg {
                 IntoArg::<$t>::into_arg(self)
             }
+            fn into_i64(self) -> Arg {
+                IntoArg::<i64>::into_arg(self as i64)
+            }
         }
         impl IntoIndex for Dyn<$t> {
             fn into_index(self) -> Arg {
                 self.arg()
+            }
+            #[track_caller]
+            fn into_i64(self) -> Arg {
+                if <$t as CType>::ty() == <i64 as CType>::ty() {
+                    self.arg()
+                } else {
+                    self.cast::<i64>().arg()
+                }
             }
         }
     )*};
@@ -403,6 +418,9 @@ index_types!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 impl IntoIndex for usize {
     fn into_index(self) -> Arg {
+        IntoArg::<i64>::into_arg(self as i64)
+    }
+    fn into_i64(self) -> Arg {
         IntoArg::<i64>::into_arg(self as i64)
     }
 }

@@ -12,6 +12,7 @@ pub mod libc;
 pub mod math;
 mod opaque;
 mod ops;
+pub mod parallel;
 pub mod signature;
 pub mod static_var;
 

@@ -470,9 +470,13 @@ impl<'a> Emitter<'a> {
         matches!(block.term, Term::Return(_))
             && block.nodes.len() <= 8
             && block.nodes.iter().all(|&n| {
-                // A launch's end is one place: `launches` folds at it.
+                // A launch's or parallel loop's end is one place: folding happens at it.
                 let op = &self.nodes[n].op;
-                self.nodes[n].def.is_none() && !matches!(op, Op::Launch { .. } | Op::LaunchEnd)
+                self.nodes[n].def.is_none()
+                    && !matches!(
+                        op,
+                        Op::Launch { .. } | Op::LaunchEnd | Op::Parallel { .. } | Op::ParallelEnd
+                    )
             })
     }
 

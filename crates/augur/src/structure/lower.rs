@@ -106,6 +106,17 @@ pub fn stmt(f: &mut Function, n: &Node) -> Stmt {
             body: Vec::new(),
         }),
         Op::LaunchEnd => StmtKind::Label(super::launches::END),
+        Op::Parallel { lo, hi, reductions } => {
+            let (lo, hi) = (operand(f, lo), operand(f, hi));
+            let mut annotations = n.annotations.clone();
+            annotations.push(crate::ir::Annotation::Parallel(reductions.clone()));
+            return Stmt {
+                kind: super::parallel::open(lo, hi),
+                annotations,
+                loc: Some(n.loc),
+            };
+        }
+        Op::ParallelEnd => StmtKind::Label(super::parallel::END),
     };
     Stmt {
         kind,

@@ -16,6 +16,7 @@ mod emit;
 mod guards;
 mod launches;
 mod lower;
+mod parallel;
 
 use crate::error::Error;
 use crate::ir::{Arena, Const, Expr, Function, Scalar, SecondaryMap, Type, VarId};
@@ -78,6 +79,7 @@ impl Emission {
         let (body, mut gotos, targets, joins) = emit::Emitter::new(&cfg, nodes, &mut func).run();
         func.body = body;
         launches::fold(&mut func)?;
+        parallel::fold(&mut func)?;
         if gotos > 0 {
             let truth = func.expr(Expr::Const(Const::Bool(true)), Type::Scalar(Scalar::Bool));
             gotos -= breaks::forward_breaks(&mut func, truth);

@@ -327,16 +327,16 @@ impl Engine {
 
     #[inline(always)]
     fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
-        let launch = match op {
-            Op::Launch { .. } => Some(true),
-            Op::LaunchEnd => Some(false),
+        let region = match op {
+            Op::Launch { .. } | Op::Parallel { .. } => Some(true),
+            Op::LaunchEnd | Op::ParallelEnd => Some(false),
             _ => None,
         };
         self.run.frames.step(loc);
         let n = self.step_op(op, loc)?;
-        match launch {
-            Some(true) => self.run.launch = Some(n),
-            Some(false) => self.run.launch = None,
+        match region {
+            Some(true) => self.run.regions.push(n),
+            Some(false) => drop(self.run.regions.pop()),
             None => {}
         }
         Ok(n)
@@ -516,13 +516,13 @@ impl Engine {
     }
 
     /// The key of an operation with tag `base`: [`Engine::salted`], and,
-    /// inside a kernel's body, the launch node the run entered it by, so
-    /// that two launches recorded apart (reached with different first-stage
-    /// state) never share a body through a memo link in the middle of it:
-    /// each launch's body stays one stretch of code.
+    /// inside a kernel's or a parallel loop's body, the node the run entered
+    /// it by, so that two launches recorded apart (reached with different
+    /// first-stage state) never share a body through a memo link in the
+    /// middle of it: each body stays one stretch of code.
     pub(super) fn op_key(&self, base: Tag) -> Tag {
         let t = self.salted(base);
-        match self.run.launch {
+        match self.run.regions.last() {
             None => t,
             Some(n) => Tag {
                 path: t.path,

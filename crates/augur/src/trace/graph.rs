@@ -161,6 +161,17 @@ pub enum Op {
     Launch { grid: u32, block: u32 },
     /// The innermost open launch's body ends.
     LaunchEnd,
+    /// A parallel loop over `lo..hi` begins: the `Decl` of its index
+    /// follows, then the body, which ends at the matching
+    /// [`Op::ParallelEnd`]; structuring makes the stretch one `for` loop
+    /// marked [`Annotation::Parallel`](crate::ir::Annotation::Parallel).
+    Parallel {
+        lo: Operand,
+        hi: Operand,
+        reductions: Vec<crate::ir::Reduction>,
+    },
+    /// The innermost open parallel loop's body ends.
+    ParallelEnd,
 }
 
 impl Op {
@@ -194,7 +205,8 @@ impl Op {
             Op::Assign { place: p, value } => place(p) || operand(value),
             Op::Branch(a) => operand(a),
             Op::Return(a) => a.as_ref().is_some_and(operand),
-            Op::Launch { .. } | Op::LaunchEnd => false,
+            Op::Launch { .. } | Op::LaunchEnd | Op::ParallelEnd => false,
+            Op::Parallel { .. } => true,
         }
     }
 
@@ -239,7 +251,19 @@ impl PartialEq for Op {
             ) => s == t && a == b && h == k,
             (Return(a), Return(b)) => a == b,
             (Launch { grid: g, block: b }, Launch { grid: h, block: c }) => g == h && b == c,
-            (LaunchEnd, LaunchEnd) => true,
+            (LaunchEnd, LaunchEnd) | (ParallelEnd, ParallelEnd) => true,
+            (
+                Parallel {
+                    lo: a,
+                    hi: b,
+                    reductions: r,
+                },
+                Parallel {
+                    lo: c,
+                    hi: d,
+                    reductions: q,
+                },
+            ) => a == c && b == d && r == q,
             _ => false,
         }
     }
@@ -381,7 +405,14 @@ macro_rules! walk_vars {
                     operand(value, f)
                 }
                 Op::Branch(c) => operand(c, f),
-                Op::Launch { .. } | Op::LaunchEnd => {}
+                Op::Parallel { lo, hi, reductions } => {
+                    operand(lo, f);
+                    operand(hi, f);
+                    for r in reductions {
+                        f(&$($m)? r.var, Access::Read)
+                    }
+                }
+                Op::Launch { .. } | Op::LaunchEnd | Op::ParallelEnd => {}
             }
         }
     };

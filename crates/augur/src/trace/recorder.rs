@@ -173,6 +173,24 @@ impl<'e> Recorder<'e> {
         self.engine.launch(shape, loc)
     }
 
+    /// Marks the start of a parallel loop over `lo..hi` combining
+    /// `reductions` (`Some`), or the end of the innermost one's body (`None`).
+    #[inline]
+    pub(crate) fn parallel(
+        &mut self,
+        start: Option<(Operand, Operand, Vec<crate::ir::Reduction>)>,
+        loc: SrcLoc,
+    ) -> Result<(), Ctl> {
+        self.engine.parallel(start, loc)
+    }
+
+    /// The line of the innermost open parallel loop that has `var` as a
+    /// reduction, if the run is in the body of one.
+    #[inline]
+    pub(crate) fn open_reduction(&self, var: VarId) -> Option<SrcLoc> {
+        self.engine.open_reduction(var)
+    }
+
     /// Queues an annotation (`pragma: ...`, `note: ...`) for the next
     /// operation.
     #[inline]

@@ -86,9 +86,9 @@ pub(super) struct Run {
     pub(super) seen_decisions: u32,
     pub(super) never_counts: FastMap<Tag, u32>,
     pub(super) salt: u64,
-    /// The launch node the run entered the kernel body it is in by (see
-    /// `Engine::op_key`).
-    pub(super) launch: Option<NodeId>,
+    /// The launch or parallel-loop nodes the run entered the bodies it is
+    /// in by, innermost last (see `Engine::op_key`).
+    pub(super) regions: Vec<NodeId>,
     pub(super) path: Vec<(NodeId, Option<bool>)>,
     pub(super) site_visits: FastMap<SrcLoc, u64>,
     pub(super) pending_annotations: Vec<crate::ir::Annotation>,
@@ -128,7 +128,7 @@ impl Run {
             seen_decisions: 0,
             never_counts: FastMap::default(),
             salt: 0,
-            launch: None,
+            regions: Vec::new(),
             path: Vec::new(),
             site_visits: FastMap::default(),
             pending_annotations: Vec::new(),
@@ -163,7 +163,7 @@ impl Run {
         self.seen_decisions = 0;
         self.never_counts.clear();
         self.salt = 0;
-        self.launch = None;
+        self.regions.clear();
         self.path.clear();
         self.site_visits.clear();
         self.pending_annotations.clear();

@@ -61,6 +61,34 @@ impl Engine {
         self.op(op, loc).map(drop)
     }
 
+    /// Records the start of a parallel loop over `lo..hi` combining
+    /// `reductions` (`Some`), or the end of the innermost one's body (`None`).
+    pub(super) fn parallel(
+        &mut self,
+        start: Option<(Operand, Operand, Vec<crate::ir::Reduction>)>,
+        loc: SrcLoc,
+    ) -> Result<(), Ctl> {
+        let op = match start {
+            Some((lo, hi, reductions)) => Op::Parallel { lo, hi, reductions },
+            None => Op::ParallelEnd,
+        };
+        self.op(op, loc).map(drop)
+    }
+
+    /// The line of the innermost open parallel loop that has `var` as a
+    /// reduction, if the run is in the body of one.
+    pub(super) fn open_reduction(&self, var: VarId) -> Option<SrcLoc> {
+        self.run.regions.iter().rev().find_map(|&n| {
+            let node = &self.graph.nodes[n];
+            match &node.op {
+                Op::Parallel { reductions, .. } if reductions.iter().any(|r| r.var == var) => {
+                    Some(node.loc)
+                }
+                _ => None,
+            }
+        })
+    }
+
     /// Records `ty t = expr` and returns `t`.
     pub(super) fn let_(&mut self, ty: Type, expr: OpExpr, loc: SrcLoc) -> Result<VarId, Ctl> {
         storable(&ty, loc)?;

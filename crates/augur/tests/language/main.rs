@@ -23,6 +23,7 @@ mod loops;
 mod memory;
 mod modules;
 mod opaque_types;
+mod parallel;
 mod places;
 mod prophecy;
 mod prophecy_errors;

@@ -4,7 +4,7 @@
 
 use crate::ir::{
     binop_prec, write_c_string, Annotation, BinOp, Block, Const, Expr, ExprId, Function, Launch,
-    Scalar, SrcLoc, Stmt, StmtKind, Type, UnOp,
+    ReduceOp, Reduction, Scalar, SrcLoc, Stmt, StmtKind, Type, UnOp,
 };
 use std::fmt::{self, Write};
 
@@ -392,6 +392,10 @@ impl BlockPrinter<'_> {
                     comments.push("each iteration a GPU thread");
                     continue;
                 }
+                Annotation::Parallel(reductions) => {
+                    self.parallel_pragmas(out, s, depth, reductions);
+                    continue;
+                }
                 Annotation::Pragma(p) => p,
             };
             // The pragma is the user's: a diagnostic about it names their line.
@@ -402,6 +406,55 @@ impl BlockPrinter<'_> {
             let _ = writeln!(out, "_Pragma({lit})");
         }
         comments
+    }
+
+    /// `_Pragma("omp parallel for reduction(..)")` for a parallel loop; a
+    /// float `min` or `max` gets a reduction of its own first (OpenMP's
+    /// built-in ones leave NaN to the implementation; these ignore NaN
+    /// values as every other backend does), named after the loop's index so
+    /// that two loops in one block declare different names.
+    fn parallel_pragmas(&self, out: &mut String, s: &Stmt, depth: usize, reductions: &[Reduction]) {
+        let f = self.exprs.func;
+        let index = match &s.kind {
+            StmtKind::For { init, .. } => match init.kind {
+                StmtKind::Decl { var, .. } => (self.exprs.name)(var),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        let mut pragma = String::from("omp parallel for");
+        for r in reductions {
+            let ty = f.vars[r.var].ty;
+            let name = (self.exprs.name)(r.var);
+            let float = ty.as_scalar().filter(|s| s.is_float());
+            let id = match (r.op, float) {
+                (ReduceOp::Min | ReduceOp::Max, Some(sc)) => {
+                    let id = format!("augur_{}_{}", r.op.name(), index);
+                    let better = if r.op == ReduceOp::Min { '<' } else { '>' };
+                    let mut identity = String::new();
+                    let _ = write_const(&mut identity, &r.op.identity(sc), &ty);
+                    let decl = format!(
+                        "omp declare reduction({id} : {} : omp_out = omp_in {better} omp_out ? \
+                         omp_in : omp_out) initializer(omp_priv = {identity})",
+                        sc.c_name()
+                    );
+                    self.pragma_line(out, s, depth, &decl);
+                    id
+                }
+                (op, _) => op.openmp().to_string(),
+            };
+            let _ = write!(pragma, " reduction({id}:{name})");
+        }
+        self.pragma_line(out, s, depth, &pragma);
+    }
+
+    /// One `_Pragma("..")` line before statement `s`.
+    fn pragma_line(&self, out: &mut String, s: &Stmt, depth: usize, text: &str) {
+        self.marks.statement(out, s.loc, depth);
+        Self::indent(out, depth);
+        let mut lit = String::new();
+        let _ = write_c_string(&mut lit, text);
+        let _ = writeln!(out, "_Pragma({lit})");
     }
 
     pub fn stmt(&self, out: &mut String, s: &Stmt, depth: usize) {

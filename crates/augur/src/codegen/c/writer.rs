@@ -188,11 +188,12 @@ pub(crate) fn write_struct_tags(out: &mut String, fs: &[&Function]) {
 
 /// True if some float constant of `f` is NaN or infinite.
 pub(crate) fn has_special_float(f: &Function) -> bool {
-    f.exprs.iter().any(|(_, d)| match &d.kind {
-        Expr::Const(Const::F32(x)) => !x.is_finite(),
-        Expr::Const(Const::F64(x)) => !x.is_finite(),
-        _ => false,
-    })
+    crate::ir::parallel::has_float_extremum(f)
+        || f.exprs.iter().any(|(_, d)| match &d.kind {
+            Expr::Const(Const::F32(x)) => !x.is_finite(),
+            Expr::Const(Const::F64(x)) => !x.is_finite(),
+            _ => false,
+        })
 }
 
 fn write_prototypes(out: &mut String, fs: &[&Function]) {

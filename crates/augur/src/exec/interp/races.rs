@@ -38,6 +38,8 @@ const UNTOUCHED: Touch = Touch {
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Kind {
     OpenMp,
+    /// A loop of `augur::parallel_for`.
+    Parallel,
     Gpu,
 }
 
@@ -46,6 +48,7 @@ impl Kind {
     pub(super) fn region(self) -> &'static str {
         match self {
             Kind::OpenMp => "an `omp parallel for` loop",
+            Kind::Parallel => "a parallel loop",
             Kind::Gpu => "a GPU kernel",
         }
     }
@@ -53,7 +56,7 @@ impl Kind {
     /// One of what runs at once, in messages.
     pub(super) fn unit(self) -> &'static str {
         match self {
-            Kind::OpenMp => "iteration",
+            Kind::OpenMp | Kind::Parallel => "iteration",
             Kind::Gpu => "thread",
         }
     }

@@ -54,6 +54,7 @@
 mod call;
 mod expr;
 mod lower;
+mod parallel;
 mod symbols;
 mod types;
 mod vector;
@@ -174,6 +175,26 @@ pub fn compile_function(f: &Function, opts: &CompileOptions) -> Result<JitCode> 
 /// Compiles the functions `fs` into one module; each may call the others
 /// through an extern of its name (as in one C translation unit).
 pub fn compile_module(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode> {
+    // Parallel loops run on threads: each becomes a function of its own.
+    let mut outlined: Vec<Function> = Vec::new();
+    let mut replaced: Vec<Option<Function>> = Vec::with_capacity(fs.len());
+    for f in fs {
+        match parallel::outline(f)? {
+            Some((caller, bodies)) => {
+                replaced.push(Some(caller));
+                outlined.extend(bodies);
+            }
+            None => replaced.push(None),
+        }
+    }
+    let all: Vec<&Function> = (fs.iter().zip(&replaced))
+        .map(|(f, r)| r.as_ref().unwrap_or(f))
+        .chain(&outlined)
+        .collect();
+    compile_functions(&all, opts)
+}
+
+fn compile_functions(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode> {
     let isa = isa()?;
     let builder = JITBuilder::with_isa(isa.clone(), cranelift_module::default_libcall_names());
     let mut module = JITModule::new(builder);

@@ -26,6 +26,9 @@ use crate::ir::{Intrinsic, Type};
 /// The address of `name` outside the module: a registered symbol, the
 /// process's, or libm's.
 pub(super) fn resolve(name: &str, opts: &CompileOptions) -> Option<usize> {
+    if name == super::parallel::RUNTIME {
+        return Some(super::parallel::run as *const () as usize);
+    }
     if let Some(s) = opts.symbols.iter().rev().find(|s| s.name == name) {
         return Some(s.address);
     }

@@ -217,6 +217,14 @@ impl Printer<'_> {
                     self.out.push_str("#[threads]\n");
                     continue;
                 }
+                Annotation::Parallel(reductions) => {
+                    let list: Vec<String> = reductions
+                        .iter()
+                        .map(|r| format!("{} {}", r.op.name(), self.name(r.var)))
+                        .collect();
+                    let _ = writeln!(self.out, "#[parallel({})]", list.join(", "));
+                    continue;
+                }
             };
             let _ = write!(self.out, "#[{what}(");
             let _ = write_c_string(&mut self.out, text);

@@ -385,6 +385,11 @@ impl Parser {
                 annotations.push(Annotation::Threads);
                 continue;
             }
+            if what == "parallel" {
+                annotations.push(Annotation::Parallel(self.reductions()?));
+                self.expect("]")?;
+                continue;
+            }
             self.expect("(")?;
             let Some(Tok::Str(text)) = self.peek().cloned() else {
                 return self.err("expected the annotation's text");
@@ -507,6 +512,27 @@ impl Parser {
             tid,
             body,
         }))
+    }
+
+    /// `(op var, ...)` of a `#[parallel]` mark: variables declared before it.
+    fn reductions(&mut self) -> R<Vec<crate::ir::Reduction>> {
+        self.expect("(")?;
+        let mut out = Vec::new();
+        while !self.eat(")") {
+            if !out.is_empty() {
+                self.expect(",")?;
+            }
+            let op = self.ident()?;
+            let Some(op) = crate::ir::ReduceOp::from_name(&op) else {
+                return self.err(format!("unknown reduction `{op}`"));
+            };
+            let name = self.ident()?;
+            let Some(&var) = self.vars.get(&name) else {
+                return self.err(format!("unknown variable `{name}` in a reduction"));
+            };
+            out.push(crate::ir::Reduction { var, op });
+        }
+        Ok(out)
     }
 
     /// A declaration, an assignment or an expression, without its `;`.

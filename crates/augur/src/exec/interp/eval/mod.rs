@@ -85,6 +85,9 @@ struct Frame<'a> {
     /// Per variable, the data-race log's epoch when it was last declared
     /// (0: outside any checked loop); see [`parallel`].
     decl_epoch: Vec<u32>,
+    /// The reductions of the parallel loops running: variables declared
+    /// outside them that their iterations may update.
+    reducing: Vec<VarId>,
     /// Struct results of calls in the statement running: the statement
     /// copies what it keeps, so they are dropped when the next one starts.
     temps: Vec<u64>,
@@ -181,6 +184,7 @@ impl<'a> Frame<'a> {
         let epoch = it.memory.races().map_or(0, |r| r.epoch());
         Frame {
             decl_epoch: vec![epoch; f.vars.len()],
+            reducing: Vec::new(),
             slots: vec![Slot::Uninit; f.vars.len()],
             homes: f.vars.keys().map(|v| home_of(f, v)).collect(),
             scoped: Vec::new(),
@@ -371,7 +375,12 @@ impl<'a> Frame<'a> {
                 body,
             } => {
                 let mark = self.scoped.len();
+                let reductions = crate::ir::parallel::reductions(s);
                 let flow = match parallel::clauses(s) {
+                    _ if reductions.is_some() => {
+                        let reductions = reductions.unwrap_or(&[]);
+                        self.reduce_loop(s, init, *cond, step, body, reductions)
+                    }
                     Some(clauses) => at(parallel::check_clauses(clauses), s).and_then(|()| {
                         self.parallel_for(s, init, *cond, step, body, races::Kind::OpenMp)
                     }),

@@ -9,7 +9,7 @@
 
 use super::{at, err, Flow, Frame};
 use crate::exec::interp::races::{Kind, Races};
-use crate::ir::{Annotation, Block, EntityId, Expr, ExprId, Stmt, StmtKind, VarId};
+use crate::ir::{Annotation, Block, EntityId, Expr, ExprId, Reduction, Stmt, StmtKind, VarId};
 use crate::{Error, Result};
 
 /// The pragma that makes a loop parallel.
@@ -26,7 +26,7 @@ pub(super) fn clauses(s: &Stmt) -> Option<&str> {
             let rest = p.trim().strip_prefix(PARALLEL_FOR)?;
             (rest.is_empty() || rest.starts_with([' ', '\t'])).then_some(rest)
         }
-        Annotation::Comment(_) | Annotation::Threads => None,
+        Annotation::Comment(_) | Annotation::Threads | Annotation::Parallel(_) => None,
     })
 }
 
@@ -97,6 +97,26 @@ impl<'a> Frame<'a> {
         Ok(Flow::Next)
     }
 
+    /// A loop of `augur::parallel_for`: `hi` read once (it is a variable
+    /// the body does not assign), the iterations in order under the race
+    /// check, its reductions' variables updated in place (one thread's
+    /// order: what OpenMP and the JIT give, up to float rounding).
+    pub(super) fn reduce_loop(
+        &mut self,
+        s: &Stmt,
+        init: &'a Stmt,
+        cond: ExprId,
+        step: &'a Stmt,
+        body: &'a Block,
+        reductions: &[Reduction],
+    ) -> Result<Flow> {
+        let mark = self.reducing.len();
+        self.reducing.extend(reductions.iter().map(|r| r.var));
+        let flow = self.parallel_for(s, init, cond, step, body, Kind::Parallel);
+        self.reducing.truncate(mark);
+        flow
+    }
+
     /// A loop whose iterations are GPU threads ([`Annotation::Threads`]):
     /// outside a checked loop, checked as one; inside one (the threads of
     /// one block, in the loop over blocks), each iteration is an iteration
@@ -156,7 +176,7 @@ impl<'a> Frame<'a> {
         let Some(r) = self.it.memory.races() else {
             return Ok(());
         };
-        if self.decl_epoch[v.index()] == r.epoch() {
+        if self.decl_epoch[v.index()] == r.epoch() || self.reducing.contains(&v) {
             return Ok(());
         }
         let (region, unit) = (r.kind().region(), r.kind().unit());
@@ -184,6 +204,7 @@ fn leaves(kind: Kind) -> String {
             "control leaves an `{PARALLEL_FOR}` loop's body (OpenMP allows no break, \
              return or goto out of it)"
         ),
+        Kind::Parallel => "control leaves a parallel loop's body".into(),
         Kind::Gpu => "control leaves a GPU thread's loop".into(),
     }
 }
