@@ -571,6 +571,36 @@ impl<S: Copy> Compiled<S> {
     pub fn library(&self) -> Option<&Library> {
         self.code.library()
     }
+
+    /// What the backend could not honour, one line each with the user's
+    /// line: the JIT reads no pragma of [`annotate`](crate::annotate)
+    /// (`omp parallel for` loops run on one thread there;
+    /// [`parallel_for`](crate::parallel_for) runs on threads on every
+    /// backend). Empty for C, which honours them.
+    ///
+    /// ```
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::exec::{Backend, CompileOptions};
+    ///     use augur::{Builder, Dyn};
+    ///     let ex = Builder::new()
+    ///         .extract("fill", |x: Dyn<*mut i32>, n: Dyn<i32>| {
+    ///             augur::annotate("pragma: omp parallel for");
+    ///             let i = Dyn::new(0);
+    ///             while i.lt(n).is_true() {
+    ///                 x.at(i).set(i);
+    ///                 i.set(i + 1);
+    ///             }
+    ///         })
+    ///         .unwrap();
+    ///     let jit = ex.compile_with(&CompileOptions::default().with_backend(Backend::Jit))?;
+    ///     assert!(jit.notes()[0].contains("omp parallel for"), "{:?}", jit.notes());
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn notes(&self) -> &[String] {
+        self.code.notes()
+    }
 }
 
 impl<S> std::fmt::Debug for Compiled<S> {

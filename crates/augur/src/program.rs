@@ -133,6 +133,15 @@ impl Code {
         }
     }
 
+    /// What the backend could not honour.
+    pub(crate) fn notes(&self) -> &[String] {
+        match self {
+            Code::C(_) => &[],
+            #[cfg(feature = "jit")]
+            Code::Jit(j) => j.notes(),
+        }
+    }
+
     /// The loaded library, for code the C compiler built.
     pub(crate) fn library(&self) -> Option<&Library> {
         match self {

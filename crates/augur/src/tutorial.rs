@@ -31,6 +31,9 @@
 //!    keys, function pointers.
 //! 7. [GPU kernels](ch7_kernels): [`gpu::launch`](crate::stage::gpu::launch),
 //!    CUDA and its CPU simulation, shared memory, barriers and atomics.
+//! 9. [Parallel loops](ch9_parallel): [`parallel_for`](crate::parallel_for)
+//!    on OpenMP, the JIT's threads and the interpreter's race check, and
+//!    [`Reducer`](crate::Reducer)s.
 //!
 //! Every code block in these chapters is a test that runs. Each chapter also
 //! has a complete program in `crates/augur/examples/` that prints the
@@ -44,6 +47,7 @@
 //! cargo run -p augur --example tutorial_5_dsl
 //! cargo run -p augur --example tutorial_6_functions
 //! cargo run -p augur --example tutorial_7_kernels
+//! cargo run -p augur --example tutorial_9_parallel
 //! ```
 //!
 //! # Before you start
@@ -66,3 +70,4 @@ pub mod ch4_prophecy;
 pub mod ch5_dsl;
 pub mod ch6_functions;
 pub mod ch7_kernels;
+pub mod ch9_parallel;

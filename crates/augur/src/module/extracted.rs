@@ -226,6 +226,12 @@ impl CompiledModule {
         self.code.backend()
     }
 
+    /// What the backend could not honour, one line each (the JIT's
+    /// pragmas: see [`Compiled::notes`](crate::Compiled::notes)).
+    pub fn notes(&self) -> &[String] {
+        self.code.notes()
+    }
+
     /// The extracted module it was compiled from.
     pub fn extracted(&self) -> &ExtractedModule {
         &self.names

@@ -88,6 +88,15 @@ impl<T: CScalar> Clone for Reducer<T> {
 
 impl<T: CScalar> Copy for Reducer<T> {}
 
+/// A reducer hashes as the handle it is (its variable and operation), so
+/// first-stage state that holds one is in tags under `#[augur::staged]`.
+impl<T: CScalar> std::hash::Hash for Reducer<T> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.var.hash(h);
+        self.op.hash(h);
+    }
+}
+
 impl<T: CScalar> Reducer<T> {
     #[track_caller]
     fn declare(op: ReduceOp, init: impl IntoArg<T>) -> Reducer<T> {

@@ -275,10 +275,12 @@ fn internal(what: &str, loc: Option<SrcLoc>) -> Error {
 /// differently on different paths through the body.
 fn unstructured(loc: Option<SrcLoc>) -> Error {
     Error::Parallel {
-        message: "the loop's body ends in different first-stage states on different paths \
-                  (a `Static`, or DSL state the tags see, set under a dyn condition inside \
-                  the body): what follows the loop would depend on the path each iteration \
-                  took; set such state the same way on every path before the body ends"
+        message: "the loop's body ends in different first-stage states on different paths, \
+                  so what follows the loop would depend on the path each iteration took: a \
+                  `Static` or DSL state the tags see set under a dyn condition inside the \
+                  body (set it the same way on every path), or plain Rust state the engine \
+                  cannot see because the code that stages the body is not covered by \
+                  `#[augur::staged]` (annotate that function)"
             .to_string(),
         location: loc,
     }

@@ -13,5 +13,6 @@ mod fuzz_programs;
 mod gpu_block_fuzz;
 mod lattice_laws;
 mod module_fuzz;
+mod parallel_fuzz;
 mod prophecy_fuzz;
 mod struct_layouts;

@@ -454,3 +454,54 @@ fn the_ir_text_of_a_parallel_loop_reads_back() {
     assert_eq!(back.to_string(), text);
     augur::ir::verify::verify(&back).unwrap();
 }
+
+#[test]
+fn a_branching_body_staged_by_unannotated_code_names_the_fix() {
+    // Not annotated: plain state at the loop's end is out of view, so the
+    // paths through the body cannot be joined there.
+    let e = Builder::new()
+        .extract("unannotated", |x: Dyn<*mut i64>, n: Dyn<i64>| {
+            let s = Reducer::sum(0i64);
+            parallel(0, n).reduce(&s).run(|i| {
+                if x.at(i).gt(0).is_true() {
+                    s.add(x.at(i));
+                }
+            });
+            s.value()
+        })
+        .unwrap_err();
+    let (message, _) = parallel_error(e);
+    assert!(message.contains("#[augur::staged]"), "{message}");
+}
+
+#[test]
+#[augur::staged]
+fn the_jit_says_which_pragmas_it_ignores() {
+    let ex = Builder::new()
+        .extract("fill", |x: Dyn<*mut i32>, n: Dyn<i32>| {
+            // The pragma goes on the loop's first statement, its counter.
+            augur::annotate("pragma: omp parallel for");
+            let i = Dyn::new(0);
+            while i.lt(n).is_true() {
+                x.at(i).set(i);
+                i.set(i + 1);
+            }
+            parallel_for(0, n, |j| x.at(j).set(x.at(j) + 1));
+        })
+        .unwrap();
+    let [c, jit] = backends();
+    let (c, jit) = (ex.compile_with(&c).unwrap(), ex.compile_with(&jit).unwrap());
+    assert!(c.notes().is_empty(), "{:?}", c.notes());
+    let notes = jit.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("omp parallel for") && notes[0].contains("one thread"),
+        "{notes:?}"
+    );
+    for f in [c, jit] {
+        let mut x = vec![0i32; 100];
+        // SAFETY: `fill` writes n elements of x.
+        unsafe { f.get()(x.as_mut_ptr(), 100) };
+        assert!(x.iter().enumerate().all(|(i, v)| *v == i as i32 + 1));
+    }
+}

@@ -97,6 +97,8 @@ pub struct JitCode {
     module: Option<JITModule>,
     functions: HashMap<String, usize>,
     vectorized: usize,
+    /// Pragmas the code does not honour, one line each.
+    notes: Vec<String>,
     /// The string literals the code points at.
     _strings: Vec<Box<[u8]>>,
 }
@@ -159,6 +161,14 @@ impl JitCode {
     /// docs: counted loops of element-wise code).
     pub fn vectorized_loops(&self) -> usize {
         self.vectorized
+    }
+
+    /// What the JIT did not honour, one line each: every pragma of
+    /// [`annotate`](crate::annotate) (it reads none; an `omp parallel for`
+    /// loop runs on one thread, where [`parallel_for`](crate::parallel_for)
+    /// runs on threads).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The address of function `name`, if the module defines it.
@@ -271,12 +281,40 @@ fn compile_functions(fs: &[&Function], opts: &CompileOptions) -> Result<JitCode>
         .zip(&ids)
         .map(|(f, (id, _))| (f.name.clone(), module.get_finalized_function(*id) as usize))
         .collect();
+    let mut notes = Vec::new();
+    for f in fs {
+        ignored_pragmas(f, &f.body, &mut notes);
+    }
     Ok(JitCode {
         module: Some(module),
         functions,
         vectorized,
+        notes,
         _strings: strings,
     })
+}
+
+/// A note for each pragma in `b`: the JIT reads none.
+fn ignored_pragmas(f: &Function, b: &[crate::ir::Stmt], notes: &mut Vec<String>) {
+    for s in b {
+        for a in &s.annotations {
+            if let crate::ir::Annotation::Pragma(p) = a {
+                let at = s.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+                let hint = if p.trim().starts_with("omp parallel") {
+                    ": the loop runs on one thread (augur::parallel_for runs on threads here)"
+                } else {
+                    ""
+                };
+                notes.push(format!(
+                    "`{}`: the JIT ignores `#pragma {p}`{at}{hint}",
+                    f.name
+                ));
+            }
+        }
+        for inner in s.kind.blocks() {
+            ignored_pragmas(f, inner, notes);
+        }
+    }
 }
 
 /// The C signature of a function taking `params` and returning `ret`.
