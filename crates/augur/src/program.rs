@@ -54,7 +54,16 @@ pub(crate) fn compile(fs: &[&Function], opts: &CompileOptions) -> Result<Code> {
     }
     match opts.resolved_backend() {
         Backend::Jit => jit(fs, opts),
-        _ => Ok(Code::C(compile::compile(&c_code(fs, &opts.codegen), opts)?)),
+        _ => {
+            // The flags the unit's build comment names.
+            let opts = opts
+                .clone()
+                .with_needs(&crate::codegen::c::build::needs(fs));
+            Ok(Code::C(compile::compile(
+                &c_code(fs, &opts.codegen),
+                &opts,
+            )?))
+        }
     }
 }
 
