@@ -5,7 +5,8 @@
 //! writes `OUT.cu` and builds `OUT`; run it on a GPU machine: it prints one
 //! line per program and strategy, `ok` or the first mismatch, and exits 1 on
 //! any mismatch. Inputs are small integers, so results are exact whatever
-//! the order of the sums.
+//! the order of the sums. `gpu_check source FILE.cu` writes the source
+//! alone, for a machine with nvcc to build (`scripts/device-check`).
 
 use augur::exec::cuda::Nvcc;
 use augur::{Builder, Dyn, Extracted};
@@ -166,8 +167,26 @@ fn extract(p: &Program, config: Config, suffix: &str) -> augur::Result<Extracted
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let out = args.first().ok_or("usage: gpu_check OUT [ARCH]")?;
+    let usage = "usage: gpu_check OUT [ARCH] | gpu_check source FILE.cu";
+    if let [mode, file] = args.as_slice() {
+        if mode == "source" {
+            std::fs::write(file, source()?)?;
+            println!("wrote {file}");
+            return Ok(());
+        }
+    }
+    let out = args.first().ok_or(usage)?;
     let arch = args.get(1).map(String::as_str).unwrap_or("sm_90");
+    let src = source()?;
+    std::fs::write(format!("{out}.cu"), &src)?;
+    Nvcc::find_or_install()?.executable(&src, arch, Path::new(out), &[])?;
+    println!("built {out} ({arch})");
+    Ok(())
+}
+
+/// The CUDA program: every program under every strategy, the CPU version
+/// beside, and a `main` that compares them.
+fn source() -> Result<String, Box<dyn std::error::Error>> {
     let mut funcs = Vec::new();
     let mut main = String::from(
         "\n#include <math.h>\ntypedef void (*fn3)(float *, float *, float *);\nint main(void) {\n  int bad = 0;\n",
@@ -199,10 +218,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut src = augur::codegen::cuda::write_cuda_module(&irs, &cuda_prelude())?;
     src.push_str(CHECK);
     src.push_str(&main);
-    std::fs::write(format!("{out}.cu"), &src)?;
-    Nvcc::find_or_install()?.executable(&src, arch, Path::new(out), &[])?;
-    println!("built {out} ({arch})");
-    Ok(())
+    Ok(src)
 }
 
 const CHECK: &str = r#"

@@ -221,10 +221,11 @@ fn staged<S: Copy + 'static, C: Copy + 'static>(
     let with_runtime = move |code: String| {
         let runtime = (rt.c)();
         if runtime.is_empty() {
-            code
-        } else {
-            format!("{runtime}\n{code}")
+            return code;
         }
+        // The unit's build comment stays its first lines.
+        let (header, rest) = split_build_comment(&code);
+        format!("{header}{runtime}\n{rest}")
     };
     let code = move |t: Target| -> Result<String> {
         Ok(match t {
@@ -238,6 +239,14 @@ fn staged<S: Copy + 'static, C: Copy + 'static>(
         code: Box::new(code),
         explain,
         stats,
+    }
+}
+
+/// The build comment a C unit starts with, and the rest.
+fn split_build_comment(code: &str) -> (&str, &str) {
+    match code.find("\n */\n") {
+        Some(end) if code.starts_with("/* ") => code.split_at(end + 5),
+        _ => ("", code),
     }
 }
 

@@ -55,51 +55,16 @@ pub(crate) fn compile(fs: &[&Function], opts: &CompileOptions) -> Result<Code> {
     match opts.resolved_backend() {
         Backend::Jit => jit(fs, opts),
         _ => {
-            let opts = with_openmp(fs, opts);
+            // The flags the unit's build comment names.
+            let opts = opts
+                .clone()
+                .with_needs(&crate::codegen::c::build::needs(fs));
             Ok(Code::C(compile::compile(
                 &c_code(fs, &opts.codegen),
                 &opts,
             )?))
         }
     }
-}
-
-/// `opts` with OpenMP on where the functions need it: a parallel loop, or
-/// an `omp` pragma other than `omp simd` (which `-fopenmp-simd` alone
-/// reads). With OpenMP on, the library is also linked `-z nodelete`: the
-/// OpenMP runtime's threads outlive the library, and would run unmapped
-/// code if it were unloaded when the compiled function is dropped.
-pub(crate) fn with_openmp<'o>(
-    fs: &[&Function],
-    opts: &'o CompileOptions,
-) -> std::borrow::Cow<'o, CompileOptions> {
-    let pragma = |s: &crate::ir::Stmt| {
-        s.annotations.iter().any(|a| match a {
-            crate::ir::Annotation::Pragma(p) => {
-                let p = p.trim();
-                p.starts_with("omp") && !p.starts_with("omp simd")
-            }
-            _ => false,
-        })
-    };
-    fn any(b: &[crate::ir::Stmt], p: &dyn Fn(&crate::ir::Stmt) -> bool) -> bool {
-        b.iter().any(|s| p(s) || s.kind.blocks().any(|b| any(b, p)))
-    }
-    let needs = fs
-        .iter()
-        .any(|f| crate::ir::parallel::has_loops(f) || any(&f.body, &pragma));
-    let has = |flag: &str| opts.flags.iter().any(|f| f == flag);
-    let openmp = needs || has("-fopenmp");
-    if !openmp || (has("-fopenmp") && has("-Wl,-z,nodelete")) {
-        return std::borrow::Cow::Borrowed(opts);
-    }
-    let mut opts = opts.clone();
-    for flag in ["-fopenmp", "-Wl,-z,nodelete"] {
-        if !opts.flags.iter().any(|f| f == flag) {
-            opts.flags.push(flag.to_string());
-        }
-    }
-    std::borrow::Cow::Owned(opts)
 }
 
 #[cfg(feature = "jit")]

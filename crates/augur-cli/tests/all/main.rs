@@ -2,5 +2,6 @@
 //! binary of its own (a test keeps its name under `<module>::`).
 
 mod cli;
+mod device_check;
 mod paper_programs;
 mod publishing;

@@ -6,6 +6,7 @@
 //! checked before it is loaded, and it is bounded: see [`Cache`].
 
 use super::cache::{self, Cache, Entry};
+use crate::codegen::c::build::BuildNeeds;
 use crate::codegen::CodegenOptions;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -13,6 +14,11 @@ use std::process::Command;
 use std::sync::Arc;
 
 /// Flags used when [`CompileOptions::flags`] is left at its default.
+///
+/// They hold the flags every unit's build comment names
+/// ([`C_FLAGS`](crate::codegen::c::build::C_FLAGS)), and the library's
+/// `-fPIC -shared`; [`CompileOptions::with_needs`] adds what one unit
+/// needs beyond them (`-fopenmp`).
 ///
 /// `-fwrapv` makes signed overflow wrap, as it does in the IR interpreter, so
 /// both ways of running the second stage agree. `-Wall -Werror` keeps the
@@ -194,6 +200,38 @@ impl CompileOptions {
             name: name.into(),
             address: address as usize,
         });
+        self
+    }
+
+    /// These options with the flags a unit needs
+    /// ([`BuildNeeds::compile_flags`] and [`BuildNeeds::library_flags`])
+    /// added where [`flags`](CompileOptions::flags) lack them: what
+    /// [`Extracted::compile_with`](crate::Extracted::compile_with) does
+    /// with the needs of the unit it compiles, which its build comment
+    /// shows ([`BuildNeeds::c_header`]). A unit with `omp parallel for`
+    /// pragmas so gets `-fopenmp -Wl,-z,nodelete`, one with only `omp simd`
+    /// hints `-fopenmp-simd`.
+    ///
+    /// ```
+    /// use augur::codegen::c::build::{BuildNeeds, OpenMp};
+    /// use augur::exec::CompileOptions;
+    ///
+    /// let needs = BuildNeeds { openmp: OpenMp::Parallel, libm: true, ..BuildNeeds::default() };
+    /// let opts = CompileOptions::default().with_needs(&needs);
+    /// let added = &opts.flags[CompileOptions::default().flags.len()..];
+    /// // `-lm` is a default flag already.
+    /// assert_eq!(added, ["-fopenmp", "-Wl,-z,nodelete"]);
+    /// ```
+    pub fn with_needs(mut self, needs: &BuildNeeds) -> Self {
+        for f in needs
+            .compile_flags()
+            .into_iter()
+            .chain(needs.library_flags())
+        {
+            if !BuildNeeds::satisfied(f, &self.flags) {
+                self.flags.push(f.to_string());
+            }
+        }
         self
     }
 

@@ -10,6 +10,7 @@ mod common;
 #[path = "../probe_harness/mod.rs"]
 mod probe_harness;
 
+mod build_comment;
 mod c_names;
 mod c_types;
 mod compile_cache;

@@ -54,6 +54,12 @@ fn stats_rust(x: &[i64]) -> [i64; 4] {
 fn sums_and_extrema_agree_on_every_backend() {
     let ex = Builder::new().extract("stats", stats).unwrap();
     let c = ex.c_code();
+    // The build comment names what augur itself compiles it with.
+    let header = c.split("*/").next().unwrap();
+    assert!(
+        header.contains("-fopenmp") && header.contains("-Wl,-z,nodelete"),
+        "{c}"
+    );
     assert!(
         c.contains("_Pragma(\"omp parallel for reduction(+:sum) reduction(min:min) reduction(max:max) reduction(+:sum_1)\")"),
         "{c}"

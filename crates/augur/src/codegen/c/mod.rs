@@ -16,6 +16,7 @@ macro_rules! sym {
 }
 
 pub(crate) mod atomics;
+pub mod build;
 pub mod keywords;
 pub(crate) mod print;
 pub(crate) mod writer;

@@ -141,8 +141,8 @@ impl Nvcc {
         Ok((ptx, hit))
     }
 
-    /// Builds `source` into the executable `out` for `arch`, with `-O3
-    /// -std=c++17 -cudart static` and, for `arch` = `sm_NN`, `-gencode
+    /// Builds `source` into the executable `out` for `arch`, with `-std=c++17
+    /// -O3 -cudart static` and, for `arch` = `sm_NN`, `-gencode
     /// arch=compute_NN,code=[sm_NN,compute_NN]`: machine code for `sm_NN`
     /// and PTX that newer GPUs compile when loading (another `arch`, such as
     /// `native`, is passed as `-arch`). The program needs only the GPU
@@ -160,7 +160,11 @@ impl Nvcc {
         out: &Path,
         extra_flags: &[&str],
     ) -> Result<()> {
-        let mut flags: Vec<String> = vec!["-O3".into(), "-std=c++17".into()];
+        // The flags the unit's build comment names.
+        let mut flags: Vec<String> = crate::codegen::c::build::NVCC_FLAGS
+            .iter()
+            .map(|f| f.to_string())
+            .collect();
         match arch.strip_prefix("sm_") {
             Some(n) => flags.extend([
                 "-gencode".into(),
