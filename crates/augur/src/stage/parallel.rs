@@ -10,7 +10,7 @@
 //! memory at its own index, or into a [`Reducer`]: a sum, product, minimum,
 //! maximum, or bitwise or logical fold, combined across threads.
 //!
-//! What the body may not do is an [`Error::Parallel`](crate::Error::Parallel)
+//! What the body may not do is an [`Error::Parallel`]
 //! at the user's line, never code that races: assign a variable declared
 //! outside it (other than through a reducer listed for the loop), use a
 //! value made in it after it, or read a reducer's value inside it. Two
