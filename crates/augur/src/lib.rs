@@ -120,6 +120,7 @@ pub use prophecy::{History, Prophecy, ProphecyMode};
 pub use stage::ctype::{CChar, CScalar, CType};
 pub use stage::dsl;
 pub use stage::dyn_val::{annotate, in_extraction, AnyArg, Dyn, IntoArg, IntoIndex};
+pub use stage::dyn_value::{DynOperand, DynPtr, DynScalar, DynValue, ScalarType, TypeError};
 pub use stage::extern_fn::ExternFn;
 pub use stage::fn_ptr::FnPtr;
 pub use stage::func::{Func, Handle, Instance, Key, Signature};

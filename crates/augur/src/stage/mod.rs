@@ -4,6 +4,7 @@
 pub mod ctype;
 pub mod dsl;
 pub mod dyn_val;
+pub mod dyn_value;
 pub mod extern_fn;
 pub mod fn_ptr;
 pub mod func;
