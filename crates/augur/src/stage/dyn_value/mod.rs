@@ -10,8 +10,8 @@
 //! first-stage data.
 
 use crate::dsl;
-use crate::stage::dyn_val::{AnyArg, Arg, Dyn, IntoArg, IntoIndex};
 use crate::stage::ctype::CScalar;
+use crate::stage::dyn_val::{AnyArg, Arg, Dyn, IntoArg, IntoIndex};
 use std::panic::Location;
 
 /// Runs `$body` with `$T` the Rust type of the [`ScalarType`] `$ty`, if it
@@ -232,7 +232,11 @@ impl<T: CScalar> IntoArg<T> for Side<T> {
 
 /// `r` as a `T`; a value of another type is `mismatch()`.
 #[track_caller]
-fn resolve<T: DynScalar>(op: &'static str, r: Rhs, mismatch: impl FnOnce() -> TypeError) -> Side<T> {
+fn resolve<T: DynScalar>(
+    op: &'static str,
+    r: Rhs,
+    mismatch: impl FnOnce() -> TypeError,
+) -> Side<T> {
     match r {
         Rhs::Value(v) => match T::unwrap(v) {
             Some(d) => Side::Dyn(d),

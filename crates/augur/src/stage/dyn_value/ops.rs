@@ -2,8 +2,8 @@
 //! first stage, then applies the typed `Dyn<T>` operator, so the code is
 //! typed code's.
 
-use super::{fail, lead, operand, this, DynOperand, DynScalar, DynValue, Rhs, ScalarType, Side};
 use super::TypeError;
+use super::{fail, lead, operand, this, DynOperand, DynScalar, DynValue, Rhs, ScalarType, Side};
 use crate::stage::ctype::{CInt, CNum, CSigned};
 use crate::stage::dyn_val::Dyn;
 use crate::stage::CBits;
@@ -218,7 +218,11 @@ fn assign(op: Bin, v: DynValue, r: Rhs) {
     let me = Rhs::Value(v);
     match op {
         Bin::Add | Bin::Sub | Bin::Mul | Bin::Div | Bin::Rem => {
-            let takes = if op == Bin::Rem { "integers" } else { "numbers" };
+            let takes = if op == Bin::Rem {
+                "integers"
+            } else {
+                "numbers"
+            };
             if op == Bin::Rem && v.ty().is_float() {
                 unsupported(s, v.ty(), "integers (for floats: `augur::math::fmod`)");
             }

@@ -220,7 +220,9 @@ impl Lit {
         }
         match self.kind() {
             Kind::Bool(b) => (ty == ScalarType::Bool).then_some(Lit::Bool(b)),
-            Kind::Int(v) => int!(v, I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64),
+            Kind::Int(v) => {
+                int!(v, I8 i8, I16 i16, I32 i32, I64 i64, U8 u8, U16 u16, U32 u32, U64 u64)
+            }
             Kind::Float(v) => match ty {
                 ScalarType::F32 => Some(Lit::F32(v as f32)),
                 ScalarType::F64 => Some(Lit::F64(v)),
