@@ -755,3 +755,77 @@ fn try_into_gives_typed_handles_without_failing() {
         42u32.into()
     );
 }
+
+/// `ScalarType::usual_arithmetic` is the type the C compiler gives `a + b`
+/// for every pair of types (`_Generic` names it).
+#[test]
+fn usual_arithmetic_conversions_are_the_c_compilers() {
+    let name = |t: ScalarType| t.rust_name();
+    let mut c = String::from("#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n");
+    c.push_str(
+        "#define NAME(x) _Generic((x), bool: \"bool\", int8_t: \"i8\", int16_t: \"i16\", \
+        int32_t: \"i32\", int64_t: \"i64\", uint8_t: \"u8\", uint16_t: \"u16\", uint32_t: \"u32\", \
+        uint64_t: \"u64\", float: \"f32\", double: \"f64\", default: \"?\")\nint main(void) {\n",
+    );
+    for t in ScalarType::ALL {
+        c.push_str(&format!("  {} v_{} = 0;\n", t.c_name(), name(t)));
+    }
+    let mut want = String::new();
+    for a in ScalarType::ALL {
+        for b in ScalarType::ALL {
+            c.push_str(&format!("  puts(NAME(v_{} + v_{}));\n", name(a), name(b)));
+            want.push_str(name(a.usual_arithmetic(b)));
+            want.push('\n');
+        }
+    }
+    c.push_str("  return 0;\n}\n");
+    let dir = std::env::temp_dir().join(format!("augur-usual-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, exe) = (dir.join("usual.c"), dir.join("usual"));
+    std::fs::write(&src, c).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = std::process::Command::new(cc)
+        .args(["-std=c11", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = std::process::Command::new(&exe).output().expect("run it");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(String::from_utf8(ran.stdout).unwrap(), want);
+}
+
+/// `DynValue::promote` casts to that type, only the side that needs it,
+/// and the values are C's (and Rust's `as`).
+#[test]
+#[augur::staged]
+fn promote_converts_as_c_does() {
+    let staged = |a: Dyn<i8>, b: Dyn<u32>, c: Dyn<i64>, d: Dyn<f32>| {
+        let (a, b) = DynValue::promote(a.into(), b.into());
+        assert_eq!((a.ty(), b.ty()), (ScalarType::U32, ScalarType::U32));
+        let (s, c) = DynValue::promote(a + b, c.into());
+        assert_eq!(s.ty(), ScalarType::I64);
+        let (s, d) = DynValue::promote(s + c, d.into());
+        (s * d).cast(ScalarType::F64).expect::<f64>()
+    };
+    let rust = |&mut (a, b, c, d): &mut (i8, u32, i64, f32)| {
+        ((((a as u32).wrapping_add(b)) as i64).wrapping_add(c) as f32 * d) as f64
+    };
+    let inputs = [
+        (-1i8, 1u32, 5i64, 0.5f32),
+        (-128, 7, -9, 2.0),
+        (3, u32::MAX, 1 << 40, -1.5),
+        (0, 0, 0, 0.0),
+        (127, 100, -(1 << 50), 0.25),
+    ];
+    for check in backends() {
+        let ex = check.run("promote", staged, rust, &inputs);
+        let code = ex.c_code();
+        assert!(code.contains("(uint32_t)arg0 + arg1"), "{code}");
+    }
+}

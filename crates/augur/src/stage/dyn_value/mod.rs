@@ -414,6 +414,34 @@ impl DynValue {
         })
     }
 
+    /// `a` and `b` converted to the type of C's usual arithmetic
+    /// conversions ([`ScalarType::usual_arithmetic`]), for a DSL whose
+    /// language promotes as C does; a value already of that type is
+    /// returned as it is (no code). `DynValue`'s own operators promote
+    /// nothing.
+    ///
+    /// ```
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{Builder, Dyn, DynValue, ScalarType};
+    ///     let f = Builder::new().extract("mixed", |i: Dyn<i32>, x: Dyn<f32>| {
+    ///         let (a, b) = DynValue::promote(i.into(), x.into());
+    ///         assert_eq!((a.ty(), b.ty()), (ScalarType::F32, ScalarType::F32));
+    ///         (a * b).expect::<f32>()
+    ///     })?;
+    ///     assert!(f.c_code().contains("(float)arg0 * arg1"), "{}", f.c_code());
+    ///     Ok(())
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn promote(a: DynValue, b: DynValue) -> (DynValue, DynValue) {
+        let t = a.ty().usual_arithmetic(b.ty());
+        // No closure: a cast is at the caller's line.
+        let a = if a.ty() == t { a } else { a.cast(t) };
+        let b = if b.ty() == t { b } else { b.cast(t) };
+        (a, b)
+    }
+
     /// `c ? a : b` without a branch: [`Dyn::select`]. `c` is a `bool`
     /// value; `a` and `b` have one type (a literal takes the other's).
     ///

@@ -131,6 +131,52 @@ impl ScalarType {
     pub fn c_name(self) -> &'static str {
         self.scalar().c_name()
     }
+
+    /// The type C's *usual arithmetic conversions* give `self` and
+    /// `other` (C11 6.3.1.8), for a DSL that opts into C's promotions
+    /// ([`DynValue::promote`]): a `double` makes both `double`, else a
+    /// `float` both `float`; else both are promoted (`bool` and the 8- and
+    /// 16-bit integers to `int32_t`), and of two integer types the wider
+    /// wins, the unsigned one at equal width.
+    ///
+    /// ```
+    /// use augur::ScalarType::*;
+    /// assert_eq!(I32.usual_arithmetic(F32), F32);
+    /// assert_eq!(U8.usual_arithmetic(I16), I32);
+    /// assert_eq!(I32.usual_arithmetic(U32), U32);
+    /// assert_eq!(U32.usual_arithmetic(I64), I64);
+    /// assert_eq!(I64.usual_arithmetic(U64), U64);
+    /// ```
+    pub fn usual_arithmetic(self, other: ScalarType) -> ScalarType {
+        use ScalarType::*;
+        let promoted = |t: ScalarType| {
+            if t.is_float() || t.size() >= 4 {
+                t
+            } else {
+                I32
+            }
+        };
+        match (promoted(self), promoted(other)) {
+            (F64, _) | (_, F64) => F64,
+            (F32, _) | (_, F32) => F32,
+            (a, b) if a == b => a,
+            (a, b) if a.size() != b.size() => {
+                if a.size() > b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
+            // One width, one signed and one unsigned: the unsigned one.
+            (a, b) => {
+                if a.is_signed() {
+                    b
+                } else {
+                    a
+                }
+            }
+        }
+    }
 }
 
 impl fmt::Display for ScalarType {
