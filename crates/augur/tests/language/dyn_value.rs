@@ -829,3 +829,53 @@ fn promote_converts_as_c_does() {
         assert!(code.contains("(uint32_t)arg0 + arg1"), "{code}");
     }
 }
+
+/// Every operation a `DynValue` or `DynPtr` generates is at the user's
+/// line (what source maps and errors name), none inside augur. Each
+/// result is used twice, so each is a statement of its own, with its line.
+#[test]
+#[augur::staged]
+fn generated_code_names_the_users_lines() {
+    use augur::codegen::{CodegenOptions, LineMarkers};
+    use ScalarType::*;
+    let first = line!() + 2; // the closure's first line
+    let ex = extract("lines", |p: Dyn<*mut u8>, n: Dyn<i32>| {
+        let col = DynPtr::from_raw(p, F32);
+        let twice = |v: DynValue| {
+            col.store(0, v);
+            col.offset(1).store(0, v);
+        };
+        let x = col.load(2);
+        twice(x * 2);
+        twice(-x);
+        twice(2 - x);
+        let mut acc = DynValue::new_var(F32, 0);
+        acc += x;
+        twice(DynValue::select(x.gt(1), acc, 0.5));
+        let i = DynValue::from(n);
+        let (a, b) = DynValue::promote(i, x);
+        twice(a / b);
+        let bits = ((i << 3) % 5) & !i;
+        twice(bits.cast(F32));
+        twice(i.lt(4).cast(F32));
+        twice(col.load(i));
+        let mut j = DynValue::new_var(I32, i);
+        j <<= 2u8;
+        twice(j.cast(F32));
+    });
+    let last = line!();
+    let opts = CodegenOptions::default().with_line_markers(LineMarkers::Directives);
+    let c = ex.c_code_with(&opts);
+    let mut lines = std::collections::BTreeSet::new();
+    // The others mark the lines of the generated file itself.
+    let marks = c
+        .lines()
+        .filter(|l| l.starts_with("#line ") && !l.ends_with("AUGUR_GENERATED_FILE"));
+    for l in marks {
+        let n: u32 = l.split(' ').nth(1).unwrap().parse().unwrap();
+        assert!(l.ends_with(&format!("\"{}\"", file!())), "{l} in\n{c}");
+        assert!((first..=last).contains(&n), "{l} in\n{c}");
+        lines.insert(n);
+    }
+    assert!(lines.len() >= 10, "{lines:?} in\n{c}");
+}
