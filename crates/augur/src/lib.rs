@@ -59,7 +59,8 @@
 //! [`compile`](Extracted::compile), [`interpret`](Extracted::interpret),
 //! [`stats`](Extracted::stats), [`explain`](Extracted::explain)). Staged
 //! values live in [`stage`] ([`Dyn`], [`Static`], [`range`], extern C
-//! functions, GPU kernels), predictions and histories in [`prophecy`]. The
+//! functions, GPU kernels, and [`DynValue`] and [`DynPtr`] for values whose
+//! type is first-stage data), predictions and histories in [`prophecy`]. The
 //! IR ([`ir`]), its passes ([`passes`]), the C and CUDA writers
 //! ([`codegen`]) and the compiler driver and interpreter ([`exec`]) are
 //! public for DSL authors and tools.

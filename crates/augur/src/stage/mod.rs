@@ -1,5 +1,5 @@
 //! The first-stage API: `Dyn`, `Static`, operators, externs, annotations,
-//! the DSL kit.
+//! the DSL kit, and `DynValue` (a `Dyn` whose type is first-stage data).
 
 pub mod ctype;
 pub mod dsl;
