@@ -59,7 +59,8 @@
 //! [`compile`](Extracted::compile), [`interpret`](Extracted::interpret),
 //! [`stats`](Extracted::stats), [`explain`](Extracted::explain)). Staged
 //! values live in [`stage`] ([`Dyn`], [`Static`], [`range`], extern C
-//! functions, GPU kernels), predictions and histories in [`prophecy`]. The
+//! functions, GPU kernels, and [`DynValue`] and [`DynPtr`] for values whose
+//! type is first-stage data), predictions and histories in [`prophecy`]. The
 //! IR ([`ir`]), its passes ([`passes`]), the C and CUDA writers
 //! ([`codegen`]) and the compiler driver and interpreter ([`exec`]) are
 //! public for DSL authors and tools.
@@ -120,6 +121,7 @@ pub use prophecy::{History, Prophecy, ProphecyMode};
 pub use stage::ctype::{CChar, CScalar, CType};
 pub use stage::dsl;
 pub use stage::dyn_val::{annotate, in_extraction, AnyArg, Dyn, IntoArg, IntoIndex};
+pub use stage::dyn_value::{DynOperand, DynPtr, DynScalar, DynValue, ScalarType, TypeError};
 pub use stage::extern_fn::ExternFn;
 pub use stage::fn_ptr::FnPtr;
 pub use stage::func::{Func, Handle, Instance, Key, Signature};

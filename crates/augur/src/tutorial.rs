@@ -31,6 +31,10 @@
 //!    keys, function pointers.
 //! 7. [GPU kernels](ch7_kernels): [`gpu::launch`](crate::stage::gpu::launch),
 //!    CUDA and its CPU simulation, shared memory, barriers and atomics.
+//! 8. [Values whose type is first-stage data](ch8_dynamic):
+//!    [`DynValue`](crate::DynValue) and [`DynPtr`](crate::DynPtr) for DSLs
+//!    whose types come from their input (a query's schema), with the
+//!    code of typed `Dyn`s.
 //! 9. [Parallel loops](ch9_parallel): [`parallel_for`](crate::parallel_for)
 //!    on OpenMP, the JIT's threads and the interpreter's race check, and
 //!    [`Reducer`](crate::Reducer)s.
@@ -47,6 +51,7 @@
 //! cargo run -p augur --example tutorial_5_dsl
 //! cargo run -p augur --example tutorial_6_functions
 //! cargo run -p augur --example tutorial_7_kernels
+//! cargo run -p augur --example tutorial_8_dynamic
 //! cargo run -p augur --example tutorial_9_parallel
 //! ```
 //!
@@ -70,4 +75,5 @@ pub mod ch4_prophecy;
 pub mod ch5_dsl;
 pub mod ch6_functions;
 pub mod ch7_kernels;
+pub mod ch8_dynamic;
 pub mod ch9_parallel;

@@ -1,9 +1,10 @@
 //! The first-stage API: `Dyn`, `Static`, operators, externs, annotations,
-//! the DSL kit.
+//! the DSL kit, and `DynValue` (a `Dyn` whose type is first-stage data).
 
 pub mod ctype;
 pub mod dsl;
 pub mod dyn_val;
+pub mod dyn_value;
 pub mod extern_fn;
 pub mod fn_ptr;
 pub mod func;

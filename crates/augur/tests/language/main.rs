@@ -12,6 +12,7 @@ mod probe_harness;
 mod builder_options;
 mod control_flow;
 mod copy_elimination;
+mod dyn_value;
 mod error_robustness;
 mod errors;
 mod expressions;
