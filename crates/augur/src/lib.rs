@@ -230,6 +230,7 @@ pub use augur_macros::Staged;
 /// What [`staged`] expands to; not API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::exec::interp::value::field_at;
     pub use crate::stage::staged::{
         arg, body, call, end, ended, mark, scrutinee, turns, value, varies, Frame, FrameGuard,
         Held, MacroGuard, Mark, Probe, Region, Tracked, Turns, ViaHash, ViaNone, ViaSeen,

@@ -18,6 +18,7 @@ mod expressions;
 mod externs;
 mod function_pointers;
 mod history;
+mod libc;
 mod loop_control_flow;
 mod loops;
 mod memory;
