@@ -218,14 +218,19 @@ impl Memory {
     /// [`Elem`]); see [`alloc`](Memory::alloc).
     /// A struct's padding stays uninitialised (reading it is an error, as
     /// its bytes are indeterminate in C); every other byte is written.
+    ///
+    /// # Panics
+    /// As [`alloc`](Memory::alloc), and for a [`Value`] that is not a
+    /// pointer.
     pub fn alloc_slice<T: Elem>(&mut self, data: &[T]) -> Value {
         let size = data.len() as u64 * elem_size::<T>();
         let p = match self.new_alloc(size, Origin::Host, false) {
             Ok(p) => Value::Ptr(p),
             Err(e) => panic!("{e}"),
         };
-        self.write_slice(p, data)
-            .expect("a fresh buffer is large enough");
+        if let Err(e) = self.write_slice(p, data) {
+            panic!("{e}");
+        }
         p
     }
 
