@@ -2,7 +2,9 @@
 //! type. The derive implements `augur::CType` (the struct's `Type`, its
 //! fields in order) and `Native` (compiled code takes the struct itself),
 //! and a trait `<Name>Fields` with one method per field on `Dyn<Name>`:
-//! `p.x()` is the field as a `Dyn`, assignable when the struct is.
+//! `p.x()` is the field as a `Dyn`, assignable when the struct is; and
+//! `augur::exec::Elem`, so that the interpreter's memory holds arrays of
+//! it (field by field: every field's type must be an `Elem`).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -95,6 +97,8 @@ pub(crate) fn staged(input: DeriveInput) -> syn::Result<TokenStream> {
             )
         });
     let (decls, impls): (Vec<_>, Vec<_>) = methods.unzip();
+    let idents: Vec<_> = names.iter().map(|(ident, _)| ident).collect();
+    let indices: Vec<usize> = (0..idents.len()).collect();
     let trait_doc = format!("The fields of `Dyn<{c_name}>` (from `#[derive(augur::Staged)]`).");
     Ok(quote! {
         impl ::augur::CType for #name {
@@ -108,6 +112,37 @@ pub(crate) fn staged(input: DeriveInput) -> syn::Result<TokenStream> {
 
         impl ::augur::stage::ctype::Native for #name {
             type Abi = #name;
+        }
+
+        impl ::augur::exec::Elem for #name {
+            fn ty() -> ::augur::ir::Type {
+                <Self as ::augur::CType>::ty()
+            }
+            fn store(
+                &self,
+                mem: &mut ::augur::exec::Memory,
+                ptr: ::augur::Value,
+            ) -> ::augur::Result<()> {
+                let ty = <Self as ::augur::CType>::ty();
+                #(::augur::exec::Elem::store(
+                    &self.#idents,
+                    mem,
+                    ::augur::__private::field_at(&ty, ptr, #indices)?,
+                )?;)*
+                ::std::result::Result::Ok(())
+            }
+            fn load(
+                mem: &::augur::exec::Memory,
+                ptr: ::augur::Value,
+            ) -> ::augur::Result<Self> {
+                let ty = <Self as ::augur::CType>::ty();
+                ::std::result::Result::Ok(#name {
+                    #(#idents: ::augur::exec::Elem::load(
+                        mem,
+                        ::augur::__private::field_at(&ty, ptr, #indices)?,
+                    )?,)*
+                })
+            }
         }
 
         #[doc = #trait_doc]

@@ -164,6 +164,17 @@ pub enum Error {
         /// What happened.
         message: String,
     },
+    /// The interpreted program called `exit(status)` or `abort()`
+    /// ([`libc::EXIT`](crate::libc::EXIT), [`libc::ABORT`](crate::libc::ABORT)):
+    /// it ended where compiled code would end the whole process. What it
+    /// wrote before stays in the interpreter's output, and the interpreter
+    /// (its memory, `malloc` blocks included) stays usable.
+    Exit {
+        /// The status `exit` was given; `None` for `abort()`.
+        status: Option<i32>,
+        /// The call's line, when the statement has one.
+        location: Option<SrcLoc>,
+    },
     /// A lattice broke its laws: a join that does not satisfy the
     /// requirement, or loses what the value was.
     Lattice {
@@ -333,6 +344,14 @@ impl fmt::Display for Error {
             }
             Error::Interp { message } => write!(f, "interpreter: {message}"),
             Error::Jit { message } => write!(f, "JIT: {message}"),
+            Error::Exit {
+                status: Some(status),
+                location,
+            } => write!(f, "the program called exit({status}){}", at(location)),
+            Error::Exit {
+                status: None,
+                location,
+            } => write!(f, "the program called abort(){}", at(location)),
             Error::Lattice { message, location } => {
                 write!(f, "lattice law broken{}: {message}", at(location))
             }

@@ -194,7 +194,10 @@ pub use augur_macros::staged;
 /// Fields are scalars, pointers, arrays, function pointers and other
 /// staged structs. The struct itself is what compiled code takes and
 /// returns by value (derive `Clone, Copy` too); the JIT takes structs by
-/// pointer only.
+/// pointer only. The derive also implements [`exec::Elem`], so that the
+/// interpreter's [`Memory`](exec::Memory) holds arrays of the struct
+/// (`alloc_slice`, `read_slice`); every field's type must be an `Elem`, as
+/// the numbers, `CChar`, raw pointers, arrays and staged structs are.
 ///
 /// ```
 /// #[augur::staged]
@@ -233,6 +236,7 @@ pub use augur_macros::Staged;
 /// What [`staged`] expands to; not API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::exec::interp::value::field_at;
     pub use crate::stage::staged::{
         arg, body, call, end, ended, mark, scrutinee, turns, value, varies, Frame, FrameGuard,
         Held, MacroGuard, Mark, Probe, Region, Tracked, Turns, ViaHash, ViaNone, ViaSeen,

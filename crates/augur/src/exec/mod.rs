@@ -10,4 +10,4 @@ pub use compile::{compile, Backend, CompileOptions, ExternSymbol, Library};
 pub mod interp;
 #[cfg(feature = "jit")]
 pub mod jit;
-pub use interp::{Interpreter, Memory, Pod, Value};
+pub use interp::{Elem, Interpreter, Memory, Pod, Value};

@@ -19,6 +19,7 @@ mod expressions;
 mod externs;
 mod function_pointers;
 mod history;
+mod libc;
 mod loop_control_flow;
 mod loops;
 mod memory;

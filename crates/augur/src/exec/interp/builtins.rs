@@ -3,17 +3,96 @@
 //! Arguments are converted as a C prototype would convert them (`sqrt(2)`
 //! takes the `int` as a `double`), and each function reports what C leaves
 //! undefined (`abs(INT_MIN)`, overlapping `memcpy`, `free` of a non-heap
-//! pointer) as an error.
+//! pointer) as an error. `exit` and `abort` stop the program with
+//! [`Error::Exit`]; `qsort` calls back into interpreted code.
 
-use super::memory::{Memory, Origin};
+use super::memory::{ptr_add, Memory, Origin};
 use super::printf;
 use super::value::Value;
+use super::Interpreter;
 use crate::ir::Intrinsic;
 use crate::{Error, Result};
 use std::io::Write;
 
 /// A built-in: memory, the output sink, the arguments.
 pub(super) type Builtin = fn(&mut Memory, &mut Output, &[Value]) -> Result<Value>;
+
+/// A built-in that calls functions of the program (`qsort`'s comparator):
+/// the whole interpreter, the arguments.
+pub(super) type Calling = fn(&mut Interpreter, &[Value]) -> Result<Value>;
+
+/// Finds the calling built-in `name`.
+pub(super) fn lookup_calling(name: &str) -> Option<Calling> {
+    match name {
+        "qsort" => Some(qsort),
+        _ => None,
+    }
+}
+
+/// `qsort(base, n, size, compar)`: a stable merge sort of the indices, the
+/// comparator called on pointers to the elements where they lie before
+/// the sort, then the elements moved into their order at once.
+fn qsort(it: &mut Interpreter, a: &[Value]) -> Result<Value> {
+    let base = ptr(a, 0, "qsort")?;
+    let (n, each) = (size(a, 1, "qsort")?, size(a, 2, "qsort")?);
+    let compar = arg(a, 3, "qsort")?;
+    let name = super::eval::pointee(&it.memory, compar)
+        .map_err(|e| fail(format!("qsort's comparator: {}", message(e))))?;
+    let total = n
+        .checked_mul(each)
+        .ok_or_else(|| fail(format!("qsort of {n} elements of {each} bytes overflows")))?;
+    if n < 2 || each == 0 {
+        return Ok(Value::Void);
+    }
+    it.memory.writable(base, total, "qsort")?;
+    let element = |i: u64| ptr_add(base, (i * each) as i64);
+    // `Ok(true)` when element `i` sorts after element `j`.
+    let after = |it: &mut Interpreter, i: u64, j: u64| -> Result<bool> {
+        let args = [Value::Ptr(element(i)?), Value::Ptr(element(j)?)];
+        let r = super::eval::call_named(it, &name, &args)?;
+        r.as_i64()
+            .filter(|_| r.is_int())
+            .map(|c| c > 0)
+            .ok_or_else(|| {
+                fail(format!(
+                    "qsort's comparator `{name}` returned {r} of type {}, not an int",
+                    r.ty()
+                ))
+            })
+    };
+    let mut order: Vec<u64> = (0..n).collect();
+    let mut scratch = order.clone();
+    let mut width = 1;
+    while width < order.len() {
+        for start in (0..order.len()).step_by(2 * width) {
+            let mid = (start + width).min(order.len());
+            let end = (start + 2 * width).min(order.len());
+            let (mut l, mut r) = (start, mid);
+            for slot in &mut scratch[start..end] {
+                let left = l < mid && (r == end || !after(it, order[l], order[r])?);
+                if left {
+                    *slot = order[l];
+                    l += 1;
+                } else {
+                    *slot = order[r];
+                    r += 1;
+                }
+            }
+        }
+        std::mem::swap(&mut order, &mut scratch);
+        width *= 2;
+    }
+    it.memory.permute(base, each, &order)?;
+    Ok(Value::Void)
+}
+
+/// The message of an interpreter error.
+fn message(e: Error) -> String {
+    match e {
+        Error::Interp { message } => message,
+        e => e.to_string(),
+    }
+}
 
 /// The built-in that runs intrinsic `op`; `None` for those a loop nest
 /// cannot run (barriers, shared memory).
@@ -73,6 +152,10 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
                 .ok_or_else(|| fail(format!("calloc({n}, {each}) overflows")))?;
             Ok(Value::Ptr(m.new_alloc(total, Origin::Malloc, true)?))
         },
+        "realloc" => |m, _, a| {
+            let p = ptr(a, 0, "realloc")?;
+            Ok(Value::Ptr(m.realloc(p, size(a, 1, "realloc")?)?))
+        },
         "free" => |m, _, a| {
             m.free(Value::Ptr(ptr(a, 0, "free")?))?;
             Ok(Value::Void)
@@ -81,6 +164,44 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
             let d = ptr(a, 0, "memcpy")?;
             m.copy(d, ptr(a, 1, "memcpy")?, size(a, 2, "memcpy")?)?;
             Ok(Value::Ptr(d))
+        },
+        "memmove" => |m, _, a| {
+            let d = ptr(a, 0, "memmove")?;
+            m.move_bytes(d, ptr(a, 1, "memmove")?, size(a, 2, "memmove")?)?;
+            Ok(Value::Ptr(d))
+        },
+        "memcmp" => |m, _, a| {
+            let (x, y) = (ptr(a, 0, "memcmp")?, ptr(a, 1, "memcmp")?);
+            Ok(Value::I32(m.compare(x, y, size(a, 2, "memcmp")?)?))
+        },
+        "strlen" => |m, _, a| {
+            let s = ptr(a, 0, "strlen")?;
+            let mut n = 0;
+            while m.string_byte(s, ptr_add(s, n)?, "strlen")? != 0 {
+                n += 1;
+            }
+            Ok(Value::U64(n as u64))
+        },
+        "strcmp" => |m, _, a| {
+            let (x, y) = (ptr(a, 0, "strcmp")?, ptr(a, 1, "strcmp")?);
+            Ok(Value::I32(strncmp(m, x, y, u64::MAX, "strcmp")?))
+        },
+        "strncmp" => |m, _, a| {
+            let (x, y) = (ptr(a, 0, "strncmp")?, ptr(a, 1, "strncmp")?);
+            let n = size(a, 2, "strncmp")?;
+            Ok(Value::I32(strncmp(m, x, y, n, "strncmp")?))
+        },
+        "exit" => |_, _, a| {
+            Err(Error::Exit {
+                status: Some(int(a, 0, "exit")? as i32),
+                location: None,
+            })
+        },
+        "abort" => |_, _, _| {
+            Err(Error::Exit {
+                status: None,
+                location: None,
+            })
         },
         "memset" => |m, _, a| {
             let p = ptr(a, 0, "memset")?;
@@ -101,6 +222,22 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
         },
         _ => return super::math::lookup(name),
     })
+}
+
+/// `strncmp` (`strcmp` with `n` the largest size): the difference of the
+/// first bytes (unsigned) that differ in the first `n`, or 0.
+fn strncmp(m: &Memory, x: u64, y: u64, n: u64, func: &str) -> Result<i32> {
+    let mut i = 0;
+    while i < n {
+        let off = i as i64;
+        let b = m.string_byte(x, ptr_add(x, off)?, func)?;
+        let c = m.string_byte(y, ptr_add(y, off)?, func)?;
+        if b != c || b == 0 {
+            return Ok(b as i32 - c as i32);
+        }
+        i += 1;
+    }
+    Ok(0)
 }
 
 /// `gpu::atomic_add`: adds to `*p` (integers wrap, as atomics do) and

@@ -9,7 +9,7 @@
 //! would silently read garbage.
 
 use super::races::Races;
-use super::value::{Pod, Value};
+use super::value::{elem_size, Elem, Value};
 use crate::ir::{Scalar, Type};
 use crate::{Error, Result};
 use std::cell::RefCell;
@@ -81,6 +81,20 @@ impl Alloc {
                 self.init = None;
             }
         }
+    }
+
+    /// Sets which of the bytes from `off` on are initialised.
+    fn set_init(&mut self, off: usize, init: &[bool]) {
+        if self.init.is_none() && init.iter().all(|&b| b) {
+            return;
+        }
+        let mut flags = self
+            .init
+            .take()
+            .unwrap_or_else(|| vec![true; self.bytes.len()]);
+        flags[off..off + init.len()].copy_from_slice(init);
+        self.uninit = flags.iter().filter(|b| !**b).count();
+        self.init = (self.uninit > 0).then_some(flags);
     }
 
     fn is_init(&self, off: usize, n: usize) -> bool {
@@ -200,11 +214,23 @@ impl Memory {
         }
     }
 
-    /// A new host buffer holding `data`; see [`alloc`](Memory::alloc).
-    pub fn alloc_slice<T: Pod>(&mut self, data: &[T]) -> Value {
-        let p = self.alloc(data.len() * T::SCALAR.size() as usize);
-        self.write_slice(p, data)
-            .expect("a fresh buffer is large enough");
+    /// A new host buffer holding `data` (numbers, pointers, structs: any
+    /// [`Elem`]); see [`alloc`](Memory::alloc).
+    /// A struct's padding stays uninitialised (reading it is an error, as
+    /// its bytes are indeterminate in C); every other byte is written.
+    ///
+    /// # Panics
+    /// As [`alloc`](Memory::alloc), and for a [`Value`] that is not a
+    /// pointer.
+    pub fn alloc_slice<T: Elem>(&mut self, data: &[T]) -> Value {
+        let size = data.len() as u64 * elem_size::<T>();
+        let p = match self.new_alloc(size, Origin::Host, false) {
+            Ok(p) => Value::Ptr(p),
+            Err(e) => panic!("{e}"),
+        };
+        if let Err(e) = self.write_slice(p, data) {
+            panic!("{e}");
+        }
         p
     }
 
@@ -217,23 +243,20 @@ impl Memory {
     }
 
     /// Reads `n` elements of type `T` starting at `ptr`.
-    pub fn read_slice<T: Pod>(&self, ptr: Value, n: usize) -> Result<Vec<T>> {
+    pub fn read_slice<T: Elem>(&self, ptr: Value, n: usize) -> Result<Vec<T>> {
         let p = ptr_of(ptr, "read_slice")?;
-        let size = T::SCALAR.size() as i64;
+        let size = elem_size::<T>() as i64;
         (0..n)
-            .map(|i| {
-                let v = self.load_scalar(ptr_add(p, i as i64 * size)?, T::SCALAR)?;
-                Ok(T::from_value(v).expect("load_scalar gives the requested type"))
-            })
+            .map(|i| T::load(self, Value::Ptr(ptr_add(p, i as i64 * size)?)))
             .collect()
     }
 
     /// Writes `data` to consecutive elements starting at `ptr`.
-    pub fn write_slice<T: Pod>(&mut self, ptr: Value, data: &[T]) -> Result<()> {
+    pub fn write_slice<T: Elem>(&mut self, ptr: Value, data: &[T]) -> Result<()> {
         let p = ptr_of(ptr, "write_slice")?;
-        let size = T::SCALAR.size() as i64;
-        for (i, &x) in data.iter().enumerate() {
-            self.store_at(ptr_add(p, i as i64 * size)?, x.into_value())?;
+        let size = elem_size::<T>() as i64;
+        for (i, x) in data.iter().enumerate() {
+            x.store(self, Value::Ptr(ptr_add(p, i as i64 * size)?))?;
         }
         Ok(())
     }
@@ -588,15 +611,26 @@ impl Memory {
     /// `memcpy`: copies `n` bytes, keeping which are initialised; the
     /// regions must not overlap (as in C).
     pub(super) fn copy(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
+        self.copy_bytes(dst, src, n, "memcpy", false)
+    }
+
+    /// `memmove`: [`copy`](Memory::copy), the regions may overlap.
+    pub(super) fn move_bytes(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
+        self.copy_bytes(dst, src, n, "memmove", true)
+    }
+
+    /// Copies `n` bytes from `src` to `dst` as `func` does, keeping which
+    /// are initialised; overlapping regions are an error unless `overlap`.
+    fn copy_bytes(&mut self, dst: u64, src: u64, n: u64, func: &str, overlap: bool) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
-        let (sid, soff) = self.locate(src, n, "memcpy read")?;
-        let (did, doff) = self.locate(dst, n, "memcpy write")?;
+        let (sid, soff) = self.locate(src, n, &format!("{func} read"))?;
+        let (did, doff) = self.locate(dst, n, &format!("{func} write"))?;
         self.log(sid, soff, n, false)?;
-        if sid == did && soff.abs_diff(doff) < n as usize {
+        if !overlap && sid == did && soff.abs_diff(doff) < n as usize {
             return Err(interp_err(format!(
-                "memcpy of {n} bytes between overlapping regions of allocation {sid} \
+                "{func} of {n} bytes between overlapping regions of allocation {sid} \
                  (offsets {soff} and {doff}); use memmove"
             )));
         }
@@ -606,19 +640,141 @@ impl Memory {
             .init
             .as_ref()
             .map(|i| i[soff..soff + n].to_vec());
-        self.write(dst, n as u64, "memcpy write")?
+        self.write(dst, n as u64, &format!("{func} write"))?
             .copy_from_slice(&data);
         if let Some(init) = init {
             // Uninitialised source bytes stay uninitialised at the destination.
-            let a = &mut self.allocs[did];
-            let mut flags = a.init.take().unwrap_or_else(|| vec![true; a.bytes.len()]);
-            for (i, &b) in init.iter().enumerate() {
-                if !b {
-                    flags[doff + i] = false;
+            self.allocs[did].set_init(doff, &init);
+        }
+        Ok(())
+    }
+
+    /// `memcmp`: the difference of the first bytes (unsigned) that differ
+    /// in the `n` bytes at `a` and at `b`, or 0. All `n` bytes of both
+    /// must be readable and initialised.
+    pub(super) fn compare(&self, a: u64, b: u64, n: u64) -> Result<i32> {
+        if n == 0 {
+            return Ok(0);
+        }
+        let x = self.read(a, n, "memcmp read")?;
+        let y = self.read(b, n, "memcmp read")?;
+        Ok(x.iter()
+            .zip(y)
+            .find(|(x, y)| x != y)
+            .map_or(0, |(&x, &y)| x as i32 - y as i32))
+    }
+
+    /// The byte at `q` of the string that starts at `start`, read for
+    /// `func`; an allocation that ends before a NUL is reported as such.
+    pub(super) fn string_byte(&self, start: u64, q: u64, func: &str) -> Result<u8> {
+        match self.read(q, 1, &format!("{func} read")) {
+            Ok(b) => Ok(b[0]),
+            Err(e) => {
+                let Some(id) = self.id_of(q) else {
+                    return Err(e);
+                };
+                let a = &self.allocs[id];
+                let ends = a.state == State::Live && offset_of(q) == a.size as i64;
+                if !ends || base_of(start) != base_of(q) || offset_of(start) < 0 {
+                    return Err(e);
                 }
+                Err(interp_err(format!(
+                    "{func} of a string with no NUL: it starts at offset {} of allocation {id} \
+                     ({}, size {}), which ends before a NUL",
+                    offset_of(start),
+                    a.describe(),
+                    a.size
+                )))
             }
-            a.uninit = flags.iter().filter(|b| !**b).count();
-            a.init = (a.uninit > 0).then_some(flags);
+        }
+    }
+
+    /// `realloc`: a new `malloc` block of `size` bytes holding the first
+    /// bytes of the block at `p` (which is freed), or a new block for
+    /// null. Always moves, so stale pointers to the old block fail.
+    pub(super) fn realloc(&mut self, p: u64, size: u64) -> Result<u64> {
+        if p == 0 {
+            return self.new_alloc(size, Origin::Malloc, false);
+        }
+        let id = self.id_of(p).ok_or_else(|| {
+            interp_err(format!(
+                "realloc of {p:#x}, which is not a pointer to a block"
+            ))
+        })?;
+        let a = &self.allocs[id];
+        let problem = match (&a.state, &a.origin) {
+            (State::Freed, _) => Some("which was already freed"),
+            (_, Origin::Host) => Some("which the host made (Memory::alloc), not malloc"),
+            (_, Origin::Malloc) if offset_of(p) != 0 => {
+                Some("a pointer into the middle of the block")
+            }
+            (_, Origin::Malloc) if size == 0 => Some(
+                "to 0 bytes, which C17 leaves to the implementation and C23 undefined \
+                 (free the block instead)",
+            ),
+            (_, Origin::Malloc) => None,
+            _ => Some("which was not allocated by malloc"),
+        };
+        if let Some(problem) = problem {
+            return Err(interp_err(format!(
+                "realloc of allocation {id} ({}), {problem}",
+                a.describe()
+            )));
+        }
+        let q = self.new_alloc(size, Origin::Malloc, false)?;
+        let new = self.id_of(q).expect("just made");
+        let keep = (self.allocs[id].size.min(size)) as usize;
+        let (bytes, init) = {
+            let old = &self.allocs[id];
+            (
+                old.bytes[..keep].to_vec(),
+                old.init.as_ref().map(|i| i[..keep].to_vec()),
+            )
+        };
+        let b = &mut self.allocs[new];
+        b.bytes[..keep].copy_from_slice(&bytes);
+        b.set_init(0, &init.unwrap_or_else(|| vec![true; keep]));
+        self.release(id, State::Freed);
+        Ok(q)
+    }
+
+    /// Checks that the `n` bytes at `p` lie in one live allocation that
+    /// may be written (for `func`).
+    pub(super) fn writable(&self, p: u64, n: u64, func: &str) -> Result<()> {
+        let (id, _) = self.locate(p, n, func)?;
+        if self.allocs[id].origin == Origin::Literal {
+            return Err(interp_err(format!(
+                "{func} of {n} bytes into a string literal (allocation {id})"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Puts the `order.len()` elements of `each` bytes at `p` in `order`:
+    /// element `k` afterwards is element `order[k]` before (bytes and
+    /// which of them are initialised). `order` is a permutation.
+    pub(super) fn permute(&mut self, p: u64, each: u64, order: &[u64]) -> Result<()> {
+        let n = order.len() as u64 * each;
+        if n == 0 {
+            return Ok(());
+        }
+        let (id, off) = self.locate(p, n, "qsort")?;
+        self.log(id, off, n, false)?;
+        self.log(id, off, n, true)?;
+        let each = each as usize;
+        let a = &mut self.allocs[id];
+        let old = a.bytes[off..off + n as usize].to_vec();
+        let old_init = a.init.as_ref().map(|i| i[off..off + n as usize].to_vec());
+        let mut init = Vec::with_capacity(if old_init.is_some() { n as usize } else { 0 });
+        for (k, &from) in order.iter().enumerate() {
+            let from = from as usize * each;
+            a.bytes[off + k * each..off + (k + 1) * each].copy_from_slice(&old[from..from + each]);
+            if let Some(old_init) = &old_init {
+                init.extend_from_slice(&old_init[from..from + each]);
+            }
+        }
+        if old_init.is_some() {
+            a.set_init(off, &init);
         }
         Ok(())
     }

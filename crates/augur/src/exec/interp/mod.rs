@@ -47,13 +47,13 @@ mod memory;
 mod ops;
 mod printf;
 mod races;
-mod value;
+pub(crate) mod value;
 
 #[cfg(test)]
 mod tests;
 
 pub use memory::Memory;
-pub use value::{Pod, Value};
+pub use value::{Elem, Pod, Value};
 
 use crate::ir::Function;
 use crate::{Error, Result};

@@ -1,6 +1,10 @@
-//! Runtime values of the interpreter and the [`Pod`] trait for host data.
+//! Runtime values of the interpreter, and the [`Pod`] and [`Elem`] traits
+//! for host data.
 
+use super::Memory;
 use crate::ir::{Scalar, Type};
+use crate::stage::ctype::CChar;
+use crate::{Error, Result};
 use std::fmt;
 
 /// A second-stage value: one variant per scalar type, plus pointers.
@@ -284,5 +288,158 @@ impl Pod for i8 {
 impl From<i8> for Value {
     fn from(v: i8) -> Value {
         Value::I8(v)
+    }
+}
+
+/// Host data that the interpreter's [`Memory`] holds as C lays it out:
+/// what [`Memory::alloc_slice`], [`read_slice`](Memory::read_slice) and
+/// [`write_slice`](Memory::write_slice) move. Implemented for
+///
+/// * the numbers and `bool` (every [`Pod`]) and [`CChar`];
+/// * pointers: [`Value`] (a [`Value::Ptr`]; another value is an error), so
+///   an array of pointers is `alloc_slice(&[p, q])`, and raw pointers
+///   `*mut T`, `*const T`, whose bits are the memory's encoding of a
+///   pointer ([`Value::as_ptr`]), never a host address: a struct field
+///   that points into the interpreter's memory;
+/// * arrays `[T; N]` of them;
+/// * structs with `#[derive(augur::Staged)]` (the derive implements it
+///   field by field; padding is left uninitialised, as in C).
+///
+/// ```
+/// use augur::exec::{Interpreter, Value};
+/// #[derive(augur::Staged, Clone, Copy, Debug, PartialEq)]
+/// #[repr(C)]
+/// struct Item {
+///     key: i32,
+///     weight: f64,
+/// }
+/// let mut it = Interpreter::new();
+/// let m = it.memory_mut();
+/// let items = m.alloc_slice(&[Item { key: 1, weight: 0.5 }, Item { key: 2, weight: 1.5 }]);
+/// assert_eq!(m.allocation_size(items), Some(32));
+/// let ptrs = m.alloc_slice(&[items, Value::Ptr(0)]);
+/// let back: Vec<Value> = m.read_slice(ptrs, 2)?;
+/// let first: Vec<Item> = m.read_slice(back[0], 2)?;
+/// assert_eq!(first[1], Item { key: 2, weight: 1.5 });
+/// # Ok::<(), augur::Error>(())
+/// ```
+pub trait Elem: Sized {
+    /// The C type (its size is an element's).
+    fn ty() -> Type;
+    /// Writes `self` at `ptr`.
+    fn store(&self, mem: &mut Memory, ptr: Value) -> Result<()>;
+    /// Reads a value of this type at `ptr`.
+    fn load(mem: &Memory, ptr: Value) -> Result<Self>;
+}
+
+impl<T: Pod> Elem for T {
+    fn ty() -> Type {
+        Type::Scalar(T::SCALAR)
+    }
+    fn store(&self, mem: &mut Memory, ptr: Value) -> Result<()> {
+        mem.store(ptr, self.into_value())
+    }
+    fn load(mem: &Memory, ptr: Value) -> Result<T> {
+        let v = mem.load(ptr, &Type::Scalar(T::SCALAR))?;
+        Ok(T::from_value(v).expect("a load gives the requested type"))
+    }
+}
+
+impl Elem for CChar {
+    fn ty() -> Type {
+        Type::Scalar(Scalar::Char)
+    }
+    fn store(&self, mem: &mut Memory, ptr: Value) -> Result<()> {
+        mem.store(ptr, Value::Char(self.0))
+    }
+    fn load(mem: &Memory, ptr: Value) -> Result<CChar> {
+        i8::load(mem, ptr).map(CChar)
+    }
+}
+
+/// A pointer: a [`Value::Ptr`].
+impl Elem for Value {
+    fn ty() -> Type {
+        Type::ptr(Type::Void)
+    }
+    fn store(&self, mem: &mut Memory, ptr: Value) -> Result<()> {
+        match self {
+            Value::Ptr(_) => mem.store(ptr, *self),
+            v => Err(Error::Interp {
+                message: format!(
+                    "a Value in memory is a pointer (numbers go in as their Rust types), got {v} \
+                     of type {}",
+                    v.ty()
+                ),
+            }),
+        }
+    }
+    fn load(mem: &Memory, ptr: Value) -> Result<Value> {
+        mem.load(ptr, &Type::ptr(Type::Void))
+    }
+}
+
+macro_rules! raw_pointer {
+    ($($p:ident),*) => {$(
+        /// A pointer into the interpreter's memory: its bits are the
+        /// memory's encoding ([`Value::as_ptr`]), not a host address.
+        impl<T> Elem for *$p T {
+            fn ty() -> Type {
+                Type::ptr(Type::Void)
+            }
+            fn store(&self, mem: &mut Memory, ptr: Value) -> Result<()> {
+                mem.store(ptr, Value::Ptr(self.addr() as u64))
+            }
+            fn load(mem: &Memory, ptr: Value) -> Result<*$p T> {
+                let p = Value::load(mem, ptr)?.as_ptr().expect("a pointer load");
+                Ok(std::ptr::without_provenance_mut::<T>(p as usize) as *$p T)
+            }
+        }
+    )*};
+}
+raw_pointer!(mut, const);
+
+impl<T: Elem, const N: usize> Elem for [T; N] {
+    fn ty() -> Type {
+        Type::array(T::ty(), Some(N as u64))
+    }
+    fn store(&self, mem: &mut Memory, ptr: Value) -> Result<()> {
+        let size = elem_size::<T>();
+        for (i, x) in self.iter().enumerate() {
+            x.store(mem, offset(ptr, i as u64 * size)?)?;
+        }
+        Ok(())
+    }
+    fn load(mem: &Memory, ptr: Value) -> Result<[T; N]> {
+        let size = elem_size::<T>();
+        let v = (0..N)
+            .map(|i| T::load(mem, offset(ptr, i as u64 * size)?))
+            .collect::<Result<Vec<T>>>()?;
+        Ok(v.try_into().ok().expect("N elements"))
+    }
+}
+
+/// The size of an element of type `T`.
+pub(super) fn elem_size<T: Elem>() -> u64 {
+    T::ty().size().expect("an element type has a size")
+}
+
+/// `ptr` moved by `bytes`.
+fn offset(ptr: Value, bytes: u64) -> Result<Value> {
+    let p = ptr.as_ptr().ok_or_else(|| Error::Interp {
+        message: format!("expected a pointer, got {ptr}"),
+    })?;
+    super::memory::ptr_add(p, bytes as i64).map(Value::Ptr)
+}
+
+/// Where field `i` of the struct of type `ty` at `ptr` lies: what
+/// `#[derive(augur::Staged)]`'s [`Elem`] implementation calls. Not API.
+#[doc(hidden)]
+pub fn field_at(ty: &Type, ptr: Value, i: usize) -> Result<Value> {
+    match ty {
+        Type::Struct(s) => offset(ptr, s.offset(i)),
+        t => Err(Error::Internal {
+            message: format!("field {i} of the non-struct type {t}"),
+        }),
     }
 }

@@ -173,27 +173,11 @@ impl Frame<'_> {
 
     /// Runs `callee`, which a call of `name` found, on `vals`.
     fn dispatch(&mut self, callee: Callee, name: &str, vals: &[Value]) -> Result<Value> {
-        let it = &mut *self.it;
-        match callee {
-            Callee::Function(i) => super::run_callee(it, i, vals),
-            Callee::User(i) => (it.externs[i])(&mut it.memory, vals),
-            Callee::Builtin(b) => b(&mut it.memory, &mut it.output, vals),
-            Callee::Unknown => err(format!(
-                "call of the unknown extern `{name}` (register it with Interpreter::register)"
-            )),
-            Callee::Indirect => unreachable!("a function pointer names a function"),
-        }
+        super::dispatch(self.it, callee, name, vals)
     }
 
     /// The name of the function that `p` points to.
     fn pointee(&self, p: Value) -> Result<String> {
-        match p {
-            Value::Ptr(0) => err("call through a null function pointer".into()),
-            Value::Ptr(q) => match self.it.memory.function_at(q) {
-                Some(name) => Ok(name.to_string()),
-                None => err(format!("call through {p}, which points to no function")),
-            },
-            v => err(format!("call through the non-pointer {v}")),
-        }
+        super::pointee(&self.it.memory, p)
     }
 }

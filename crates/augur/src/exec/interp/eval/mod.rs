@@ -56,6 +56,8 @@ enum Callee {
     Function(usize),
     User(usize),
     Builtin(Builtin),
+    /// A built-in that calls back into the program (`qsort`).
+    Calling(builtins::Calling),
     Unknown,
     /// A call through the function pointer that is the first argument.
     Indirect,
@@ -128,7 +130,44 @@ fn callee(it: &Interpreter, name: &str) -> Callee {
     }
     match it.extern_index.get(name) {
         Some(&i) => Callee::User(i),
-        None => builtins::lookup(name).map_or(Callee::Unknown, Callee::Builtin),
+        None => match builtins::lookup(name) {
+            Some(b) => Callee::Builtin(b),
+            None => builtins::lookup_calling(name).map_or(Callee::Unknown, Callee::Calling),
+        },
+    }
+}
+
+/// Runs `callee`, which a call of `name` found, on `vals`.
+fn dispatch(it: &mut Interpreter, callee: Callee, name: &str, vals: &[Value]) -> Result<Value> {
+    match callee {
+        Callee::Function(i) => run_callee(it, i, vals),
+        Callee::User(i) => (it.externs[i])(&mut it.memory, vals),
+        Callee::Builtin(b) => b(&mut it.memory, &mut it.output, vals),
+        Callee::Calling(b) => b(it, vals),
+        Callee::Unknown => err(format!(
+            "call of the unknown extern `{name}` (register it with Interpreter::register)"
+        )),
+        Callee::Indirect => unreachable!("a function pointer names a function"),
+    }
+}
+
+/// Calls the function called `name` (of the module, a registered extern
+/// or a built-in) with `vals`: what a built-in that calls back (`qsort`'s
+/// comparator) does.
+pub(super) fn call_named(it: &mut Interpreter, name: &str, vals: &[Value]) -> Result<Value> {
+    let callee = callee(it, name);
+    dispatch(it, callee, name, vals)
+}
+
+/// The name of the function that `p` points to.
+pub(super) fn pointee(memory: &super::Memory, p: Value) -> Result<String> {
+    match p {
+        Value::Ptr(0) => err("call through a null function pointer".into()),
+        Value::Ptr(q) => match memory.function_at(q) {
+            Some(name) => Ok(name.to_string()),
+            None => err(format!("call through {p}, which points to no function")),
+        },
+        v => err(format!("call through the non-pointer {v}")),
     }
 }
 
@@ -152,6 +191,16 @@ fn at<T>(r: Result<T>, s: &Stmt) -> Result<T> {
     match (r, s.loc) {
         (Err(Error::Interp { message }), Some(loc)) => Err(Error::Interp {
             message: format!("{message} (at {loc})"),
+        }),
+        (
+            Err(Error::Exit {
+                status,
+                location: None,
+            }),
+            Some(loc),
+        ) => Err(Error::Exit {
+            status,
+            location: Some(loc),
         }),
         (r, _) => r,
     }
