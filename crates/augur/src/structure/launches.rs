@@ -48,19 +48,7 @@ fn fold_block(b: Block) -> Result<Block, Error> {
             continue;
         }
         let (bid, tid) = (index(rest.next(), s.loc)?, index(rest.next(), s.loc)?);
-        let mut body = Vec::new();
-        let mut open = 0u32;
-        loop {
-            let t = rest.next().ok_or_else(|| unstructured(s.loc))?;
-            if is_end(&t) {
-                if open == 0 {
-                    break;
-                }
-                open -= 1;
-            }
-            open += u32::from(is_open(&t));
-            body.push(t);
-        }
+        let body = take_region(&mut rest, is_open, is_end).ok_or_else(|| unstructured(s.loc))?;
         let folded = fold_block(body)?;
         if let StmtKind::Launch(l) = &mut s.kind {
             (l.bid, l.tid, l.body) = (bid, tid, folded);
@@ -68,6 +56,30 @@ fn fold_block(b: Block) -> Result<Block, Error> {
         out.push(s);
     }
     Ok(out)
+}
+
+/// The statements of `rest` up to the marker `is_end` that closes the
+/// region just opened (regions of the same kind nest); the marker itself is
+/// taken too. `None` where `rest` ends first. Launches and parallel loops
+/// fold their stretches with it.
+pub(super) fn take_region(
+    rest: &mut impl Iterator<Item = Stmt>,
+    is_open: fn(&Stmt) -> bool,
+    is_end: fn(&Stmt) -> bool,
+) -> Option<Block> {
+    let mut body = Vec::new();
+    let mut open = 0u32;
+    loop {
+        let t = rest.next()?;
+        if is_end(&t) {
+            if open == 0 {
+                return Some(body);
+            }
+            open -= 1;
+        }
+        open += u32::from(is_open(&t));
+        body.push(t);
+    }
 }
 
 /// The variable a launch index's `Decl` declares.

@@ -75,19 +75,8 @@ fn fold_block(f: &mut Function, b: Block) -> Result<Block, Error> {
             Some(StmtKind::Decl { var, init: None }) => var,
             _ => return Err(internal("its index was not recorded after it", s.loc)),
         };
-        let mut body = Vec::new();
-        let mut open = 0u32;
-        loop {
-            let t = rest.next().ok_or_else(|| unstructured(s.loc))?;
-            if is_end(&t) {
-                if open == 0 {
-                    break;
-                }
-                open -= 1;
-            }
-            open += u32::from(is_open(&t));
-            body.push(t);
-        }
+        let body = super::launches::take_region(&mut rest, is_open, is_end)
+            .ok_or_else(|| unstructured(s.loc))?;
         let body = fold_block(f, body)?;
         let (hi_decl, kind) = header(f, &s, index, body);
         out.push(hi_decl);

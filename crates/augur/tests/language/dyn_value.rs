@@ -423,10 +423,7 @@ fn literals_take_the_other_operands_type() {
     };
     let want = extract("lit_typed", typed).c_code();
     let got = extract("lit_dyn", dynamic).c_code();
-    assert_eq!(
-        got.replace("lit_dyn", "F"),
-        want.replace("lit_typed", "F")
-    );
+    assert_eq!(got.replace("lit_dyn", "F"), want.replace("lit_typed", "F"));
     assert!(got.contains("arg0 * 2.0 - 1.0"), "{got}");
     // `as f32` rounding for a float literal next to an `f32`.
     let f = extract("lit_f32", |x: Dyn<f32>| {
