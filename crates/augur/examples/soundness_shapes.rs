@@ -5,7 +5,7 @@
 //! same code as plain Rust. Each line says `exact`, `WRONG` (with the
 //! first input where the generated code differs) or the error.
 //!
-//! `cargo run --release -p augur --example soundness_shapes`
+//! `cargo run --release -p augur-staging --example soundness_shapes`
 
 use augur::exec::Interpreter;
 use augur::{Builder, Dyn, Error, Extracted, Value};

@@ -4,7 +4,7 @@
 //! printed, compiled and called, and run in the IR interpreter. Every
 //! result is checked against the same computation in plain Rust.
 //!
-//! Run with `cargo run -p augur --example tutorial_1_first`
+//! Run with `cargo run -p augur-staging --example tutorial_1_first`
 //! (see `augur::tutorial::ch1_first_function`).
 
 use augur::exec::interp::Value;

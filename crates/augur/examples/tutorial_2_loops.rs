@@ -5,7 +5,7 @@
 //! `augur::range`, or any `for` in a function under `#[augur::staged]`, is
 //! the first-stage loop to use around dyn branches.
 //!
-//! Run with `cargo run -p augur --example tutorial_2_loops`
+//! Run with `cargo run -p augur-staging --example tutorial_2_loops`
 //! (see `augur::tutorial::ch2_loops`).
 
 use augur::exec::interp::Value;

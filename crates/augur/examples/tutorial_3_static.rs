@@ -4,7 +4,7 @@
 //! away: the generated code is specialised to them. A `History` carries a
 //! fact about every path to later code.
 //!
-//! Run with `cargo run -p augur --example tutorial_3_static`
+//! Run with `cargo run -p augur-staging --example tutorial_3_static`
 //! (see `augur::tutorial::ch3_static`).
 
 use augur::exec::interp::Value;

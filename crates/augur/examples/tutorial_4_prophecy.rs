@@ -4,7 +4,7 @@
 //! predicts it, later code requires it, and augur re-runs the first stage
 //! until every prediction holds.
 //!
-//! Run with `cargo run -p augur --example tutorial_4_prophecy`
+//! Run with `cargo run -p augur-staging --example tutorial_4_prophecy`
 //! (see `augur::tutorial::ch4_prophecy`).
 
 use augur::exec::interp::Value;

@@ -5,7 +5,7 @@
 //! writes, in the same loop, exactly when every path agrees on that clamp:
 //! a prophecy per `affine` ("what comes next") decides it.
 //!
-//! Run with `cargo run -p augur --example tutorial_5_dsl`
+//! Run with `cargo run -p augur-staging --example tutorial_5_dsl`
 //! (see `augur::tutorial::ch5_dsl`).
 
 use augur::prophecy::{Flat, Prophecy};

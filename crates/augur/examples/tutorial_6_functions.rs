@@ -5,7 +5,7 @@
 //! a tree walk specialised on a first-stage expression tree, called
 //! through a table of function pointers.
 //!
-//! Run with `cargo run -p augur --example tutorial_6_functions`
+//! Run with `cargo run -p augur-staging --example tutorial_6_functions`
 //! (see `augur::tutorial::ch6_functions`).
 
 use augur::{Builder, Dyn, FnPtr, Func, Module};

@@ -6,7 +6,7 @@
 //! with the C compiler and in the interpreter (which checks every phase for
 //! races), both compared with plain Rust; the CUDA is printed.
 //!
-//! Run with `cargo run -p augur --example tutorial_7_kernels`
+//! Run with `cargo run -p augur-staging --example tutorial_7_kernels`
 //! (see `augur::tutorial::ch7_kernels`).
 
 use augur::exec::Interpreter;

@@ -8,7 +8,7 @@
 //! code. Results are checked against plain Rust, on compiled code and in
 //! the interpreter.
 //!
-//! Run with `cargo run -p augur --example tutorial_8_dynamic`
+//! Run with `cargo run -p augur-staging --example tutorial_8_dynamic`
 //! (see `augur::tutorial::ch8_dynamic`).
 
 use augur::exec::interp::{Interpreter, Value};

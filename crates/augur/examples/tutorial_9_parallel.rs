@@ -6,7 +6,7 @@
 //! C (OpenMP), the JIT (threads) and the interpreter (race check) are each
 //! compared with plain Rust.
 //!
-//! Run with `cargo run -p augur --example tutorial_9_parallel`
+//! Run with `cargo run -p augur-staging --example tutorial_9_parallel`
 //! (see `augur::tutorial::ch9_parallel`).
 
 use augur::exec::{Backend, CompileOptions, Interpreter};

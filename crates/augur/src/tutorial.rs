@@ -44,15 +44,15 @@
 //! generated C and checks its results against plain Rust:
 //!
 //! ```sh
-//! cargo run -p augur --example tutorial_1_first
-//! cargo run -p augur --example tutorial_2_loops
-//! cargo run -p augur --example tutorial_3_static
-//! cargo run -p augur --example tutorial_4_prophecy
-//! cargo run -p augur --example tutorial_5_dsl
-//! cargo run -p augur --example tutorial_6_functions
-//! cargo run -p augur --example tutorial_7_kernels
-//! cargo run -p augur --example tutorial_8_dynamic
-//! cargo run -p augur --example tutorial_9_parallel
+//! cargo run -p augur-staging --example tutorial_1_first
+//! cargo run -p augur-staging --example tutorial_2_loops
+//! cargo run -p augur-staging --example tutorial_3_static
+//! cargo run -p augur-staging --example tutorial_4_prophecy
+//! cargo run -p augur-staging --example tutorial_5_dsl
+//! cargo run -p augur-staging --example tutorial_6_functions
+//! cargo run -p augur-staging --example tutorial_7_kernels
+//! cargo run -p augur-staging --example tutorial_8_dynamic
+//! cargo run -p augur-staging --example tutorial_9_parallel
 //! ```
 //!
 //! # Before you start

@@ -75,3 +75,30 @@ fn every_library_crate_can_be_published_and_the_command_is_not() {
         }
     }
 }
+
+/// The name `augur` on crates.io is another project's: the library is
+/// published as `augur-staging` and its crate is still `augur`, so that
+/// `cargo add augur-staging` gives `use augur::...`.
+#[test]
+fn the_library_is_published_as_augur_staging_and_imported_as_augur() {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let lib = packages
+        .iter()
+        .find(|p| text(p, "name") == "augur-staging")
+        .expect("a package augur-staging");
+    let targets = lib["targets"].as_array().expect("targets");
+    let lib_target = targets
+        .iter()
+        .find(|t| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "lib"))
+        })
+        .expect("a library target");
+    assert_eq!(text(lib_target, "name"), "augur");
+    assert!(
+        packages.iter().all(|p| text(p, "name") != "augur"),
+        "no package takes the name another project has on crates.io"
+    );
+}

@@ -186,5 +186,5 @@
 //! stage, and it is run as often as needed.
 //!
 //! The runnable version of this chapter is
-//! `cargo run -p augur --example tutorial_1_first`. Next:
+//! `cargo run -p augur-staging --example tutorial_1_first`. Next:
 //! [loops and branches](super::ch2_loops).

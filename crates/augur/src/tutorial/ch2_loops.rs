@@ -268,5 +268,5 @@
 //! `t.set(t * 2)` in it.
 //!
 //! The runnable version of this chapter is
-//! `cargo run -p augur --example tutorial_2_loops`. Next:
+//! `cargo run -p augur-staging --example tutorial_2_loops`. Next:
 //! [static specialization](super::ch3_static).

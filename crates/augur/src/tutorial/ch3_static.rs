@@ -228,5 +228,5 @@
 //! where the facts come from the future.
 //!
 //! The runnable version of this chapter is
-//! `cargo run -p augur --example tutorial_3_static`. Next:
+//! `cargo run -p augur-staging --example tutorial_3_static`. Next:
 //! [prophecy](super::ch4_prophecy).

@@ -284,5 +284,5 @@
 //! laws is [`Error::Lattice`](crate::Error::Lattice).
 //!
 //! The runnable version of this chapter is
-//! `cargo run -p augur --example tutorial_4_prophecy`. Next:
+//! `cargo run -p augur-staging --example tutorial_4_prophecy`. Next:
 //! [a small DSL](super::ch5_dsl).

@@ -243,7 +243,7 @@
 //!   take every path.
 //!
 //! The runnable version of this chapter,
-//! `cargo run -p augur --example tutorial_5_dsl`, adds an `add` operation
+//! `cargo run -p augur-staging --example tutorial_5_dsl`, adds an `add` operation
 //! and two more programs (a clamp on only one path, a clamp of another
 //! vector).
 //!

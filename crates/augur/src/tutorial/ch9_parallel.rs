@@ -126,6 +126,6 @@
 //! want a pragma of their own in C; the JIT reads no pragma, and says so in
 //! [`Compiled::notes`](crate::Compiled::notes).
 //!
-//! The chapter's program, `cargo run -p augur --example tutorial_9_parallel`,
+//! The chapter's program, `cargo run -p augur-staging --example tutorial_9_parallel`,
 //! computes per-row statistics of a million values on every backend and
 //! compares them with plain Rust.

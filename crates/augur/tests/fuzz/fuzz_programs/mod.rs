@@ -438,7 +438,7 @@ fn typed_note(typed: bool) -> &'static str {
     }
 }
 
-/// Prints the program of `AUGUR_FUZZ_SEED` (`cargo test -p augur --test fuzz
+/// Prints the program of `AUGUR_FUZZ_SEED` (`cargo test -p augur-staging --test fuzz
 /// fuzz_programs::print_program -- --ignored --nocapture`).
 #[test]
 #[ignore = "a tool: prints the program of AUGUR_FUZZ_SEED"]
