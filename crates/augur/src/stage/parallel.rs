@@ -78,7 +78,17 @@ pub struct Reducer<T: CScalar> {
     var: Dyn<T>,
     op: ReduceOp,
     loc: SrcLoc,
+    /// A reduction of the user's: its identity and how two values combine.
+    custom: Option<(T, Combine<T>)>,
 }
+
+/// How a [`Reducer::custom`] combines two values: staged code over `Dyn`s.
+pub type Combine<T> = fn(Dyn<T>, Dyn<T>) -> Dyn<T>;
+
+/// The chunks a loop with custom reducers is split into: a constant, so
+/// that their values are combined in the same order on every backend and
+/// thread count.
+pub const CUSTOM_CHUNKS: i64 = 64;
 
 impl<T: CScalar> Clone for Reducer<T> {
     fn clone(&self) -> Self {
@@ -94,7 +104,21 @@ impl<T: CScalar> std::hash::Hash for Reducer<T> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.var.hash(h);
         self.op.hash(h);
+        self.custom.map(|(_, f)| f as usize).hash(h);
     }
+}
+
+/// The chunk accumulators custom reducers add to while a chunk of their
+/// loop is staged: (reducer variable, accumulator variable, its run's
+/// generation), so that a run that ended inside a chunk leaves nothing the
+/// next run would use.
+#[derive(Default)]
+struct Targets(Vec<(VarId, VarId, u32)>);
+
+fn targets<R>(f: impl FnOnce(&mut Vec<(VarId, VarId, u32)>) -> R) -> R {
+    crate::trace::context::with(|c| {
+        c.local::<Targets, R>(crate::trace::context::Level::Extraction, |t| f(&mut t.0))
+    })
 }
 
 impl<T: CScalar> Reducer<T> {
@@ -104,18 +128,77 @@ impl<T: CScalar> Reducer<T> {
             var: Dyn::named(op.name(), init),
             op,
             loc: caller(),
+            custom: None,
         }
     }
 
-    /// How the values combine.
-    pub fn op(&self) -> ReduceOp {
-        self.op
+    /// A reduction of your own: `combine(acc, v)` folds each value added
+    /// into `acc`, starting from `init`. `combine` must be associative with
+    /// `identity` as its identity (`combine(identity, v) == v`); it need
+    /// not commute, since values are combined in index order: a loop with
+    /// custom reducers runs as [`CUSTOM_CHUNKS`] chunks of consecutive
+    /// indices (in parallel, each from `identity`), whose results are then
+    /// combined in chunk order, the same on every backend and thread count.
+    /// `combine` is staged code like any other.
+    ///
+    /// ```
+    /// #[augur::staged]
+    /// fn main() -> augur::Result<()> {
+    ///     use augur::{parallel, Builder, Dyn, Reducer};
+    ///     // The last positive element: associative, not commutative.
+    ///     fn later(a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i32> {
+    ///         Dyn::select(b.gt(0), b, a)
+    ///     }
+    ///     let f = Builder::new().extract("last", |x: Dyn<*mut i32>, n: Dyn<i64>| {
+    ///         let last = Reducer::custom(-1, 0, later);
+    ///         parallel(0, n).reduce(&last).run(|i| last.add(x.at(i)));
+    ///         last.value()
+    ///     })?;
+    ///     let mut x = [3, -1, 7, 0, -5, 2, -8];
+    ///     // SAFETY: `last` reads the n values of x.
+    ///     assert_eq!(unsafe { f.compile()?.get()(x.as_mut_ptr(), 7) }, 2);
+    ///     Ok(())
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn custom(init: impl IntoArg<T>, identity: T, combine: Combine<T>) -> Reducer<T> {
+        Reducer {
+            var: Dyn::named("reduced", init),
+            op: ReduceOp::Sum,
+            loc: caller(),
+            custom: Some((identity, combine)),
+        }
+    }
+
+    /// How the values combine (`None` for a [`custom`](Reducer::custom) one).
+    pub fn op(&self) -> Option<ReduceOp> {
+        self.custom.is_none().then_some(self.op)
+    }
+
+    /// The variable `add` updates now: a chunk's accumulator while a chunk
+    /// of a loop that lists this custom reducer is staged, else its own.
+    fn target(&self) -> Dyn<T> {
+        let var = self.var.var;
+        let generation = with(|e| Ok(e.generation()));
+        let acc = targets(|t| {
+            (t.iter().rev())
+                .find(|&&(v, _, g)| v == var && g == generation)
+                .map(|&(_, a, g)| (a, g))
+        });
+        acc.map_or(self.var, |(a, g)| Dyn::from_var(a, g))
     }
 
     /// Combines `v` into the reduction: in a loop that lists this reducer,
     /// into its thread's partial; anywhere else, into the variable itself.
     #[track_caller]
     pub fn add(&self, v: impl IntoArg<T>) {
+        if let Some((_, combine)) = self.custom {
+            let target = self.target();
+            let x = v.into_arg();
+            let v = compute::<T>(move |e, loc| Ok(OpExpr::Use(e.operand(x, loc)?)));
+            target.set(combine(target, v));
+            return;
+        }
         let (acc, x, op) = (self.var.arg(), v.into_arg(), self.op);
         let ty = <T as super::ctype::CType>::ty();
         let var = self.var;
@@ -149,19 +232,22 @@ impl<T: CScalar> Reducer<T> {
     pub fn value(&self) -> Dyn<T> {
         let loc = caller();
         let var = self.var.var;
-        with(|e| match e.open_reduction(var) {
-            Some(at) => Err(Ctl::fail(Error::Parallel {
-                message: format!(
-                    "the value of the `{}` reducer made at {} is read inside the body of the \
+        let in_chunk = self.custom.is_some() && !self.target().same_handle(self.var);
+        with(
+            |e| match e.open_reduction(var).or(in_chunk.then_some(loc)) {
+                Some(at) => Err(Ctl::fail(Error::Parallel {
+                    message: format!(
+                        "the value of the `{}` reducer made at {} is read inside the body of the \
                      parallel loop at {at} that combines it: there each thread has only its \
                      partial. Read it after the loop",
-                    self.op.name(),
-                    self.loc
-                ),
-                location: Some(loc),
-            })),
-            None => Ok(()),
-        });
+                        self.op.name(),
+                        self.loc
+                    ),
+                    location: Some(loc),
+                })),
+                None => Ok(()),
+            },
+        );
         let a = self.var.arg();
         compute(move |e, loc| Ok(OpExpr::Use(e.operand(a, loc)?)))
     }
@@ -247,7 +333,72 @@ pub struct Parallel {
     lo: Arg,
     hi: Arg,
     reductions: Vec<(VarId, u32, ReduceOp, SrcLoc)>,
+    customs: Vec<Box<dyn Chunked>>,
     _not_send: PhantomData<*const ()>,
+}
+
+/// A custom reducer's part in a chunked loop (see [`Reducer::custom`]).
+trait Chunked {
+    /// Before the loop: the chunks' results' memory.
+    fn prepare(&mut self);
+    /// A chunk starts: its accumulator, from the identity, takes the adds.
+    fn open(&self);
+    /// Chunk `k` ends: its accumulator goes to its slot.
+    fn close(&self, k: Dyn<i64>);
+    /// After the loop: the chunks' results combined in order.
+    fn finish(&self);
+}
+
+struct Slot<T: CScalar> {
+    r: Reducer<T>,
+    parts: Option<Dyn<*mut T>>,
+}
+
+impl<T: CScalar> Chunked for Slot<T> {
+    fn prepare(&mut self) {
+        let parts = Dyn::<[T; CUSTOM_CHUNKS as usize]>::uninit_named("chunks");
+        self.parts = Some(parts.at(0usize).addr());
+    }
+
+    fn open(&self) {
+        let (identity, _) = self.r.custom.expect("a custom reducer");
+        let acc = Dyn::<T>::named("acc", identity);
+        let var = self.r.var.var;
+        targets(|t| t.push((var, acc.var, acc.gen)));
+    }
+
+    fn close(&self, k: Dyn<i64>) {
+        let acc = self.r.target();
+        self.parts.expect("prepared").at(k).set(acc);
+        let var = self.r.var.var;
+        targets(|t| {
+            if let Some(i) = t.iter().rposition(|&(v, _, _)| v == var) {
+                t.remove(i);
+            }
+        });
+    }
+
+    fn finish(&self) {
+        let (_, combine) = self.r.custom.expect("a custom reducer");
+        let parts = self.parts.expect("prepared");
+        let target = self.r.target();
+        in_order(0i64.into_i64(), CUSTOM_CHUNKS.into_i64(), &mut |k| {
+            target.set(combine(target, parts.at(k)));
+        });
+    }
+}
+
+/// Stages `body(i)` once as the body of a loop over `lo..hi` that runs in
+/// order (a plain `for`).
+#[track_caller]
+fn in_order(lo: Arg, hi: Arg, body: &mut dyn FnMut(Dyn<i64>)) {
+    let loc = caller();
+    with(|e| {
+        let (lo, hi) = (e.operand(lo, loc)?, e.operand(hi, loc)?);
+        e.parallel(Some((lo, hi, Vec::new(), true)), loc)
+    });
+    body(Dyn::<i64>::uninit_named("i"));
+    with(|e| e.parallel(None, loc));
 }
 
 /// A parallel loop over `lo..hi` (integers of any type, or literals; the
@@ -258,6 +409,7 @@ pub fn parallel(lo: impl IntoIndex, hi: impl IntoIndex) -> Parallel {
         lo: lo.into_i64(),
         hi: hi.into_i64(),
         reductions: Vec::new(),
+        customs: Vec::new(),
         _not_send: PhantomData,
     }
 }
@@ -290,34 +442,95 @@ impl Parallel {
     /// Combines `r` across the iterations (see [`Reducer`]).
     #[track_caller]
     pub fn reduce<T: CScalar>(mut self, r: &Reducer<T>) -> Parallel {
-        self.reductions.push((r.var.var, r.var.gen, r.op, caller()));
+        match r.custom {
+            Some(_) => self.customs.push(Box::new(Slot { r: *r, parts: None })),
+            None => self.reductions.push((r.var.var, r.var.gen, r.op, caller())),
+        }
         self
     }
 
     /// Stages `body(i)` once, as the body of the loop.
     #[track_caller]
-    pub fn run(self, mut body: impl FnMut(Dyn<i64>)) {
+    pub fn run(mut self, mut body: impl FnMut(Dyn<i64>)) {
+        if !self.customs.is_empty() {
+            return self.run_chunked(&mut body);
+        }
         let loc = caller();
         with(|e| {
             let lo = e.operand(self.lo, loc)?;
             let hi = e.operand(self.hi, loc)?;
-            let mut reductions: Vec<Reduction> = Vec::with_capacity(self.reductions.len());
-            for (var, gen, op, at) in self.reductions {
-                let var = match e.place_of(var, gen, at)? {
-                    Place::Var(v) => v,
-                    _ => return Err(misuse("a reducer that is not a variable", at)),
-                };
-                if reductions.iter().any(|r| r.var == var) {
-                    return Err(misuse("a reducer listed twice for one parallel loop", at));
-                }
-                reductions.push(Reduction { var, op });
-            }
-            e.parallel(Some((lo, hi, reductions)), loc)
+            let reductions = listed(e, self.reductions)?;
+            e.parallel(Some((lo, hi, reductions, false)), loc)
         });
         let i = Dyn::<i64>::uninit_named("i");
         body(i);
         with(|e| e.parallel(None, loc));
     }
+
+    /// A loop with custom reducers: [`CUSTOM_CHUNKS`] chunks of consecutive
+    /// indices in parallel (the built-in reductions listed on it), each
+    /// running its indices in order into its own accumulators, then the
+    /// chunks' results combined in order.
+    #[track_caller]
+    fn run_chunked(&mut self, body: &mut dyn FnMut(Dyn<i64>)) {
+        let mut customs = std::mem::take(&mut self.customs);
+        for c in &mut customs {
+            c.prepare();
+        }
+        let value = |a: Arg| compute::<i64>(move |e, loc| Ok(OpExpr::Use(e.operand(a, loc)?)));
+        let (lo, hi) = (value(self.lo.clone()), value(self.hi.clone()));
+        let n = Dyn::select((hi - lo).gt(0i64), hi - lo, 0i64);
+        // The user's body is called from here, as `run` calls it, not from
+        // a closure of ours: the paths through it join after it.
+        let loc = caller();
+        let reductions = std::mem::take(&mut self.reductions);
+        with(|e| {
+            let reductions = listed(e, reductions)?;
+            let (lo, hi) = (
+                e.operand(0i64.into_i64(), loc)?,
+                e.operand(CUSTOM_CHUNKS.into_i64(), loc)?,
+            );
+            e.parallel(Some((lo, hi, reductions, false)), loc)
+        });
+        let k = Dyn::<i64>::uninit_named("chunk");
+        for c in &customs {
+            c.open();
+        }
+        let from = lo + n * k / CUSTOM_CHUNKS;
+        let to = lo + n * (k + 1i64) / CUSTOM_CHUNKS;
+        with(|e| {
+            let (from, to) = (e.operand(from.arg(), loc)?, e.operand(to.arg(), loc)?);
+            e.parallel(Some((from, to, Vec::new(), true)), loc)
+        });
+        body(Dyn::<i64>::uninit_named("i"));
+        with(|e| e.parallel(None, loc));
+        for c in &customs {
+            c.close(k);
+        }
+        with(|e| e.parallel(None, loc));
+        for c in &customs {
+            c.finish();
+        }
+    }
+}
+
+/// The reductions of the reducers listed, each checked against the run.
+fn listed(
+    e: &mut crate::trace::recorder::Recorder<'_>,
+    list: Vec<(VarId, u32, ReduceOp, SrcLoc)>,
+) -> Result<Vec<Reduction>, Ctl> {
+    let mut reductions: Vec<Reduction> = Vec::with_capacity(list.len());
+    for (var, gen, op, at) in list {
+        let var = match e.place_of(var, gen, at)? {
+            Place::Var(v) => v,
+            _ => return Err(misuse("a reducer that is not a variable", at)),
+        };
+        if reductions.iter().any(|r| r.var == var) {
+            return Err(misuse("a reducer listed twice for one parallel loop", at));
+        }
+        reductions.push(Reduction { var, op });
+    }
+    Ok(reductions)
 }
 
 fn misuse(what: &str, at: SrcLoc) -> Ctl {

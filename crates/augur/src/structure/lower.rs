@@ -106,10 +106,17 @@ pub fn stmt(f: &mut Function, n: &Node) -> Stmt {
             body: Vec::new(),
         }),
         Op::LaunchEnd => StmtKind::Label(super::launches::END),
-        Op::Parallel { lo, hi, reductions } => {
+        Op::Parallel {
+            lo,
+            hi,
+            reductions,
+            sequential,
+        } => {
             let (lo, hi) = (operand(f, lo), operand(f, hi));
             let mut annotations = n.annotations.clone();
-            annotations.push(crate::ir::Annotation::Parallel(reductions.clone()));
+            if !sequential {
+                annotations.push(crate::ir::Annotation::Parallel(reductions.clone()));
+            }
             return Stmt {
                 kind: super::parallel::open(lo, hi),
                 annotations,

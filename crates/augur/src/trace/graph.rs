@@ -169,6 +169,9 @@ pub enum Op {
         lo: Operand,
         hi: Operand,
         reductions: Vec<crate::ir::Reduction>,
+        /// A loop whose iterations run in order: structuring makes it a
+        /// plain `for` (the custom reductions' chunks run one).
+        sequential: bool,
     },
     /// The innermost open parallel loop's body ends.
     ParallelEnd,
@@ -257,13 +260,15 @@ impl PartialEq for Op {
                     lo: a,
                     hi: b,
                     reductions: r,
+                    sequential: s,
                 },
                 Parallel {
                     lo: c,
                     hi: d,
                     reductions: q,
+                    sequential: t,
                 },
-            ) => a == c && b == d && r == q,
+            ) => a == c && b == d && r == q && s == t,
             _ => false,
         }
     }
@@ -405,7 +410,9 @@ macro_rules! walk_vars {
                     operand(value, f)
                 }
                 Op::Branch(c) => operand(c, f),
-                Op::Parallel { lo, hi, reductions } => {
+                Op::Parallel {
+                    lo, hi, reductions, ..
+                } => {
                     operand(lo, f);
                     operand(hi, f);
                     for r in reductions {

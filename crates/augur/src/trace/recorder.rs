@@ -178,7 +178,7 @@ impl<'e> Recorder<'e> {
     #[inline]
     pub(crate) fn parallel(
         &mut self,
-        start: Option<(Operand, Operand, Vec<crate::ir::Reduction>)>,
+        start: Option<(Operand, Operand, Vec<crate::ir::Reduction>, bool)>,
         loc: SrcLoc,
     ) -> Result<(), Ctl> {
         self.engine.parallel(start, loc)

@@ -65,11 +65,16 @@ impl Engine {
     /// `reductions` (`Some`), or the end of the innermost one's body (`None`).
     pub(super) fn parallel(
         &mut self,
-        start: Option<(Operand, Operand, Vec<crate::ir::Reduction>)>,
+        start: Option<(Operand, Operand, Vec<crate::ir::Reduction>, bool)>,
         loc: SrcLoc,
     ) -> Result<(), Ctl> {
         let op = match start {
-            Some((lo, hi, reductions)) => Op::Parallel { lo, hi, reductions },
+            Some((lo, hi, reductions, sequential)) => Op::Parallel {
+                lo,
+                hi,
+                reductions,
+                sequential,
+            },
             None => Op::ParallelEnd,
         };
         self.op(op, loc).map(drop)

@@ -511,3 +511,95 @@ fn the_jit_says_which_pragmas_it_ignores() {
         assert!(x.iter().enumerate().all(|(i, v)| *v == i as i32 + 1));
     }
 }
+
+/// The last positive value: associative, not commutative.
+fn later(a: Dyn<i32>, b: Dyn<i32>) -> Dyn<i32> {
+    Dyn::select(b.gt(0), b, a)
+}
+
+/// The value of greater magnitude, the earlier one on ties: a decision
+/// inside the combiner.
+#[augur::staged]
+fn wider(a: Dyn<i64>, b: Dyn<i64>) -> Dyn<i64> {
+    let out = Dyn::new(a);
+    let (ma, mb) = (Dyn::select(a.lt(0), -a, a), Dyn::select(b.lt(0), -b, b));
+    if mb.gt(ma).is_true() {
+        out.set(b);
+    }
+    out + 0
+}
+
+#[test]
+#[augur::staged]
+fn custom_reducers_combine_in_index_order_on_every_backend() {
+    let ex = Builder::new()
+        .extract(
+            "custom",
+            |x: Dyn<*mut i32>, n: Dyn<i64>, out: Dyn<*mut i64>| {
+                let last = Reducer::custom(-1, 0, later);
+                let widest = Reducer::custom(0i64, 0i64, wider);
+                let sum = Reducer::sum(0i64);
+                parallel(0, n)
+                    .reduce(&last)
+                    .reduce(&widest)
+                    .reduce(&sum)
+                    .run(|i| {
+                        let v = x.at(i);
+                        last.add(v);
+                        widest.add(v.cast::<i64>());
+                        sum.add(v.cast::<i64>());
+                    });
+                out.at(0).set(last.value().cast::<i64>());
+                out.at(1).set(widest.value());
+                out.at(2).set(sum.value());
+            },
+        )
+        .unwrap();
+    let rust = |x: &[i32]| {
+        let last = x.iter().fold(-1, |a, &b| if b > 0 { b } else { a });
+        let widest = x.iter().fold(0i64, |a, &b| {
+            let b = b as i64;
+            if b.abs() > a.abs() {
+                b
+            } else {
+                a
+            }
+        });
+        [last as i64, widest, x.iter().map(|&v| v as i64).sum()]
+    };
+    for n in [0i64, 1, 5, 63, 64, 65, 1000, 4099] {
+        let x: Vec<i32> = (0..n).map(|i| ((i * 7919) % 201 - 100) as i32).collect();
+        let want = rust(&x);
+        for opts in backends() {
+            let f = ex.compile_with(&opts).unwrap();
+            let (mut xs, mut out) = (x.clone(), [0i64; 3]);
+            // SAFETY: `custom` reads n values of x and writes 3 of out.
+            unsafe { f.get()(xs.as_mut_ptr(), n, out.as_mut_ptr()) };
+            assert_eq!(out, want, "{:?}, n = {n}", opts.backend);
+        }
+        let mut it = Interpreter::new();
+        let xs = it.memory_mut().alloc_slice(&x);
+        let out = it.memory_mut().alloc_slice(&[0i64; 3]);
+        ex.interpret_in(&mut it, &[xs, n.into(), out]).unwrap();
+        assert_eq!(
+            it.memory().read_slice::<i64>(out, 3).unwrap(),
+            want,
+            "n = {n}"
+        );
+    }
+}
+
+#[test]
+#[augur::staged]
+fn reading_a_custom_reducer_inside_its_loop_is_an_error() {
+    let e = Builder::new()
+        .extract("peek", |x: Dyn<*mut i32>, n: Dyn<i64>| {
+            let last = Reducer::custom(-1, 0, later);
+            parallel(0, n)
+                .reduce(&last)
+                .run(|i| x.at(i).set(last.value()));
+        })
+        .unwrap_err();
+    let (message, _) = parallel_error(e);
+    assert!(message.contains("after the loop"), "{message}");
+}

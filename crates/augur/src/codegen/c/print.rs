@@ -411,8 +411,8 @@ impl BlockPrinter<'_> {
     /// `_Pragma("omp parallel for reduction(..)")` for a parallel loop; a
     /// float `min` or `max` gets a reduction of its own first (OpenMP's
     /// built-in ones leave NaN to the implementation; these ignore NaN
-    /// values as every other backend does), named after the loop's index so
-    /// that two loops in one block declare different names.
+    /// values as every other backend does), named after the loop's index and
+    /// the reduction's place, so that no two in one block share a name.
     fn parallel_pragmas(&self, out: &mut String, s: &Stmt, depth: usize, reductions: &[Reduction]) {
         let f = self.exprs.func;
         let index = match &s.kind {
@@ -423,13 +423,13 @@ impl BlockPrinter<'_> {
             _ => String::new(),
         };
         let mut pragma = String::from("omp parallel for");
-        for r in reductions {
+        for (k, r) in reductions.iter().enumerate() {
             let ty = f.vars[r.var].ty;
             let name = (self.exprs.name)(r.var);
             let float = ty.as_scalar().filter(|s| s.is_float());
             let id = match (r.op, float) {
                 (ReduceOp::Min | ReduceOp::Max, Some(sc)) => {
-                    let id = format!("augur_{}_{}", r.op.name(), index);
+                    let id = format!("augur_{}_{index}_{k}", r.op.name());
                     let better = if r.op == ReduceOp::Min { '<' } else { '>' };
                     let mut identity = String::new();
                     let _ = write_const(&mut identity, &r.op.identity(sc), &ty);
