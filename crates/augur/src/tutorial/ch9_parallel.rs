@@ -89,6 +89,13 @@
 //! products are rounded in an order that depends on how the range is split
 //! (as in OpenMP), and float minimum and maximum ignore NaN values.
 //!
+//! A reduction of your own is [`Reducer::custom`](crate::Reducer::custom)`(init,
+//! identity, combine)`, `combine` a function of two `Dyn`s that is
+//! associative (it need not commute: the last positive value is one). The
+//! loop then runs as a fixed number of chunks of consecutive indices, in
+//! parallel, each folding its values from `identity`, and the chunks'
+//! results are combined in order: the same result on every backend.
+//!
 //! # What the body may not do
 //!
 //! Iterations that run at once must not share variables. The body may read
