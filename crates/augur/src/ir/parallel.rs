@@ -27,7 +27,9 @@
 //! A parallel loop inside another runs in order inside each iteration of the
 //! outer one.
 
-use super::{Annotation, Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, VarId};
+use super::{
+    Annotation, BinOp, Block, Const, Expr, ExprId, Function, Scalar, Stmt, StmtKind, Type, VarId,
+};
 
 /// How a reduction combines its values (OpenMP's reduction identifiers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -390,4 +392,32 @@ fn leaves(b: &[Stmt], loops: usize) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `for (int64_t index = lo; index < end; index = index + 1) body`: the
+/// header [`parts`] reads (rule 1), made in one place for every loop of
+/// this shape (parallel loops, and the JIT's chunk and combining loops).
+pub fn counted_for(
+    f: &mut Function,
+    index: VarId,
+    lo: ExprId,
+    end: ExprId,
+    body: Block,
+) -> StmtKind {
+    let i64t = Type::Scalar(Scalar::I64);
+    let var = |f: &mut Function| f.expr(Expr::Var(index), i64t);
+    let i = var(f);
+    let cond = f.expr(Expr::Binary(BinOp::Lt, i, end), Type::Scalar(Scalar::Bool));
+    let (place, again) = (var(f), var(f));
+    let one = f.expr(Expr::Const(Const::Int(1)), i64t);
+    let next = f.expr(Expr::Binary(BinOp::Add, again, one), i64t);
+    StmtKind::For {
+        init: Box::new(Stmt::new(StmtKind::Decl {
+            var: index,
+            init: Some(lo),
+        })),
+        cond,
+        step: Box::new(Stmt::new(StmtKind::Assign { place, value: next })),
+        body,
+    }
 }

@@ -22,8 +22,8 @@
 use crate::error::Error;
 use crate::ir::parallel::{assigned_vars, declared_vars};
 use crate::ir::{
-    BinOp, Block, Const, Expr, ExprId, Function, LabelId, Reduction, Scalar, SrcLoc, Stmt,
-    StmtKind, Type, VarData, VarId, VarKind,
+    Block, Expr, ExprId, Function, LabelId, Reduction, Scalar, SrcLoc, Stmt, StmtKind, Type,
+    VarData, VarId, VarKind,
 };
 use crate::trace::tag::FastSet;
 
@@ -111,34 +111,12 @@ fn header(f: &mut Function, open: &Stmt, index: VarId, body: Block) -> (Stmt, St
         annotations: Vec::new(),
         loc: open.loc,
     };
-    let var = |f: &mut Function, v| f.expr(Expr::Var(v), i64t);
-    let (i, end) = (var(f, index), var(f, hi));
-    let test = f.expr(Expr::Binary(BinOp::Lt, i, end), Type::Scalar(Scalar::Bool));
-    let (i, again) = (var(f, index), var(f, index));
-    let one = f.expr(Expr::Const(Const::Int(1)), i64t);
-    let next = f.expr(Expr::Binary(BinOp::Add, again, one), i64t);
-    let init = Stmt {
-        kind: StmtKind::Decl {
-            var: index,
-            init: Some(lo),
-        },
-        annotations: Vec::new(),
-        loc: open.loc,
-    };
-    let step = Stmt {
-        kind: StmtKind::Assign {
-            place: i,
-            value: next,
-        },
-        annotations: Vec::new(),
-        loc: open.loc,
-    };
-    let kind = StmtKind::For {
-        init: Box::new(init),
-        cond: test,
-        step: Box::new(step),
-        body,
-    };
+    let end = f.expr(Expr::Var(hi), i64t);
+    let mut kind = crate::ir::parallel::counted_for(f, index, lo, end, body);
+    // Every part of the header is the user's line.
+    if let StmtKind::For { init, step, .. } = &mut kind {
+        (init.loc, step.loc) = (open.loc, open.loc);
+    }
     (hi_decl, kind)
 }
 

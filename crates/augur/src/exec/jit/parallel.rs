@@ -80,20 +80,12 @@ fn outline_loop(f: &mut Function, s: Stmt, bodies: &mut Vec<Function>) -> Result
             .expect("a parallel loop");
         (p.index, p.lo, p.hi, p.reductions.to_vec())
     };
-    let StmtKind::For { step, body, .. } = s.kind else {
+    let StmtKind::For { body, .. } = s.kind else {
         unreachable!("checked by parts")
     };
     let captures = captures(f, &body, index, &reductions, s.loc)?;
     let name = format!("{}__augur_par{}", f.name, bodies.len());
-    bodies.push(body_function(
-        f,
-        &name,
-        index,
-        *step,
-        body,
-        &captures,
-        &reductions,
-    ));
+    bodies.push(body_function(f, &name, index, body, &captures, &reductions));
     Ok(call_site(f, &name, lo, hi, &captures, &reductions, s.loc))
 }
 
@@ -193,16 +185,7 @@ fn assign(place: ExprId, value: ExprId) -> Stmt {
 /// `for (v = 0; v < n; v = v + 1) body` over a new `int64_t` `v`.
 fn counted(f: &mut Function, v: VarId, n: ExprId, body: Block) -> Stmt {
     let zero = int(f, 0);
-    let i = var(f, v);
-    let cond = f.expr(Expr::Binary(BinOp::Lt, i, n), Type::Scalar(Scalar::Bool));
-    let (place, again, one) = (var(f, v), var(f, v), int(f, 1));
-    let next = f.expr(Expr::Binary(BinOp::Add, again, one), i64t());
-    Stmt::new(StmtKind::For {
-        init: Box::new(decl(v, Some(zero))),
-        cond,
-        step: Box::new(assign(place, next)),
-        body,
-    })
+    Stmt::new(parallel::counted_for(f, v, zero, n, body))
 }
 
 /// The function that runs iterations `lo..hi` of the loop into its partials.
@@ -210,7 +193,6 @@ fn body_function(
     f: &Function,
     name: &str,
     index: VarId,
-    step: Stmt,
     body: Block,
     captures: &[VarId],
     reductions: &[Reduction],
@@ -243,15 +225,10 @@ fn body_function(
         g.vars[r.var].kind = VarKind::Local;
         out.push(decl(r.var, Some(id)));
     }
-    let first = var(&mut g, lo);
-    let (i, end) = (var(&mut g, index), var(&mut g, hi));
-    let cond = g.expr(Expr::Binary(BinOp::Lt, i, end), Type::Scalar(Scalar::Bool));
-    out.push(Stmt::new(StmtKind::For {
-        init: Box::new(decl(index, Some(first))),
-        cond,
-        step: Box::new(step),
-        body,
-    }));
+    let (first, end) = (var(&mut g, lo), var(&mut g, hi));
+    out.push(Stmt::new(parallel::counted_for(
+        &mut g, index, first, end, body,
+    )));
     for (j, r) in reductions.iter().enumerate() {
         let at = int(&mut g, j as i64);
         let ty = g.vars[r.var].ty;
