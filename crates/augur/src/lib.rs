@@ -128,6 +128,7 @@ pub use stage::func::{Func, Handle, Instance, Key, Signature};
 pub use stage::libc;
 pub use stage::math;
 pub use stage::parallel::{parallel, parallel_for, Parallel, Reducer};
+pub use stage::resume::resumable;
 pub use stage::static_var::{range, Static, StaticRange};
 pub use trace::{Stats, Tagger};
 

@@ -14,6 +14,7 @@ pub mod math;
 mod opaque;
 mod ops;
 pub mod parallel;
+pub mod resume;
 pub mod signature;
 pub mod static_var;
 

@@ -339,8 +339,12 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Arena<Block
                 (Op::Return(_), _) => {
                     break Term::Return(cur);
                 }
-                (_, Succ::Next(s)) => {
-                    list.push(cur);
+                (op, Succ::Next(s)) => {
+                    // A resumable point does nothing: the jumps to it
+                    // are the edges into its block.
+                    if !matches!(op, Op::Point(_)) {
+                        list.push(cur);
+                    }
                     if leader(*s) {
                         break Term::Goto(block(s));
                     }

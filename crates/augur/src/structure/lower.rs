@@ -106,6 +106,8 @@ pub fn stmt(f: &mut Function, n: &Node) -> Stmt {
             body: Vec::new(),
         }),
         Op::LaunchEnd => StmtKind::Label(super::launches::END),
+        // `cfg::make_blocks` leaves points out of every block.
+        Op::Point(_) => unreachable!("a resumable point in a block"),
         Op::Parallel {
             lo,
             hi,

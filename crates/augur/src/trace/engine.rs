@@ -144,6 +144,7 @@ impl Engine {
         self.stats.attempts = self.schedule.attempts as u64;
         self.stats.prophecies = self.cells.used() as u64;
         self.stats.nodes = self.graph.nodes.len() as u64;
+        self.stats.points = self.graph.points.len() as u64;
         self.stats.tags_frame_pointer = self.tags.frame_pointer;
         self.stats.tags_unwinder = self.tags.unwinder;
         Trace {
@@ -326,7 +327,7 @@ impl Engine {
     }
 
     #[inline(always)]
-    fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
+    pub(super) fn step(&mut self, op: Op, loc: SrcLoc) -> Result<NodeId, Ctl> {
         let region = match op {
             Op::Launch { .. } | Op::Parallel { .. } => Some(true),
             Op::LaunchEnd | Op::ParallelEnd => Some(false),

@@ -28,6 +28,8 @@ pub struct Graph {
     pub(super) var_def: FastMap<VarId, NodeId>,
     /// Variables some recorded operation assigns (see `decides_anew`).
     pub(super) assigned: FastSet<VarId>,
+    /// Resumable machines and their members (see `points.rs`).
+    pub(super) points: super::points::Points,
 }
 
 impl Graph {
@@ -175,6 +177,10 @@ pub enum Op {
     },
     /// The innermost open parallel loop's body ends.
     ParallelEnd,
+    /// A resumable point (`augur::resumable`): where the member whose
+    /// key hashes to this value begins, or (`points::EXIT`) where its
+    /// machine returns. It does nothing; other members' code jumps here.
+    Point(u64),
 }
 
 impl Op {
@@ -208,7 +214,7 @@ impl Op {
             Op::Assign { place: p, value } => place(p) || operand(value),
             Op::Branch(a) => operand(a),
             Op::Return(a) => a.as_ref().is_some_and(operand),
-            Op::Launch { .. } | Op::LaunchEnd | Op::ParallelEnd => false,
+            Op::Launch { .. } | Op::LaunchEnd | Op::ParallelEnd | Op::Point(_) => false,
             Op::Parallel { .. } => true,
         }
     }
@@ -255,6 +261,7 @@ impl PartialEq for Op {
             (Return(a), Return(b)) => a == b,
             (Launch { grid: g, block: b }, Launch { grid: h, block: c }) => g == h && b == c,
             (LaunchEnd, LaunchEnd) | (ParallelEnd, ParallelEnd) => true,
+            (Point(a), Point(b)) => a == b,
             (
                 Parallel {
                     lo: a,
@@ -419,7 +426,7 @@ macro_rules! walk_vars {
                         f(&$($m)? r.var, Access::Read)
                     }
                 }
-                Op::Launch { .. } | Op::LaunchEnd | Op::ParallelEnd => {}
+                Op::Launch { .. } | Op::LaunchEnd | Op::ParallelEnd | Op::Point(_) => {}
             }
         }
     };

@@ -19,6 +19,7 @@ pub(crate) mod frames;
 pub(crate) mod graph;
 mod jobs;
 mod output;
+pub(crate) mod points;
 mod record;
 pub(crate) mod recorder;
 mod run;

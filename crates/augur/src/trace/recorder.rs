@@ -198,6 +198,31 @@ impl<'e> Recorder<'e> {
         self.engine.annotate(text)
     }
 
+    // ----- resumable points -----
+
+    /// A resumable machine starts at a key hashing to `hash` (`key`: the
+    /// engine's copy of it); `Some`: a replayed run starts at that member
+    /// instead (see `points.rs`).
+    #[inline]
+    pub(crate) fn point_enter(
+        &mut self,
+        hash: u64,
+        key: &dyn Fn() -> super::points::PointKey,
+        loc: SrcLoc,
+    ) -> Result<Option<super::points::PointKey>, Ctl> {
+        self.engine.point_enter(hash, key, loc)
+    }
+
+    /// The innermost machine's body returned: go on at `to`.
+    #[inline]
+    pub(crate) fn point_goto(
+        &mut self,
+        to: super::points::Target<'_>,
+        loc: SrcLoc,
+    ) -> Result<(), Ctl> {
+        self.engine.point_goto(to, loc)
+    }
+
     // ----- first-stage state in program points -----
 
     /// Registers a `Static` with the hash of its value; returns its slot.

@@ -1,7 +1,7 @@
 //! The state of one run: its decisions, where it attaches, what it has
 //! seen (for loop detection), its `Static` values and salt.
 
-use super::decisions::{DecisionTree, PathId};
+use super::decisions::{DecisionTree, PathId, Start};
 use super::frames::Frames;
 use super::graph::{Cursor, NodeId};
 use super::jobs::{Check, Job, Visits};
@@ -72,6 +72,13 @@ pub(super) struct Run {
     pub(super) prefix: Vec<bool>,
     pub(super) prefix_ids: Vec<PathId>,
     pub(super) pos: usize,
+    /// Where the replay jumps into resumable machines (see
+    /// `decisions.rs`), and how many of them it has made.
+    pub(super) starts: Vec<Start>,
+    pub(super) started: usize,
+    /// The resumable machines the run is in, innermost last: each one's
+    /// instance and the member running now (see `points.rs`).
+    pub(super) points: Vec<(NodeId, u32)>,
     /// The path of the decisions taken so far (stale in a check run past
     /// its prefix, which schedules nothing).
     pub(super) at: PathId,
@@ -119,6 +126,9 @@ impl Run {
             prefix: Vec::new(),
             prefix_ids: Vec::new(),
             pos: 0,
+            starts: Vec::new(),
+            started: 0,
+            points: Vec::new(),
             at: PathId::ROOT,
             count: 0,
             mode: Mode::CatchUp,
@@ -149,8 +159,11 @@ impl Run {
     /// tables (a run per job makes them the engine's most frequent
     /// allocations otherwise).
     pub(super) fn reset(&mut self, job: Job, tree: &DecisionTree) {
-        tree.unfold_into(job.decisions, &mut self.prefix, &mut self.prefix_ids);
+        let (ds, ids, starts) = (&mut self.prefix, &mut self.prefix_ids, &mut self.starts);
+        tree.unfold_into(job.decisions, ds, ids, starts);
         self.pos = 0;
+        self.started = 0;
+        self.points.clear();
         self.at = PathId::ROOT;
         self.count = 0;
         self.mode = match job.check {

@@ -35,6 +35,7 @@ impl Engine {
         self.stats.link_check_runs = 0;
         self.stats.memo_hits = 0;
         self.stats.back_edges = 0;
+        self.stats.point_jumps = 0;
         self.stats.loop_audits = 0;
     }
 

@@ -41,6 +41,11 @@ pub struct Stats {
     pub memo_hits: u64,
     /// Loops closed.
     pub back_edges: u64,
+    /// Resumable points recorded (`augur::resumable`): one per key a
+    /// machine reached, and one per machine left.
+    pub points: u64,
+    /// Runs ended by a jump to a resumable point recorded before.
+    pub point_jumps: u64,
     /// Loop candidates checked by re-running their cycle.
     pub loop_audits: u64,
     /// Memoization links that proved wrong when checked (first-stage state
@@ -100,7 +105,7 @@ impl fmt::Display for Stats {
             f,
             "runs {} (check runs {}: loops {}, links {}; total {}, attempts {}, loop restarts {}, \
              prophecy restarts {}), operations {}, memo hits {}, \
-             loops {}, audits {}, nodes {}, statements {}, tags {} ({}), \
+             loops {}, audits {}, points {} (jumps {}), nodes {}, statements {}, tags {} ({}), \
              time trace {:?} structure {:?} passes {:?}",
             self.runs,
             self.check_runs,
@@ -114,6 +119,8 @@ impl fmt::Display for Stats {
             self.memo_hits,
             self.back_edges,
             self.loop_audits,
+            self.points,
+            self.point_jumps,
             self.nodes,
             self.statements,
             self.tags_frame_pointer + self.tags_unwinder,

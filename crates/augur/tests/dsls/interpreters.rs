@@ -376,3 +376,195 @@ fn machine_isqrt() {
     ];
     check_machine("isqrt", P, &[(0,), (1,), (3,), (4,), (99,), (100,), (-5,)]);
 }
+
+// ----- the resumable form: each loop's head and exit are points -----
+
+/// Staged Brainf*** over resumable points (`augur::resumable`): the
+/// program counter is the key; a `[` and the instruction after its `]`
+/// begin points, so each is recorded once and every run of the
+/// extraction starts at the point it explores.
+#[augur::staged]
+fn stage_bf_points(
+    prog: &str,
+    tape: Dyn<*mut u8>,
+    input: Dyn<*mut u8>,
+    out: Dyn<*mut u8>,
+) -> Dyn<i32> {
+    let prog = prog.as_bytes();
+    let p = Dyn::new(0);
+    let inp = Dyn::new(0);
+    let outp = Dyn::new(0);
+    augur::resumable(0usize, |mut pc| {
+        while pc < prog.len() {
+            match prog[pc] {
+                b'>' => p.set(p + 1),
+                b'<' => p.set(p - 1),
+                b'+' => tape.at(p).set(tape.at(p) + 1),
+                b'-' => tape.at(p).set(tape.at(p) - 1),
+                b'.' => {
+                    out.at(outp).set(tape.at(p));
+                    outp.set(outp + 1);
+                }
+                b',' => {
+                    tape.at(p).set(input.at(inp));
+                    inp.set(inp + 1);
+                }
+                b'[' if tape.at(p).eq(0).is_true() => return Some(matching(prog, pc) + 1),
+                b'[' => return Some(pc + 1),
+                b']' => return Some(matching(prog, pc)),
+                _ => {}
+            }
+            pc += 1;
+        }
+        None
+    });
+    outp
+}
+
+/// Checks one program in the resumable form on C, the JIT and the
+/// interpreter against plain Rust; returns the C.
+#[augur::staged]
+fn check_bf_points(name: &str, prog: &str, inputs: &[&[u8]]) -> String {
+    let (staged, reference) = (prog.to_string(), prog.to_string());
+    let ex = check(
+        name,
+        move |tape: Dyn<*mut u8>, input: Dyn<*mut u8>, out: Dyn<*mut u8>| {
+            stage_bf_points(&staged, tape, input, out)
+        },
+        move |(tape, input, out): &mut BfArgs| {
+            run_bf(&reference, &mut tape.0, &input.0, &mut out.0)
+        },
+        &bf_inputs(inputs),
+    );
+    let jit = augur::exec::CompileOptions::default().with_backend(augur::exec::Backend::Jit);
+    let jit = ex
+        .compile_with(&jit)
+        .unwrap_or_else(|e| panic!("{name}: JIT: {e}"));
+    for (mut tape, mut input, mut out) in bf_inputs(inputs) {
+        let (mut tape2, mut out2) = (tape.0.clone(), out.0.clone());
+        let want = run_bf(prog, &mut tape2, &input.0, &mut out2);
+        let (t, i, o) = (
+            tape.0.as_mut_ptr(),
+            input.0.as_mut_ptr(),
+            out.0.as_mut_ptr(),
+        );
+        // SAFETY: the programs stay within the 64-cell tape and output.
+        let got = unsafe { jit.get()(t, i, o) };
+        assert_eq!((got, &tape.0, &out.0), (want, &tape2, &out2), "{name}: JIT");
+    }
+    ex.c_code()
+}
+
+/// The five programs above in the resumable form: the same results, and
+/// one point per loop head and loop exit.
+#[test]
+#[augur::staged]
+fn bf_programs_over_resumable_points() {
+    let pairs: &[&[u8]] = &[b"\0\0", b"\x01\x02", b"\x07\x06", b"\xff\x02", b"\x10\x10"];
+    let hello = check_bf_points("bf_points_hello", HELLO, &[b"", b"x", b"", b"", b""]);
+    assert_lacks(&hello, &["goto"]);
+    check_bf_points("bf_points_add", ADD, pairs);
+    check_bf_points("bf_points_mul", MULTIPLY, pairs);
+    let upper: &[&[u8]] = &[
+        b"\0",
+        b"abc\0",
+        b"hello\0",
+        b"z\0",
+        b"aaaaaaaaaaaaaaaaaaaa\0",
+    ];
+    check_bf_points("bf_points_upper", ECHO_UPPER, upper);
+    check_bf_points(
+        "bf_points_countdown",
+        COUNTDOWN,
+        &[b"\0", b"\x01", b"\x05", b"\x3f", b"\x40"],
+    );
+}
+
+/// A random Brainf*** program that ends: every loop is `[-` body `]` whose
+/// body moves right, works there and comes back, so only the `-` changes
+/// the loop's cell.
+fn random_bf(rng: &mut augur_rng::Rng, depth: u32, at: usize, out: &mut String) {
+    for _ in 0..rng.below(5) + 1 {
+        match rng.below(if depth == 0 { 4 } else { 6 }) {
+            0 => out.push_str(&"+".repeat(rng.below(3) as usize + 1)),
+            1 => out.push('-'),
+            2 => out.push('.'),
+            3 => out.push(','),
+            _ if at + 3 < 60 => {
+                let k = rng.below(2) as usize + 1;
+                out.push_str("[-");
+                out.push_str(&">".repeat(k));
+                random_bf(rng, depth - 1, at + k, out);
+                out.push_str(&"<".repeat(k));
+                out.push(']');
+            }
+            _ => out.push('+'),
+        }
+    }
+}
+
+/// Random programs of nested loops, in the resumable form, against plain
+/// Rust on C, the JIT and the interpreter (`AUGUR_BF_CASES`, default 40).
+#[test]
+#[augur::staged]
+fn random_bf_programs_over_resumable_points() {
+    let cases: u64 = std::env::var("AUGUR_BF_CASES").map_or(40, |v| v.parse().expect("a count"));
+    let mut rng = augur_rng::Rng(0xbf_5eed);
+    let inputs: &[&[u8]] = &[
+        b"\0\0\0\0\0\0",
+        b"\x01\x02\x03\x01\x02\x03",
+        b"\x03\x00\x02\x01\x00\x04",
+        b"\x02\x02\x02\x02\x02\x02",
+        b"\x04\x01\x00\x03\x01\x02",
+    ];
+    let mut checked = 0;
+    for case in 0..cases {
+        let mut prog = String::new();
+        random_bf(&mut rng, 3, 0, &mut prog);
+        if !prog.contains('[') {
+            continue;
+        }
+        let ends = |input: &&[u8]| bounded_run(&prog, &mut [0; 64], input, &mut [0; 64]);
+        if !inputs.iter().all(|i| ends(i).is_some()) {
+            continue;
+        }
+        check_bf_points(&format!("bf_random_{case}"), &prog, inputs);
+        checked += 1;
+    }
+    assert!(
+        checked * 3 >= cases,
+        "only {checked} of {cases} programs ended"
+    );
+}
+
+/// Plain Brainf*** within a step budget (loops that print inside their
+/// bodies could write past 64 bytes): `None` past it.
+fn bounded_run(prog: &str, tape: &mut [u8], input: &[u8], out: &mut [u8]) -> Option<()> {
+    let prog = prog.as_bytes();
+    let (mut pc, mut p, mut inp, mut outp, mut steps) = (0, 0, 0, 0, 0);
+    while pc < prog.len() {
+        steps += 1;
+        if steps > 200_000 || outp >= out.len() {
+            return None;
+        }
+        match prog[pc] {
+            b'>' => p += 1,
+            b'<' => p -= 1,
+            b'+' => tape[p] = tape[p].wrapping_add(1),
+            b'-' => tape[p] = tape[p].wrapping_sub(1),
+            b'.' => {
+                out[outp] = tape[p];
+                outp += 1;
+            }
+            b',' => {
+                tape[p] = *input.get(inp)?;
+                inp += 1;
+            }
+            b'[' if tape[p] == 0 => pc = matching(prog, pc),
+            b']' if tape[p] != 0 => pc = matching(prog, pc),
+            _ => {}
+        }
+        pc += 1;
+    }
+    Some(())
+}

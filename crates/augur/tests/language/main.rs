@@ -30,6 +30,7 @@ mod places;
 mod prophecy;
 mod prophecy_errors;
 mod qualifiers;
+mod resumable;
 mod rust_operators;
 mod semantics;
 mod sound_by_default;

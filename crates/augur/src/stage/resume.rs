@@ -1,0 +1,143 @@
+//! Resumable points: a loop over first-stage keys whose code is recorded
+//! once per key (`augur::resumable`).
+//!
+//! An interpreter written as `while pc < prog.len() { match prog[pc] .. }`
+//! with a `Static` program counter is exact, but each of its dyn loops is
+//! explored by a run that replays the whole program up to it, so
+//! extraction grows with the square of the program. Written as a machine
+//! over resumable points, each point's code is recorded once and every run
+//! starts at the point it explores (see `trace/points.rs`): extraction
+//! grows with the program.
+
+use crate::ir::SrcLoc;
+use crate::trace::driver::{self, with};
+use crate::trace::points::{PointKey, Target};
+use crate::trace::tag::state_hash;
+use std::hash::Hash;
+use std::rc::Rc;
+
+/// Runs `body` from the point `start`, then from each point it returns,
+/// until it returns `None`: in plain Rust,
+///
+/// ```text
+/// let mut at = Some(start);
+/// while let Some(k) = at { at = body(k) }
+/// ```
+///
+/// The generated code holds each key's code once, however many places
+/// jump to it: `body(k)` is recorded the first time a run reaches `k`, and
+/// a later `Some(k)` becomes a jump there (a loop, or a join). Each run of
+/// the extraction starts at the point it explores, so a machine of `n`
+/// points extracts in time about linear in `n`, where the same loop over a
+/// `Static` replays every point before the one it explores.
+///
+/// **The body must be a function of its key.** It is a `Fn`, so it changes
+/// nothing it captures; it must not keep first-stage state elsewhere either
+/// (a `Cell`, a `RefCell`, a `static`) that changes what a point does. The
+/// second-stage state it carries from point to point lives in `Dyn`
+/// variables declared before the machine. A key is any `Clone + Eq + Hash`
+/// value: a program counter, a pair `(pc, depth)`, a state set.
+///
+/// A staged Brainf*** whose every `[` and the instruction after each `]`
+/// are points:
+///
+/// ```
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{Builder, Dyn};
+///
+///     /// The index of the bracket matching the one at `pc`.
+///     fn matching(prog: &[u8], pc: usize) -> usize {
+///         let (step, open) = if prog[pc] == b'[' { (1, b'[') } else { (-1, b']') };
+///         let (mut depth, mut i) = (0i64, pc as i64);
+///         loop {
+///             let c = prog[i as usize];
+///             depth += if c == open { 1 } else if c == b'[' || c == b']' { -1 } else { 0 };
+///             if depth == 0 {
+///                 return i as usize;
+///             }
+///             i += step;
+///         }
+///     }
+///
+///     let prog: &[u8] = b"++++[>+++<-]>.";
+///     let f = Builder::new().extract("bf", |tape: Dyn<*mut u8>, out: Dyn<*mut u8>| {
+///         let p = Dyn::named("p", 0);
+///         let n = Dyn::named("n", 0);
+///         augur::resumable(0usize, |mut pc| {
+///             while pc < prog.len() {
+///                 match prog[pc] {
+///                     b'>' => p.set(p + 1),
+///                     b'<' => p.set(p - 1),
+///                     b'+' => tape.at(p).set(tape.at(p) + 1),
+///                     b'-' => tape.at(p).set(tape.at(p) - 1),
+///                     b'.' => {
+///                         out.at(n).set(tape.at(p));
+///                         n.set(n + 1);
+///                     }
+///                     // A loop's head and what follows its end are points.
+///                     b'[' if tape.at(p).eq(0).is_true() => return Some(matching(prog, pc) + 1),
+///                     b'[' => return Some(pc + 1),
+///                     b']' => return Some(matching(prog, pc)),
+///                     _ => {}
+///                 }
+///                 pc += 1;
+///             }
+///             None
+///         });
+///         n
+///     })?;
+///     let (mut tape, mut out) = ([0u8; 8], [0u8; 8]);
+///     // SAFETY: the program stays within 8 cells and prints one byte.
+///     let n = unsafe { f.compile()?.get()(tape.as_mut_ptr(), out.as_mut_ptr()) };
+///     assert_eq!((n, out[0]), (1, 12));
+///     assert_eq!(f.stats().points, 5); // at 0, 4, 5 and 12, and the exit
+///     println!("{}", f.c_code());
+///     Ok(())
+/// }
+/// ```
+#[track_caller]
+pub fn resumable<K, F>(start: K, body: F)
+where
+    K: Clone + Eq + Hash + 'static,
+    F: Fn(K) -> Option<K>,
+{
+    if !driver::in_extraction() {
+        let mut at = Some(start);
+        while let Some(k) = at {
+            at = body(k);
+        }
+        return;
+    }
+    let loc = SrcLoc::from_location(std::panic::Location::caller());
+    let copy = |k: &K| -> PointKey { Rc::new(k.clone()) };
+    let jump = with(|r| r.point_enter(state_hash(&start), &|| copy(&start), loc));
+    let mut key = match jump {
+        Some(k) => k
+            .downcast_ref::<K>()
+            .expect("a key of this machine")
+            .clone(),
+        None => start,
+    };
+    loop {
+        let hash = state_hash(&key);
+        // The key is part of every tag in its member, as a `Static` would
+        // be, so code of two points never looks alike to the engine.
+        let slot = with(|r| Ok(r.static_register(hash)));
+        let next = body(key);
+        with(|r| {
+            r.static_drop(slot);
+            Ok(())
+        });
+        let Some(k) = next else {
+            return with(|r| r.point_goto(Target::Exit, loc));
+        };
+        let to = Target::Member {
+            hash: state_hash(&k),
+            same: &|other| other.downcast_ref::<K>() == Some(&k),
+            key: &|| copy(&k),
+        };
+        with(|r| r.point_goto(to, loc));
+        key = k;
+    }
+}

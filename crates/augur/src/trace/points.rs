@@ -1,0 +1,249 @@
+//! The engine's side of resumable points (`augur::resumable`).
+//!
+//! A resumable machine is a loop over first-stage *keys*: its body runs
+//! from one point to the next and returns the key it goes on at. The body
+//! is a function of its key (a `Fn`, which changes nothing it captures),
+//! so the code from a point on is the same however a run got there: each
+//! key's code, a *member*, is recorded once, and a jump to a member
+//! recorded before becomes an edge to its first node, a [`Op::Point`]
+//! label. The machine's entry is an ordinary operation (recorded, replayed,
+//! shared and checked like any other); it is the machine's *instance*, and
+//! its members are keyed by (instance, key).
+//!
+//! What makes extraction linear in the program: a run never replays the
+//! members before the one it explores. A decision taken in member `m` is
+//! filed under `m`'s own root in the decision tree (`decisions.rs`), whose
+//! parent is the path that reached the instance; a run scheduled for it
+//! replays that path, and at the machine's entry jumps straight to `m`
+//! (`Engine::point_enter`), whose key the engine kept.
+//!
+//! The exit (the body returned `None`) is a label of its own per instance:
+//! the code after the machine is recorded by the first run that leaves it,
+//! and later ones jump there.
+
+use super::decisions::PathId;
+use super::engine::{internal, Ctl, Engine};
+use super::graph::{Cursor, NodeId, Op};
+use super::run::Mode;
+use super::tag::{mix, FastMap, Tag};
+use crate::ir::SrcLoc;
+use std::any::Any;
+use std::rc::Rc;
+
+/// The key hash of an instance's exit label.
+pub(super) const EXIT: u64 = 0x4558_4954_u64;
+
+/// A first-stage key, kept by the engine for the runs that start at its
+/// member.
+pub(crate) type PointKey = Rc<dyn Any>;
+
+/// One member: the code from one key's point on.
+struct Member {
+    instance: NodeId,
+    key: PointKey,
+    /// Its first node (an `Op::Point`).
+    label: NodeId,
+    /// The root of the decision paths taken in it.
+    root: PathId,
+}
+
+/// Every instance and member of the attempt (reset with the graph).
+#[derive(Default)]
+pub(super) struct Points {
+    members: Vec<Member>,
+    /// Members by (instance, key hash); equal hashes are told apart by the
+    /// keys themselves.
+    by_key: FastMap<(NodeId, u64), Vec<u32>>,
+    /// Per instance: the path that first reached it, its first member, and
+    /// its exit label once a run left it.
+    instances: FastMap<NodeId, Instance>,
+    /// The member each label begins.
+    label_member: FastMap<NodeId, u32>,
+}
+
+struct Instance {
+    reach: PathId,
+    first: u32,
+    exit: Option<NodeId>,
+}
+
+/// Where a body's run goes next.
+pub(crate) enum Target<'a> {
+    /// The member of this key: `hash` is its state hash, `same` tells the
+    /// key from others of that hash, `key` makes the engine's copy.
+    Member {
+        hash: u64,
+        same: &'a dyn Fn(&dyn Any) -> bool,
+        key: &'a dyn Fn() -> PointKey,
+    },
+    /// The machine returns.
+    Exit,
+}
+
+impl Points {
+    /// Resumable points recorded (for the counters): members and exits.
+    pub(super) fn len(&self) -> usize {
+        self.members.len() + self.instances.values().filter(|i| i.exit.is_some()).count()
+    }
+}
+
+impl Engine {
+    /// The run enters a resumable machine whose first key hashes to
+    /// `hash` (`key` makes the engine's copy of it). Returns `None` to
+    /// start at that key, or the key of the member a replayed run jumps to.
+    pub(super) fn point_enter(
+        &mut self,
+        hash: u64,
+        key: &dyn Fn() -> PointKey,
+        loc: SrcLoc,
+    ) -> Result<Option<PointKey>, Ctl> {
+        if self.detached.is_some() {
+            return Ok(None);
+        }
+        let n = self.step(Op::Point(hash), loc)?;
+        if !self.graph.points.instances.contains_key(&n) {
+            if !matches!(self.run.mode, Mode::Record) {
+                return Err(internal(
+                    "a resumable machine replayed before it was recorded",
+                ));
+            }
+            let first = self.new_member(n, key(), n);
+            let reach = self.run.at;
+            let instance = Instance {
+                reach,
+                first,
+                exit: None,
+            };
+            self.graph.points.instances.insert(n, instance);
+        }
+        let jump = self.run.starts.get(self.run.started).copied();
+        let replaying = matches!(self.run.mode, Mode::CatchUp | Mode::Check(_));
+        if let Some(s) = jump.filter(|s| replaying && s.pos == self.run.pos) {
+            self.run.started += 1;
+            let m = &self.graph.points.members[s.member as usize];
+            if m.instance != n {
+                return Err(internal("a replayed run jumped into another machine"));
+            }
+            let (label, key) = (m.label, m.key.clone());
+            self.run.cursor = Cursor::After(label);
+            self.run.path.push((label, None));
+            self.run.at = s.root;
+            self.run.points.push((n, s.member));
+            return Ok(Some(key));
+        }
+        let first = self.graph.points.instances[&n].first;
+        self.run.at = self.graph.points.members[first as usize].root;
+        self.run.points.push((n, first));
+        Ok(None)
+    }
+
+    /// The body of the innermost machine returned: go on at `to`.
+    pub(super) fn point_goto(&mut self, to: Target<'_>, loc: SrcLoc) -> Result<(), Ctl> {
+        if self.detached.is_some() {
+            return Ok(());
+        }
+        let Some(&(instance, _)) = self.run.points.last() else {
+            return Err(internal("a resumable jump outside its machine"));
+        };
+        let hash = match to {
+            Target::Member { hash, .. } => hash,
+            Target::Exit => EXIT,
+        };
+        if matches!(self.run.mode, Mode::CatchUp)
+            && self.recorded_successor()?.is_none()
+            && self.run.pos == self.run.prefix.len()
+        {
+            self.run.mode = Mode::Record;
+        }
+        if !matches!(self.run.mode, Mode::Record) {
+            // Replaying or comparing: the recorded label must come next.
+            let n = self.step(Op::Point(hash), loc)?;
+            return self.entered(instance, n, matches!(to, Target::Exit));
+        }
+        self.run.ops += 1;
+        self.run.frames.step(loc);
+        let points = &self.graph.points;
+        let found = match &to {
+            Target::Exit => points.instances[&instance].exit,
+            Target::Member { same, .. } => points.by_key.get(&(instance, hash)).and_then(|ms| {
+                ms.iter()
+                    .map(|&m| &points.members[m as usize])
+                    .find(|m| same(&*m.key))
+                    .map(|m| m.label)
+            }),
+        };
+        if let Some(label) = found {
+            // Recorded before: jump there, and the run is done.
+            self.link(label)?;
+            self.stats.point_jumps += 1;
+            return Err(Ctl::EndRun);
+        }
+        // A label's path is its instance's own, so no operation's tag is
+        // ever taken for it; its state is the run's, as every node's is
+        // (a loop's audit compares it).
+        let base = Tag {
+            path: mix(0x0050_4f49_4e54, u64::from(instance.0)),
+            state: self.statics_hash(),
+        };
+        let key = self.op_key(base);
+        let label = self.new_node(Op::Point(hash), loc, base, key, 0)?;
+        self.link(label)?;
+        self.note_seen(label, key);
+        match to {
+            Target::Exit => {
+                let i = self.graph.points.instances.get_mut(&instance);
+                i.expect("the instance the run is in").exit = Some(label);
+                self.run.points.pop();
+            }
+            Target::Member { key, .. } => {
+                let m = self.new_member(instance, key(), label);
+                self.run.at = self.graph.points.members[m as usize].root;
+                *self.run.points.last_mut().expect("checked above") = (instance, m);
+            }
+        }
+        Ok(())
+    }
+
+    /// A replayed or compared jump reached label `n`.
+    fn entered(&mut self, instance: NodeId, n: NodeId, exit: bool) -> Result<(), Ctl> {
+        if exit {
+            self.run.points.pop();
+            return Ok(());
+        }
+        let points = &self.graph.points;
+        let Some(&m) = points.label_member.get(&n) else {
+            return Err(internal("a resumable jump replayed to no member"));
+        };
+        if points.members[m as usize].instance != instance {
+            return Err(internal("a resumable jump replayed into another machine"));
+        }
+        self.run.at = points.members[m as usize].root;
+        *self.run.points.last_mut().expect("in a machine") = (instance, m);
+        Ok(())
+    }
+
+    /// A new member of `instance` for `key`, beginning at `label`.
+    fn new_member(&mut self, instance: NodeId, key: PointKey, label: NodeId) -> u32 {
+        let points = &mut self.graph.points;
+        let id = points.members.len() as u32;
+        let reach = points
+            .instances
+            .get(&instance)
+            .map_or(self.run.at, |i| i.reach);
+        let root = self.schedule.tree.push_member(reach, id);
+        let hash = match &self.graph.nodes[label].op {
+            Op::Point(h) => *h,
+            _ => 0,
+        };
+        let points = &mut self.graph.points;
+        points.by_key.entry((instance, hash)).or_default().push(id);
+        points.label_member.insert(label, id);
+        points.members.push(Member {
+            instance,
+            key,
+            label,
+            root,
+        });
+        id
+    }
+}
