@@ -32,11 +32,14 @@ use std::rc::Rc;
 /// `Static` replays every point before the one it explores.
 ///
 /// **The body must be a function of its key.** It is a `Fn`, so it changes
-/// nothing it captures; it must not keep first-stage state elsewhere either
-/// (a `Cell`, a `RefCell`, a `static`) that changes what a point does. The
-/// second-stage state it carries from point to point lives in `Dyn`
-/// variables declared before the machine. A key is any `Clone + Eq + Hash`
-/// value: a program counter, a pair `(pc, depth)`, a state set.
+/// nothing it captures. State the engine sees (a `Static`, a DSL's
+/// `dsl::Seen`) changed inside a body is an error at the machine, since a
+/// run that starts at a point could not recreate it; state it does not
+/// see (a `Cell`, a `RefCell`, a `static`) must not change what a point
+/// does. The second-stage state a machine carries from point to point
+/// lives in `Dyn` variables declared before it. A key is any
+/// `Clone + Eq + Hash` value: a program counter, a pair `(pc, depth)`, a
+/// state set (see `docs/extraction.md`, "Resumable points").
 ///
 /// A staged Brainf*** whose every `[` and the instruction after each `]`
 /// are points:

@@ -26,6 +26,7 @@ use super::engine::{internal, Ctl, Engine};
 use super::graph::{Cursor, NodeId, Op};
 use super::run::Mode;
 use super::tag::{mix, FastMap, Tag};
+use crate::error::Error;
 use crate::ir::SrcLoc;
 use std::any::Any;
 use std::rc::Rc;
@@ -65,6 +66,9 @@ struct Instance {
     reach: PathId,
     first: u32,
     exit: Option<NodeId>,
+    /// The first-stage state tags saw at its entry: a run that jumps to a
+    /// member starts it with this state, so every point must see it.
+    state: u64,
 }
 
 /// Where a body's run goes next.
@@ -113,6 +117,7 @@ impl Engine {
                 reach,
                 first,
                 exit: None,
+                state: self.statics_hash(),
             };
             self.graph.points.instances.insert(n, instance);
         }
@@ -149,6 +154,16 @@ impl Engine {
             Target::Member { hash, .. } => hash,
             Target::Exit => EXIT,
         };
+        if self.statics_hash() != self.graph.points.instances[&instance].state {
+            return Err(Ctl::fail(Error::Misuse {
+                message: "the first-stage state tags see (a `Static`, a DSL's `Seen` state) \
+                          changed inside a resumable body, so its point would not be a \
+                          function of its key: a run that starts at the point could not \
+                          recreate that state. Carry what changes in the key"
+                    .into(),
+                location: Some(loc),
+            }));
+        }
         if matches!(self.run.mode, Mode::CatchUp)
             && self.recorded_successor()?.is_none()
             && self.run.pos == self.run.prefix.len()
@@ -174,6 +189,16 @@ impl Engine {
         };
         if let Some(label) = found {
             // Recorded before: jump there, and the run is done.
+            if !self.config.allow_infinite_loops && self.cycles_undecided(label) {
+                return Err(Ctl::fail(Error::Misuse {
+                    message: "a resumable machine jumps back to a point it left without a \
+                              dyn decision since, so the generated code would loop forever \
+                              (as the plain loop does): end the machine on a dyn decision, \
+                              or allow it with Builder::allow_infinite_loops"
+                        .into(),
+                    location: Some(loc),
+                }));
+            }
             self.link(label)?;
             self.stats.point_jumps += 1;
             return Err(Ctl::EndRun);
@@ -202,6 +227,26 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// True if the code from `label` reaches the cursor without a branch:
+    /// a jump there from here would close a loop no decision leaves.
+    fn cycles_undecided(&self, label: NodeId) -> bool {
+        let here = match self.run.cursor {
+            Cursor::After(n) => n,
+            _ => return false,
+        };
+        let mut at = label;
+        for _ in 0..self.graph.nodes.len() {
+            if at == here {
+                return true;
+            }
+            match self.graph.nodes[at].succ {
+                super::graph::Succ::Next(n) => at = n,
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// A replayed or compared jump reached label `n`.

@@ -390,3 +390,59 @@ fn extraction_over_points_is_linear_in_the_points() {
     let plain = work(400, false);
     assert!(large * 20 < plain, "points {large}, static {plain}");
 }
+
+/// State tags see, changed inside a body through a shared reference (a
+/// DSL's `Seen`), would make a point depend on the path to it: a clear
+/// error at the machine, and the thread extracts again afterwards.
+#[test]
+#[augur::staged]
+fn state_tags_see_changed_inside_a_body_is_an_error() {
+    let e = Builder::new()
+        .extract("seen", |x: Dyn<i64>| {
+            let mode = augur::dsl::Seen::new(0u8);
+            let acc = Dyn::named("acc", x);
+            resumable(0u8, |s| {
+                if x.gt(0).is_true() {
+                    mode.set(1);
+                }
+                acc.set(acc + i64::from(mode.get()));
+                (s < 2).then_some(s + 1)
+            });
+            acc
+        })
+        .map(|_| ())
+        .expect_err("a Seen changed inside a body");
+    let text = e.to_string();
+    assert!(
+        text.contains("changed inside a resumable body") && text.contains("resumable.rs"),
+        "{text}"
+    );
+    let again = Builder::new().extract("after", |x: Dyn<i64>| x + 1);
+    assert!(again.is_ok());
+}
+
+/// A machine that cycles through its points with no dyn decision loops
+/// forever, as its plain loop does: an error, unless the builder allows
+/// infinite loops.
+#[test]
+#[augur::staged]
+fn a_cycle_without_a_decision_is_an_error_unless_allowed() {
+    let spin = |x: Dyn<i64>| {
+        let acc = Dyn::named("acc", x);
+        resumable(0u8, |s| {
+            acc.set(acc + 1);
+            Some((s + 1) % 3)
+        });
+        acc
+    };
+    let e = Builder::new()
+        .extract("spin", spin)
+        .map(|_| ())
+        .expect_err("loops forever");
+    assert!(e.to_string().contains("loop forever"), "{e}");
+    let ex = Builder::new()
+        .allow_infinite_loops(true)
+        .extract("spin", spin)
+        .expect("allowed");
+    assert!(ex.c_code().contains("while (true)"), "{}", ex.c_code());
+}
