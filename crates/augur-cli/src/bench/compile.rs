@@ -60,11 +60,11 @@ fn statements(f: &Function) -> usize {
 
 /// A fresh, empty cache directory (removed when dropped), so that every
 /// C compile runs the compiler.
-struct FreshCache(std::path::PathBuf);
+pub(super) struct FreshCache(pub(super) std::path::PathBuf);
 
 impl FreshCache {
     #[augur::staged]
-    fn new(i: usize) -> FreshCache {
+    pub(super) fn new(i: usize) -> FreshCache {
         let dir =
             std::env::temp_dir().join(format!("augur-bench-compile-{}-{i}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

@@ -14,6 +14,7 @@ pub mod first_stage;
 pub mod fusion;
 pub mod gpu;
 pub mod heap;
+pub mod interp;
 pub mod openblas;
 pub mod paper;
 pub mod scaling;
@@ -82,7 +83,7 @@ pub struct Experiment {
 }
 
 /// Every experiment, in the order `augur bench` runs them.
-pub const EXPERIMENTS: [Experiment; 7] = [
+pub const EXPERIMENTS: [Experiment; 8] = [
     Experiment {
         name: "first-stage",
         about: "first-stage runs and time of the paper's DSL programs, BuildIt's beside",
@@ -112,6 +113,11 @@ pub const EXPERIMENTS: [Experiment; 7] = [
         name: "compile",
         about: "the second stage's backends: cc -O2 + load, the JIT and the interpreter, compile time and code speed",
         run: compile::run,
+    },
+    Experiment {
+        name: "interp",
+        about: "a staged Brainf*** interpreter: extraction against program length in both forms, the code's speed beside interpreters",
+        run: interp::run_all,
     },
     Experiment {
         name: "gpu",
