@@ -13,6 +13,13 @@ use cranelift_codegen::ir::{self, types as cl, AbiParam, InstBuilder, MemFlags, 
 impl Lower<'_, '_> {
     /// Calls extern `func` with `args`; `None` for a void one.
     pub(super) fn call(&mut self, func: FuncId, args: &[ExprId]) -> Result<Option<ir::Value>> {
+        let r = self.call_any(func, args);
+        // The callee may have written any memory.
+        self.known.clear();
+        r
+    }
+
+    fn call_any(&mut self, func: FuncId, args: &[ExprId]) -> Result<Option<ir::Value>> {
         let f = self.f;
         let d = &f.externs[func];
         let fixed = d.params.len();
@@ -99,6 +106,7 @@ impl Lower<'_, '_> {
         let sig = self.signature(&params, ty)?;
         let target = self.b.ins().iconst(PTR, addr as i64);
         let inst = self.b.ins().call_indirect(sig, target, &values);
+        self.known.clear();
         Ok(self.b.inst_results(inst).first().copied())
     }
 

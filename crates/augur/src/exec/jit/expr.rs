@@ -8,7 +8,7 @@ use super::types::{self, PTR};
 use crate::ir::{BinOp, Const, Expr, ExprId, Scalar, Type, UnOp};
 use crate::Result;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{self, BlockArg, InstBuilder, MemFlags};
+use cranelift_codegen::ir::{self, BlockArg, InstBuilder};
 
 impl Lower<'_, '_> {
     /// The value of `e`: its type's Cranelift type (an array's address).
@@ -25,14 +25,13 @@ impl Lower<'_, '_> {
                 self.convert(x, f.ty(*a), &data.ty)
             }
             Expr::Index(..) | Expr::Deref(_) | Expr::Field(..) => {
-                let addr = self.place_addr(e)?;
                 match data.ty {
                     // An element that is an array decays to its address; a
                     // struct's value is its address.
-                    Type::Array { .. } | Type::Struct(_) => Ok(addr),
+                    Type::Array { .. } | Type::Struct(_) => self.place_addr(e),
                     t => {
                         let ty = types::value(&t)?;
-                        Ok(self.b.ins().load(ty, MemFlags::new(), addr, 0))
+                        self.load_place(e, ty)
                     }
                 }
             }

@@ -49,6 +49,8 @@ pub(super) struct Lower<'a, 'b> {
     closed: bool,
     /// Loops given a vector version so far.
     pub(super) vectorized: usize,
+    /// What the block being built knows of memory (`memory.rs`).
+    pub(super) known: super::memory::Known,
 }
 
 impl<'a, 'b> Lower<'a, 'b> {
@@ -107,6 +109,7 @@ impl<'a, 'b> Lower<'a, 'b> {
             labels,
             closed: false,
             vectorized: 0,
+            known: super::memory::Known::default(),
         };
         let params: Vec<ir::Value> = lower.b.block_params(entry).to_vec();
         for (&p, x) in f.params.iter().zip(params) {
@@ -156,6 +159,7 @@ impl<'a, 'b> Lower<'a, 'b> {
 
     /// Makes `block` current (it is open: code may follow).
     pub(super) fn enter(&mut self, block: ir::Block) {
+        self.known.leave();
         self.b.switch_to_block(block);
         self.closed = false;
     }
@@ -164,6 +168,7 @@ impl<'a, 'b> Lower<'a, 'b> {
     fn reopen(&mut self) {
         if self.closed {
             let dead = self.b.create_block();
+            self.known.leave();
             self.b.switch_to_block(dead);
             self.b.seal_block(dead);
             self.closed = false;
@@ -193,8 +198,13 @@ impl<'a, 'b> Lower<'a, 'b> {
     /// Stores `x` (already of `v`'s type) into variable `v`.
     pub(super) fn write_var(&mut self, v: VarId, x: ir::Value) -> Result<()> {
         match self.homes[v.index()] {
-            Home::Reg(var) => self.b.def_var(var, x),
+            Home::Reg(var) => {
+                self.known.assigned(v);
+                self.b.def_var(var, x)
+            }
             Home::Slot(ss) => {
+                // A pointer may point at the slot.
+                self.known.clear();
                 self.b.ins().stack_store(x, ss, 0);
             }
             Home::Array(_) => {
@@ -310,7 +320,11 @@ impl<'a, 'b> Lower<'a, 'b> {
         let x = self.expr(e)?;
         let from = *self.f.ty(e);
         let x = self.convert(x, &from, &self.f.vars[v].ty)?;
-        self.write_var(v, x)
+        self.write_var(v, x)?;
+        if matches!(self.homes[v.index()], Home::Reg(_)) {
+            self.defined(v, e);
+        }
+        Ok(())
     }
 
     fn assign(&mut self, place: ExprId, value: ExprId) -> Result<()> {
@@ -328,9 +342,7 @@ impl<'a, 'b> Lower<'a, 'b> {
         let x = self.expr(value)?;
         let from = *self.f.ty(value);
         let x = self.convert(x, &from, &to)?;
-        let addr = self.place_addr(place)?;
-        self.b.ins().store(MemFlags::new(), x, addr, 0);
-        Ok(())
+        self.store_place(place, x)
     }
 
     /// Copies the struct `e` (its value is its address) to `dst`, in
@@ -338,6 +350,7 @@ impl<'a, 'b> Lower<'a, 'b> {
     fn copy_struct(&mut self, dst: ir::Value, e: ExprId) -> Result<()> {
         let size = self.f.ty(e).size().unwrap_or(0);
         let src = self.expr(e)?;
+        self.known.clear();
         let mut at = 0u64;
         for (bytes, ty) in [(8, cl::I64), (4, cl::I32), (2, cl::I16), (1, cl::I8)] {
             while size - at >= bytes {

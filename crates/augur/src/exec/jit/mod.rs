@@ -54,6 +54,7 @@
 mod call;
 mod expr;
 mod lower;
+mod memory;
 mod parallel;
 mod symbols;
 mod types;

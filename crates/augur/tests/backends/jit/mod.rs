@@ -3,5 +3,6 @@
 mod control;
 mod externs;
 mod harness;
+mod memory;
 mod ops;
 mod vector;

@@ -178,6 +178,7 @@ impl Lower<'_, '_> {
                     _ => {
                         let (addr, imm) = self.lane_zero(*place, lanes)?;
                         self.b.ins().store(MemFlags::new(), x, addr, imm);
+                        self.known.clear();
                     }
                 }
             }
