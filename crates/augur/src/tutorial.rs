@@ -38,6 +38,9 @@
 //! 9. [Parallel loops](ch9_parallel): [`parallel_for`](crate::parallel_for)
 //!    on OpenMP, the JIT's threads and the interpreter's race check, and
 //!    [`Reducer`](crate::Reducer)s.
+//! 10. [Staging an interpreter](ch10_interpreters): an interpreter
+//!     specialised to its program, and [`resumable`](crate::resumable)
+//!     points, which make extraction linear in the program.
 //!
 //! Every code block in these chapters is a test that runs. Each chapter also
 //! has a complete program in `crates/augur/examples/` that prints the
@@ -53,6 +56,7 @@
 //! cargo run -p augur-staging --example tutorial_7_kernels
 //! cargo run -p augur-staging --example tutorial_8_dynamic
 //! cargo run -p augur-staging --example tutorial_9_parallel
+//! cargo run -p augur-staging --example tutorial_10_interpreters
 //! ```
 //!
 //! # Before you start
@@ -68,6 +72,7 @@
 //! [`CompileOptions`](crate::exec::compile::CompileOptions) to choose one).
 //! The interpreter needs none.
 
+pub mod ch10_interpreters;
 pub mod ch1_first_function;
 pub mod ch2_loops;
 pub mod ch3_static;
