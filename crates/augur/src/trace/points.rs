@@ -131,7 +131,13 @@ impl Engine {
             }
             let (label, key) = (m.label, m.key.clone());
             self.run.cursor = Cursor::After(label);
+            // The jump is no edge of the graph: no loop may close along
+            // the path before it (a fresh entry starts at the first
+            // point, not here), so forget where the run has been.
+            self.sync_seen();
+            self.run.seen.clear();
             self.run.path.push((label, None));
+            self.run.seen_upto = self.run.path.len();
             self.run.at = s.root;
             self.run.points.push((n, s.member));
             return Ok(Some(key));
@@ -173,7 +179,7 @@ impl Engine {
         if !matches!(self.run.mode, Mode::Record) {
             // Replaying or comparing: the recorded label must come next.
             let n = self.step(Op::Point(hash), loc)?;
-            return self.entered(instance, n, matches!(to, Target::Exit));
+            return self.entered(n, matches!(to, Target::Exit));
         }
         self.run.ops += 1;
         self.run.frames.step(loc);
@@ -249,8 +255,11 @@ impl Engine {
         false
     }
 
-    /// A replayed or compared jump reached label `n`.
-    fn entered(&mut self, instance: NodeId, n: NodeId, exit: bool) -> Result<(), Ctl> {
+    /// A replayed or compared jump reached label `n`. The label may be
+    /// another instance's of the same machine: a loop closed from one
+    /// turn's instance into the code of the turn before (equal tags: the
+    /// same key and state), and the run goes on in that instance.
+    fn entered(&mut self, n: NodeId, exit: bool) -> Result<(), Ctl> {
         if exit {
             self.run.points.pop();
             return Ok(());
@@ -259,11 +268,9 @@ impl Engine {
         let Some(&m) = points.label_member.get(&n) else {
             return Err(internal("a resumable jump replayed to no member"));
         };
-        if points.members[m as usize].instance != instance {
-            return Err(internal("a resumable jump replayed into another machine"));
-        }
-        self.run.at = points.members[m as usize].root;
-        *self.run.points.last_mut().expect("in a machine") = (instance, m);
+        let member = &points.members[m as usize];
+        self.run.at = member.root;
+        *self.run.points.last_mut().expect("in a machine") = (member.instance, m);
         Ok(())
     }
 

@@ -31,6 +31,7 @@ mod prophecy;
 mod prophecy_errors;
 mod qualifiers;
 mod resumable;
+mod resumable_shapes;
 mod rust_operators;
 mod semantics;
 mod sound_by_default;
