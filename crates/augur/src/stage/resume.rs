@@ -13,8 +13,14 @@ use crate::ir::SrcLoc;
 use crate::trace::driver::{self, with};
 use crate::trace::points::{PointKey, Target};
 use crate::trace::tag::state_hash;
+use std::any::Any;
 use std::hash::Hash;
 use std::rc::Rc;
+
+/// What a member adds to tags: its number, mixed.
+fn member_term(member: u32) -> u64 {
+    crate::trace::tag::mix(0x6d65_6d62_6572, u64::from(member))
+}
 
 /// Runs `body` from the point `start`, then from each point it returns,
 /// until it returns `None`: in plain Rust,
@@ -114,33 +120,46 @@ where
     }
     let loc = SrcLoc::from_location(std::panic::Location::caller());
     let copy = |k: &K| -> PointKey { Rc::new(k.clone()) };
-    let jump = with(|r| r.point_enter(state_hash(&start), &|| copy(&start), loc));
+    let (hash, same) = (state_hash(&start), |o: &dyn Any| {
+        o.downcast_ref::<K>() == Some(&start)
+    });
+    let to = Target::Member {
+        hash,
+        same: &same,
+        key: &|| copy(&start),
+    };
+    let (mut member, jump) = with(|r| r.point_enter(to, loc));
     let mut key = match jump {
         Some(k) => k
             .downcast_ref::<K>()
             .expect("a key of this machine")
             .clone(),
-        None => start,
+        None => start.clone(),
     };
     loop {
-        let hash = state_hash(&key);
-        // The key is part of every tag in its member, as a `Static` would
-        // be, so code of two points never looks alike to the engine.
-        let slot = with(|r| Ok(r.static_register(hash)));
+        // The member's number is part of every tag in it, as a `Static`
+        // would be: exact, where the key's hash could collide.
+        let slot = with(|r| Ok(r.static_register(member_term(member))));
         let next = body(key);
         with(|r| {
             r.static_drop(slot);
             Ok(())
         });
         let Some(k) = next else {
-            return with(|r| r.point_goto(Target::Exit, loc));
+            with(|r| r.point_goto(Target::Exit, loc));
+            return;
         };
+        let same = |o: &dyn Any| o.downcast_ref::<K>() == Some(&k);
         let to = Target::Member {
             hash: state_hash(&k),
-            same: &|other| other.downcast_ref::<K>() == Some(&k),
+            same: &same,
             key: &|| copy(&k),
         };
-        with(|r| r.point_goto(to, loc));
+        match with(|r| r.point_goto(to, loc)) {
+            Some(m) => member = m,
+            // Only a run the engine ended leaves without a member.
+            None => return,
+        }
         key = k;
     }
 }

@@ -31,8 +31,12 @@ use crate::ir::SrcLoc;
 use std::any::Any;
 use std::rc::Rc;
 
-/// The key hash of an instance's exit label.
+/// The operand of an instance's exit label.
 pub(super) const EXIT: u64 = 0x4558_4954_u64;
+
+/// A point's operand: this bit and its key's number, so that points of
+/// different keys differ even where the keys' hashes collide.
+const LABEL: u64 = 1 << 63;
 
 /// A first-stage key, kept by the engine for the runs that start at its
 /// member.
@@ -42,6 +46,8 @@ pub(crate) type PointKey = Rc<dyn Any>;
 struct Member {
     instance: NodeId,
     key: PointKey,
+    /// The key's number (see `Points::keys`).
+    number: u32,
     /// Its first node (an `Op::Point`).
     label: NodeId,
     /// The root of the decision paths taken in it.
@@ -54,7 +60,14 @@ pub(super) struct Points {
     members: Vec<Member>,
     /// Members by (instance, key hash); equal hashes are told apart by the
     /// keys themselves.
-    by_key: FastMap<(NodeId, u64), Vec<u32>>,
+    by_key: FastMap<(NodeId, u32), u32>,
+    /// The keys each machine (by its line) has met, by hash, each with
+    /// its number: equal keys (by `Eq`) get one number in every instance
+    /// of the machine, so a key's code looks alike wherever it runs, and
+    /// keys whose hashes collide still get their own.
+    keys: FastMap<(SrcLoc, u64), Vec<(PointKey, u32)>>,
+    /// Every key, by its number.
+    numbered: Vec<PointKey>,
     /// Per instance: the path that first reached it, its first member, and
     /// its exit label once a run left it.
     instances: FastMap<NodeId, Instance>,
@@ -69,6 +82,11 @@ struct Instance {
     /// The first-stage state tags saw at its entry: a run that jumps to a
     /// member starts it with this state, so every point must see it.
     state: u64,
+}
+
+/// The key number of member `m`.
+fn m_number(points: &Points, m: u32) -> u32 {
+    points.members[m as usize].number
 }
 
 /// Where a body's run goes next.
@@ -92,26 +110,31 @@ impl Points {
 }
 
 impl Engine {
-    /// The run enters a resumable machine whose first key hashes to
-    /// `hash` (`key` makes the engine's copy of it). Returns `None` to
-    /// start at that key, or the key of the member a replayed run jumps to.
+    /// The run enters a resumable machine whose first key is `start`
+    /// (its hash, the test that tells it from others, the engine's copy).
+    /// Returns the member the run starts in (the key's number, which
+    /// stands for it in tags) and, where a replayed run jumps to another
+    /// member, that member's key.
     pub(super) fn point_enter(
         &mut self,
-        hash: u64,
-        key: &dyn Fn() -> PointKey,
+        start: Target<'_>,
         loc: SrcLoc,
-    ) -> Result<Option<PointKey>, Ctl> {
+    ) -> Result<(u32, Option<PointKey>), Ctl> {
         if self.detached.is_some() {
-            return Ok(None);
+            return Ok((0, None));
         }
-        let n = self.step(Op::Point(hash), loc)?;
+        let Target::Member { hash, same, key } = start else {
+            return Err(internal("a machine entered at its exit"));
+        };
+        let number = self.key_number(loc, hash, same, key);
+        let n = self.step(Op::Point(LABEL | u64::from(number)), loc)?;
         if !self.graph.points.instances.contains_key(&n) {
             if !matches!(self.run.mode, Mode::Record) {
                 return Err(internal(
                     "a resumable machine replayed before it was recorded",
                 ));
             }
-            let first = self.new_member(n, key(), n);
+            let first = self.new_member(n, number, n);
             let reach = self.run.at;
             let instance = Instance {
                 reach,
@@ -140,25 +163,47 @@ impl Engine {
             self.run.seen_upto = self.run.path.len();
             self.run.at = s.root;
             self.run.points.push((n, s.member));
-            return Ok(Some(key));
+            return Ok((m_number(&self.graph.points, s.member), Some(key)));
         }
         let first = self.graph.points.instances[&n].first;
         self.run.at = self.graph.points.members[first as usize].root;
         self.run.points.push((n, first));
-        Ok(None)
+        Ok((number, None))
+    }
+
+    /// The number of key `key` of the machine at `loc` (see
+    /// `Points::keys`), given one if it is new.
+    fn key_number(
+        &mut self,
+        loc: SrcLoc,
+        hash: u64,
+        same: &dyn Fn(&dyn Any) -> bool,
+        key: &dyn Fn() -> PointKey,
+    ) -> u32 {
+        let points = &mut self.graph.points;
+        let next = points.numbered.len() as u32;
+        let known = points.keys.entry((loc, hash)).or_default();
+        if let Some(&(_, n)) = known.iter().find(|(k, _)| same(&**k)) {
+            return n;
+        }
+        let k = key();
+        known.push((k.clone(), next));
+        points.numbered.push(k);
+        next
     }
 
     /// The body of the innermost machine returned: go on at `to`.
-    pub(super) fn point_goto(&mut self, to: Target<'_>, loc: SrcLoc) -> Result<(), Ctl> {
+    /// Returns the member the run goes on in (`None`: it left).
+    pub(super) fn point_goto(&mut self, to: Target<'_>, loc: SrcLoc) -> Result<Option<u32>, Ctl> {
         if self.detached.is_some() {
-            return Ok(());
+            return Ok(None);
         }
         let Some(&(instance, _)) = self.run.points.last() else {
             return Err(internal("a resumable jump outside its machine"));
         };
-        let hash = match to {
-            Target::Member { hash, .. } => hash,
-            Target::Exit => EXIT,
+        let number = match &to {
+            Target::Member { hash, same, key } => Some(self.key_number(loc, *hash, *same, *key)),
+            Target::Exit => None,
         };
         if self.statics_hash() != self.graph.points.instances[&instance].state {
             return Err(Ctl::fail(Error::Misuse {
@@ -176,23 +221,22 @@ impl Engine {
         {
             self.run.mode = Mode::Record;
         }
+        let operand = number.map_or(EXIT, |k| LABEL | u64::from(k));
         if !matches!(self.run.mode, Mode::Record) {
-            // Replaying or comparing: the recorded label must come next.
-            let n = self.step(Op::Point(hash), loc)?;
-            return self.entered(n, matches!(to, Target::Exit));
+            // Replaying or comparing: the key's point must come next.
+            let n = self.step(Op::Point(operand), loc)?;
+            return self.entered(n, number.is_none());
         }
+        let points = &self.graph.points;
+        let found = match number {
+            None => points.instances[&instance].exit,
+            Some(k) => points
+                .by_key
+                .get(&(instance, k))
+                .map(|&m| points.members[m as usize].label),
+        };
         self.run.ops += 1;
         self.run.frames.step(loc);
-        let points = &self.graph.points;
-        let found = match &to {
-            Target::Exit => points.instances[&instance].exit,
-            Target::Member { same, .. } => points.by_key.get(&(instance, hash)).and_then(|ms| {
-                ms.iter()
-                    .map(|&m| &points.members[m as usize])
-                    .find(|m| same(&*m.key))
-                    .map(|m| m.label)
-            }),
-        };
         if let Some(label) = found {
             // Recorded before: jump there, and the run is done.
             if !self.config.allow_infinite_loops && self.cycles_undecided(label) {
@@ -217,22 +261,23 @@ impl Engine {
             state: self.statics_hash(),
         };
         let key = self.op_key(base);
-        let label = self.new_node(Op::Point(hash), loc, base, key, 0)?;
+        let label = self.new_node(Op::Point(operand), loc, base, key, 0)?;
         self.link(label)?;
         self.note_seen(label, key);
-        match to {
-            Target::Exit => {
+        match number {
+            None => {
                 let i = self.graph.points.instances.get_mut(&instance);
                 i.expect("the instance the run is in").exit = Some(label);
                 self.run.points.pop();
+                Ok(None)
             }
-            Target::Member { key, .. } => {
-                let m = self.new_member(instance, key(), label);
+            Some(k) => {
+                let m = self.new_member(instance, k, label);
                 self.run.at = self.graph.points.members[m as usize].root;
                 *self.run.points.last_mut().expect("checked above") = (instance, m);
+                Ok(Some(k))
             }
         }
-        Ok(())
     }
 
     /// True if the code from `label` reaches the cursor without a branch:
@@ -259,10 +304,10 @@ impl Engine {
     /// another instance's of the same machine: a loop closed from one
     /// turn's instance into the code of the turn before (equal tags: the
     /// same key and state), and the run goes on in that instance.
-    fn entered(&mut self, n: NodeId, exit: bool) -> Result<(), Ctl> {
+    fn entered(&mut self, n: NodeId, exit: bool) -> Result<Option<u32>, Ctl> {
         if exit {
             self.run.points.pop();
-            return Ok(());
+            return Ok(None);
         }
         let points = &self.graph.points;
         let Some(&m) = points.label_member.get(&n) else {
@@ -271,11 +316,11 @@ impl Engine {
         let member = &points.members[m as usize];
         self.run.at = member.root;
         *self.run.points.last_mut().expect("in a machine") = (member.instance, m);
-        Ok(())
+        Ok(Some(member.number))
     }
 
     /// A new member of `instance` for `key`, beginning at `label`.
-    fn new_member(&mut self, instance: NodeId, key: PointKey, label: NodeId) -> u32 {
+    fn new_member(&mut self, instance: NodeId, number: u32, label: NodeId) -> u32 {
         let points = &mut self.graph.points;
         let id = points.members.len() as u32;
         let reach = points
@@ -283,16 +328,14 @@ impl Engine {
             .get(&instance)
             .map_or(self.run.at, |i| i.reach);
         let root = self.schedule.tree.push_member(reach, id);
-        let hash = match &self.graph.nodes[label].op {
-            Op::Point(h) => *h,
-            _ => 0,
-        };
         let points = &mut self.graph.points;
-        points.by_key.entry((instance, hash)).or_default().push(id);
+        let key = points.numbered[number as usize].clone();
+        points.by_key.insert((instance, number), id);
         points.label_member.insert(label, id);
         points.members.push(Member {
             instance,
             key,
+            number,
             label,
             root,
         });

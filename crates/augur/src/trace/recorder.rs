@@ -200,17 +200,16 @@ impl<'e> Recorder<'e> {
 
     // ----- resumable points -----
 
-    /// A resumable machine starts at a key hashing to `hash` (`key`: the
-    /// engine's copy of it); `Some`: a replayed run starts at that member
-    /// instead (see `points.rs`).
+    /// A resumable machine starts at key `start`: the member the run
+    /// starts in, and (`Some`) the key a replayed run jumps to instead
+    /// (see `points.rs`).
     #[inline]
     pub(crate) fn point_enter(
         &mut self,
-        hash: u64,
-        key: &dyn Fn() -> super::points::PointKey,
+        start: super::points::Target<'_>,
         loc: SrcLoc,
-    ) -> Result<Option<super::points::PointKey>, Ctl> {
-        self.engine.point_enter(hash, key, loc)
+    ) -> Result<(u32, Option<super::points::PointKey>), Ctl> {
+        self.engine.point_enter(start, loc)
     }
 
     /// The innermost machine's body returned: go on at `to`.
@@ -219,7 +218,7 @@ impl<'e> Recorder<'e> {
         &mut self,
         to: super::points::Target<'_>,
         loc: SrcLoc,
-    ) -> Result<(), Ctl> {
+    ) -> Result<Option<u32>, Ctl> {
         self.engine.point_goto(to, loc)
     }
 
