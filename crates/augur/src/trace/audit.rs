@@ -273,6 +273,8 @@ impl Engine {
             decisions: c.decisions,
             no_link_until: self.run.ops,
             check: None,
+            replay: 0,
+            site: None,
         });
         Ctl::EndRun
     }
@@ -299,6 +301,8 @@ impl Engine {
             decisions: self.run.at,
             no_link_until: 0,
             check: Some(Check::Loop(base, taken)),
+            replay: 0,
+            site: None,
         });
     }
 
@@ -314,6 +318,8 @@ impl Engine {
             decisions: c.decisions,
             no_link_until: 0,
             check: Some(Check::Link(key.0, key.1, c.attach)),
+            replay: 0,
+            site: None,
         });
     }
 

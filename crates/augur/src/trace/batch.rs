@@ -117,6 +117,8 @@ impl Engine {
             decisions: PathId::ROOT,
             no_link_until: 0,
             check: Some(Check::Batch(Rc::new(batch))),
+            replay: 0,
+            site: None,
         })
     }
 

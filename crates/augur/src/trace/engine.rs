@@ -264,7 +264,10 @@ impl Engine {
             },
             Mode::Record => {
                 let alt = self.schedule.tree.push(self.run.at, false);
-                self.schedule.worklist.push(Job::explore(alt));
+                let mut job = Job::explore(alt);
+                (job.replay, job.site) = (self.run.ops, Some(loc));
+                self.schedule.pending_replay += job.replay;
+                self.schedule.worklist.push(job);
                 self.run.at = self.schedule.tree.push(self.run.at, true);
                 true
             }

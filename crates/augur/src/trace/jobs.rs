@@ -20,6 +20,11 @@ pub(super) struct Job {
     pub(super) no_link_until: u64,
     /// For a check run: what a mismatch would disprove.
     pub(super) check: Option<Check>,
+    /// For an exploration: the operations the run that scheduled it had
+    /// performed at its decision, which this one replays first; and the
+    /// decision's line (see `Schedule::pending_replay`).
+    pub(super) replay: u64,
+    pub(super) site: Option<SrcLoc>,
 }
 
 impl Job {
@@ -29,6 +34,8 @@ impl Job {
             decisions,
             no_link_until: 0,
             check: None,
+            replay: 0,
+            site: None,
         }
     }
 }
@@ -285,6 +292,10 @@ pub(super) fn check_choice(
 pub(super) struct Schedule {
     /// Exploration jobs, run first (last pushed, first run).
     pub(super) worklist: Vec<Job>,
+    /// The operations the worklist's jobs replay before their decisions,
+    /// together: work the attempt will do at least (see
+    /// `Engine::projected_work`).
+    pub(super) pending_replay: u64,
     /// The decision paths of the attempt's jobs.
     pub(super) tree: DecisionTree,
     /// Check runs, run when exploration is done.

@@ -17,6 +17,14 @@ use crate::ir::{SrcLoc, VarData};
 /// so the general run limit would take hours.
 const CARRIED_RUNS: u64 = 1000;
 
+/// What the work limit's errors suggest: the usual cause is a loop over
+/// first-stage state with an exit per state.
+const QUADRATIC_HINT: &str = ". If a dyn decision is reached again and again after ever longer \
+     replays (a loop over first-stage state with an exit per state, such as an interpreter's \
+     program counter in a `Static`, whose work grows with the square of its length), write it \
+     over resumable points (augur::resumable, tutorial chapter 10): each run then starts at \
+     the point it explores";
+
 impl Engine {
     /// Discards all exploration (keeps what audits `Learned`) and schedules the first run.
     pub fn start_attempt(&mut self) {
@@ -56,8 +64,10 @@ impl Engine {
         let job = loop {
             if self.attempt_done() {
                 self.schedule.worklist.clear();
+                self.schedule.pending_replay = 0;
             }
             if let Some(job) = self.schedule.worklist.pop() {
+                self.schedule.pending_replay -= job.replay;
                 break job;
             }
             // Check runs audit this attempt's code; with joins pending the
@@ -100,16 +110,18 @@ impl Engine {
                 });
             }
         }
+        self.projected_work(job.site)?;
         if self.stats.operations >= self.config.max_work {
             return Err(Error::Limit {
                 what: format!(
                     "{} operations performed by the closure's runs (Builder::max_work; {} \
-                     runs){}",
+                     runs){}{}",
                     self.config.max_work,
                     self.stats.total_runs,
-                    crate::error::plain_loop_hint(&self.learned.plain_loops)
+                    crate::error::plain_loop_hint(&self.learned.plain_loops),
+                    QUADRATIC_HINT
                 ),
-                location: None,
+                location: job.site,
             });
         }
         if self.stats.total_runs >= self.config.max_runs {
@@ -150,6 +162,39 @@ impl Engine {
 }
 
 impl Engine {
+    /// Stops early when the work limit is certain to be reached: the runs
+    /// still scheduled must at least replay what came before their
+    /// decisions, and that alone passes the limit. This is the shape of a
+    /// loop over first-stage state with an exit per state (an
+    /// interpreter's program counter in a `Static`): each exit is explored
+    /// by a run that replays everything before it, so the work grows with
+    /// the square of the program, and resumable points are the fix.
+    /// `site`: the decision of the job about to run.
+    fn projected_work(&self, site: Option<SrcLoc>) -> Result<(), Error> {
+        let at_least = self.stats.operations + self.schedule.pending_replay;
+        let done = self.stats.operations >= self.config.max_work;
+        if done || at_least < self.config.max_work || self.cells.has_pending() {
+            // Below the limit, or at it already (the limit's own error).
+            return Ok(());
+        }
+        let costliest = self.schedule.worklist.iter().max_by_key(|j| j.replay);
+        let location = costliest.and_then(|j| j.site).or(site);
+        Err(Error::Limit {
+            what: format!(
+                "{} operations (Builder::max_work), certain to be passed: {} runs are still \
+                 to explore decisions, and replaying what comes before their decisions \
+                 alone takes {} more operations, {} of them before the decision named here{}{}",
+                self.config.max_work,
+                self.schedule.worklist.len(),
+                self.schedule.pending_replay,
+                costliest.map_or(0, |j| j.replay),
+                crate::error::plain_loop_hint(&self.learned.plain_loops),
+                QUADRATIC_HINT
+            ),
+            location,
+        })
+    }
+
     /// What the extraction holds, estimated from the counts of what grows
     /// with it: nodes (with their memo entries), decision paths, scheduled
     /// jobs, variables, the current run's path.
