@@ -209,11 +209,17 @@ fn unmatched_brackets_are_errors_naming_their_place() {
 /// the engine explores, not what the code is.
 #[test]
 fn both_forms_give_the_same_code() {
-    for prog in [Program::parse(HELLO).expect("parses"), squares(), nested_loops(300)] {
+    for prog in [
+        Program::parse(HELLO).expect("parses"),
+        squares(),
+        nested_loops(300),
+    ] {
         for fold in [true, false] {
             let c = |form| {
                 let opts = Options { form, fold };
-                extract(&prog, opts, &Builder::new()).expect("extracts").c_code()
+                extract(&prog, opts, &Builder::new())
+                    .expect("extracts")
+                    .c_code()
             };
             assert_eq!(c(Form::Points), c(Form::StaticPc), "fold {fold}");
         }

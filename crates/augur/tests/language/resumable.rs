@@ -3,8 +3,7 @@
 //! (C and the interpreter, through `check`); a machine of `n` points
 //! extracts in work linear in `n`.
 
-use augur::exec::{Backend, CompileOptions};
-use augur::{resumable, Builder, Dyn, Extracted, Static, Value};
+use augur::{resumable, Builder, Dyn, Extracted, Static};
 
 fn pairs() -> Vec<(i64, i64)> {
     vec![
@@ -18,11 +17,12 @@ fn pairs() -> Vec<(i64, i64)> {
     ]
 }
 
-type Native = unsafe extern "C" fn(i64, i64) -> i64;
+use crate::resumable_shapes::Native;
 
 /// Extracts `f` twice (the same C both times), then on every input runs
-/// the C, the JIT and the interpreter and compares each with `plain`.
-/// State machines may jump anywhere, so gotos are allowed.
+/// the C, the JIT and the interpreter and compares each with `plain`
+/// (`resumable_shapes::check_with`). State machines may jump anywhere, so
+/// gotos are allowed.
 #[track_caller]
 fn check<F>(
     name: &str,
@@ -33,40 +33,7 @@ fn check<F>(
 where
     F: Fn(Dyn<i64>, Dyn<i64>) -> Dyn<i64> + Clone,
 {
-    let ex = Builder::new()
-        .extract(name, f.clone())
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let again = Builder::new()
-        .extract(name, f)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let code = ex.c_code();
-    assert_eq!(
-        code,
-        again.c_code(),
-        "{name}: C differs between extractions"
-    );
-    let c = ex
-        .compile()
-        .unwrap_or_else(|e| panic!("{name}: C: {e}\n{code}"));
-    let jit = CompileOptions::default().with_backend(Backend::Jit);
-    let jit = ex
-        .compile_with(&jit)
-        .unwrap_or_else(|e| panic!("{name}: JIT: {e}\n{code}"));
-    assert!(inputs.len() >= 5, "{name}: check at least 5 inputs");
-    for &(x, y) in inputs {
-        let want = plain(x, y);
-        // SAFETY: `int64_t f(int64_t, int64_t)`, no memory.
-        let (from_c, from_jit) = unsafe { (c.get()(x, y), jit.get()(x, y)) };
-        let from_interp = ex
-            .interpret(&[x.into(), y.into()])
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            (from_c, from_jit, from_interp),
-            (want, want, Value::I64(want)),
-            "{name}({x}, {y})\n{code}"
-        );
-    }
-    ex
+    crate::resumable_shapes::check_with(Builder::new(), name, f, &plain, inputs)
 }
 
 /// A tuple key; both sides of a decision rejoin inside a member; the next

@@ -27,10 +27,10 @@ fn pairs() -> Vec<(i64, i64)> {
     ]
 }
 
-type Native = unsafe extern "C" fn(i64, i64) -> i64;
+pub(crate) type Native = unsafe extern "C" fn(i64, i64) -> i64;
 
 #[track_caller]
-fn check_with<F>(
+pub(crate) fn check_with<F>(
     b: Builder,
     name: &str,
     f: F,
