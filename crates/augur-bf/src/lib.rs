@@ -6,8 +6,8 @@
 //! so what augur generates is the program compiled, as C or by the JIT.
 //! Written over [`augur::resumable`] points ([`Form::Points`]) it extracts
 //! in time linear in the program; the same interpreter with a `Static`
-//! program counter ([`Form::StaticPc`]) gives the same code in quadratic
-//! time. Folding while staging ([`fold`]) is the first stage doing an
+//! program counter ([`Form::StaticPc`]) gives code that behaves alike (the
+//! same code, up to 64 points) in quadratic time. Folding while staging ([`fold`]) is the first stage doing an
 //! optimizer's work: runs of commands become one operation, pointer moves
 //! become offsets, clearing and moving loops become multiply-adds.
 //!

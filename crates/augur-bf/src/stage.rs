@@ -2,11 +2,14 @@
 //! input and the output second-stage, so the code generated is the program
 //! compiled (the first Futamura projection).
 //!
-//! Two forms, the same code out:
+//! Two forms, code that behaves alike (the same C where the program has
+//! at most 64 points):
 //! * [`Form::Points`], the one to write: the interpreter's loop over
 //!   [`augur::resumable`] points, a point at each loop's `[` and after
 //!   each `]`. Each point is recorded once and every run of the extraction
 //!   starts at the point it explores: extraction is linear in the program.
+//!   Past 64 points its code is flat, a label per point and jumps
+//!   between them.
 //! * [`Form::StaticPc`], the tutorial's chapter 3 form: the program
 //!   counter in a `Static`, brackets as dyn decisions. Exact, but each
 //!   loop's exit is explored by a run that replays the whole program

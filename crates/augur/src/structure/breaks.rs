@@ -27,7 +27,7 @@ pub fn forward_breaks(func: &mut Function, truth: ExprId) -> u64 {
     removed
 }
 
-pub(super) fn goto_targets(b: &Block, out: &mut Vec<LabelId>) {
+pub(super) fn goto_targets(b: &[Stmt], out: &mut Vec<LabelId>) {
     for s in b {
         if let StmtKind::Goto(l) = s.kind {
             out.push(l);
@@ -52,18 +52,30 @@ fn rewrite(body: &mut Block, truth: ExprId) -> u64 {
             removed += rewrite(inner, truth);
         }
     }
+    // The labels each statement jumps to, found once and kept up to date
+    // (a list with thousands of labels, a DFA's, would walk its statements
+    // per label).
+    let mut jumps: Option<Vec<Vec<LabelId>>> = None;
     let mut j = 0;
     while j < body.len() {
         if let StmtKind::Label(l) = body[j].kind {
-            let region = (0..j).find(|&i| jumps_to(&body[i], l)).filter(|&i| {
-                body[i..j]
-                    .iter()
-                    .all(|s| !frees_loop_exits(s) && loops_hold_no_jump(s, l))
-            });
+            let js = jumps.get_or_insert_with(|| body.iter().map(jumps_of).collect());
+            let region = (0..j)
+                .find(|&i| js[i].binary_search(&l).is_ok())
+                .filter(|&i| {
+                    body[i..j]
+                        .iter()
+                        .all(|s| !frees_loop_exits(s) && loops_hold_no_jump(s, l))
+                });
             if let Some(i) = region {
                 let mut region: Block = body.drain(i..j).collect();
                 removed += to_breaks(&mut region, l);
                 region.push(Stmt::new(StmtKind::Break));
+                let mut joined: Vec<LabelId> =
+                    js.drain(i..j).flatten().filter(|&m| m != l).collect();
+                joined.sort_unstable();
+                joined.dedup();
+                js.insert(i, joined);
                 body.insert(
                     i,
                     Stmt::new(StmtKind::While {
@@ -77,6 +89,15 @@ fn rewrite(body: &mut Block, truth: ExprId) -> u64 {
         j += 1;
     }
     removed
+}
+
+/// The labels `s` jumps to (at any depth), sorted.
+pub(super) fn jumps_of(s: &Stmt) -> Vec<LabelId> {
+    let mut v = Vec::new();
+    goto_targets(std::slice::from_ref(s), &mut v);
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// True if `s` holds a `goto l` (at any depth).

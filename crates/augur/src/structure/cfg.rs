@@ -62,6 +62,9 @@ pub enum Term {
     Branch(Cond, BlockId, BlockId),
     /// The function returns (the return node).
     Return(NodeId),
+    /// Control goes to a resumable point outside the region (its `Point`
+    /// node): a `goto` to the point's label (see `regions.rs`).
+    Leave(NodeId),
 }
 
 /// A basic block: straight-line nodes and a terminator.
@@ -82,7 +85,7 @@ impl Block {
         match &self.term {
             Term::Branch(c, ..) => c.nodes(&mut term),
             Term::Return(n) => term.push(*n),
-            Term::Goto(_) => {}
+            Term::Goto(_) | Term::Leave(_) => {}
         }
         self.nodes.iter().copied().chain(term)
     }
@@ -92,7 +95,7 @@ impl Block {
         let (x, y) = match &self.term {
             Term::Goto(t) => (Some(*t), None),
             Term::Branch(_, t, e) => (Some(*t), Some(*e)),
-            Term::Return(_) => (None, None),
+            Term::Return(_) | Term::Leave(_) => (None, None),
         };
         x.into_iter().chain(y)
     }
@@ -124,14 +127,46 @@ pub struct Cfg {
 impl Cfg {
     /// Builds the CFG of the graph reachable from `entry`.
     pub fn build(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Cfg, Error> {
-        Ok(Cfg::from_blocks(fold_short_circuits(
-            make_blocks(nodes, entry)?,
-            nodes,
-        )))
+        Cfg::region(nodes, entry, &|_| false)
+    }
+
+    /// Builds the CFG of the graph reachable from `entry` without passing
+    /// a node `cut` holds for: each edge to one ends in a block of its own
+    /// that leaves the region (`Term::Leave`).
+    pub fn region(
+        nodes: &Arena<NodeId, Node>,
+        entry: NodeId,
+        cut: &dyn Fn(NodeId) -> bool,
+    ) -> Result<Cfg, Error> {
+        Cfg::region_in(nodes, entry, cut, &mut Scratch::default())
+    }
+
+    /// [`Cfg::region`] with the node maps of `scratch` (left clean), so
+    /// that many small regions of a large graph cost their own size.
+    pub fn region_in(
+        nodes: &Arena<NodeId, Node>,
+        entry: NodeId,
+        cut: &dyn Fn(NodeId) -> bool,
+        scratch: &mut Scratch,
+    ) -> Result<Cfg, Error> {
+        let blocks = make_blocks(nodes, entry, cut, scratch);
+        scratch.clear();
+        Ok(Cfg::from_blocks(fold_short_circuits(blocks?, nodes)))
+    }
+
+    /// The blocks and dominators of the graph reachable from `entry`,
+    /// without loops: enough for `dominates`.
+    pub fn dominance(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Cfg, Error> {
+        let blocks = make_blocks(nodes, entry, &|_| false, &mut Scratch::default())?;
+        Ok(Cfg::analyse(blocks, false))
     }
 
     /// The analyses of a block graph ([`ENTRY`] is the entry).
     pub fn from_blocks(blocks: Arena<BlockId, Block>) -> Cfg {
+        Cfg::analyse(blocks, true)
+    }
+
+    fn analyse(blocks: Arena<BlockId, Block>, loops: bool) -> Cfg {
         let rpo = reverse_postorder(&blocks);
         let mut rpo_index = SecondaryMap::with_default(usize::MAX);
         for (i, &b) in rpo.iter().enumerate() {
@@ -152,7 +187,9 @@ impl Cfg {
             dom_post: SecondaryMap::new(),
         };
         cfg.dom_tree();
-        cfg.loops(&preds);
+        if loops {
+            cfg.loops(&preds);
+        }
         cfg
     }
 
@@ -268,12 +305,45 @@ impl Cfg {
 }
 
 /// Splits the reachable graph into basic blocks.
-fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Arena<BlockId, Block>, Error> {
-    let mut preds: SecondaryMap<NodeId, u32> = SecondaryMap::new();
-    let mut branch_target: SecondaryMap<NodeId, bool> = SecondaryMap::new();
-    let mut seen: SecondaryMap<NodeId, bool> = SecondaryMap::new();
+/// Per-node maps of [`make_blocks`], kept between regions.
+#[derive(Default)]
+pub struct Scratch {
+    preds: SecondaryMap<NodeId, u32>,
+    branch_target: SecondaryMap<NodeId, bool>,
+    seen: SecondaryMap<NodeId, bool>,
+    block_of: SecondaryMap<NodeId, Option<BlockId>>,
+    /// The nodes whose entries were set.
+    touched: Vec<NodeId>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        for n in self.touched.drain(..) {
+            self.preds[n] = 0;
+            self.branch_target[n] = false;
+            self.seen[n] = false;
+            self.block_of[n] = None;
+        }
+    }
+}
+
+fn make_blocks(
+    nodes: &Arena<NodeId, Node>,
+    entry: NodeId,
+    cut: &dyn Fn(NodeId) -> bool,
+    scratch: &mut Scratch,
+) -> Result<Arena<BlockId, Block>, Error> {
+    let cut = |n: NodeId| n != entry && cut(n);
+    let Scratch {
+        preds,
+        branch_target,
+        seen,
+        block_of,
+        touched,
+    } = scratch;
     let mut stack = vec![entry];
     seen[entry] = true;
+    touched.push(entry);
     while let Some(n) = stack.pop() {
         let node = &nodes[n];
         let is_branch = matches!(node.op, Op::Branch(_));
@@ -287,20 +357,22 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Arena<Block
             _ => {}
         }
         for s in node.successors() {
+            if preds[s] == 0 && !seen[s] {
+                touched.push(s);
+            }
             preds[s] += 1;
             branch_target[s] |= is_branch;
-            if !seen[s] {
+            if !seen[s] && !cut(s) {
                 seen[s] = true;
                 stack.push(s);
             }
         }
     }
-    let leader = |n: NodeId| n == entry || preds[n] != 1 || branch_target[n];
-    let mut block_of: SecondaryMap<NodeId, Option<BlockId>> = SecondaryMap::new();
+    let leader = |n: NodeId| n == entry || preds[n] != 1 || branch_target[n] || cut(n);
     let mut order = Vec::new();
     let mut stack = vec![entry];
     while let Some(n) = stack.pop() {
-        if block_of[n].is_some() {
+        if block_of[n].is_some() || cut(n) {
             continue;
         }
         block_of[n] = Some(BlockId::new(order.len()));
@@ -324,8 +396,17 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Arena<Block
             }
         }
     }
-    // Every leader reached was given its block above.
-    let block = |n: &NodeId| block_of[*n].expect("a block per leader");
+    // Every leader reached was given its block above; each edge out of the
+    // region gets a block of its own after them.
+    let mut leaves: Vec<NodeId> = Vec::new();
+    let mut block = |n: &NodeId| match block_of[*n] {
+        Some(b) => b,
+        None => {
+            debug_assert!(cut(*n), "a block per leader");
+            leaves.push(*n);
+            BlockId::new(order.len() + leaves.len() - 1)
+        }
+    };
     let mut blocks = Arena::new();
     for &start in &order {
         let mut list = Vec::new();
@@ -358,6 +439,12 @@ fn make_blocks(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Result<Arena<Block
             }
         };
         blocks.push(Block { nodes: list, term });
+    }
+    for n in leaves {
+        blocks.push(Block {
+            nodes: Vec::new(),
+            term: Term::Leave(n),
+        });
     }
     Ok(blocks)
 }
@@ -502,7 +589,7 @@ fn fold_short_circuits(
 
 /// True if `b` holds only pure lets read nowhere but in its own condition
 /// (and nothing annotated, which folding would lose).
-fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &SecondaryMap<VarId, u32>) -> bool {
+fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &HashMap<VarId, u32>) -> bool {
     let Term::Branch(c, ..) = &b.term else {
         return false;
     };
@@ -519,7 +606,7 @@ fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &SecondaryMap<Va
         let Some(def) = node.def.filter(|_| pure && node.annotations.is_empty()) else {
             return false;
         };
-        local.get(&def).copied().unwrap_or(0) == uses[def]
+        local.get(&def).copied().unwrap_or(0) == uses.get(&def).copied().unwrap_or(0)
     })
 }
 
@@ -542,15 +629,11 @@ fn local_uses(b: &Block, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
 
 /// True if every variable `b` defines is used only inside `b`, so a copy
 /// of `b` may define its own.
-fn defines_only_locals(
-    b: &Block,
-    nodes: &Arena<NodeId, Node>,
-    uses: &SecondaryMap<VarId, u32>,
-) -> bool {
+fn defines_only_locals(b: &Block, nodes: &Arena<NodeId, Node>, uses: &HashMap<VarId, u32>) -> bool {
     let local = local_uses(b, nodes);
     b.ops()
         .filter_map(|n| nodes[n].def)
-        .all(|v| local.get(&v).copied().unwrap_or(0) == uses[v])
+        .all(|v| local.get(&v).copied().unwrap_or(0) == uses.get(&v).copied().unwrap_or(0))
 }
 
 /// A copy of `b` made of new nodes; each variable `b` defines gets a new
@@ -576,6 +659,7 @@ fn copy_block(
         Term::Goto(t) => Term::Goto(*t),
         Term::Branch(c, t, e) => Term::Branch(copy_cond(c, &mut |n| copy_node(n, nodes)), *t, *e),
         Term::Return(n) => Term::Return(copy_node(*n, nodes)),
+        Term::Leave(n) => Term::Leave(*n),
     };
     Block { nodes: list, term }
 }
@@ -598,14 +682,13 @@ fn copy_cond(c: &Cond, copy: &mut impl FnMut(NodeId) -> NodeId) -> Cond {
 }
 
 /// How often each variable is used in all of `blocks`.
-fn use_counts(
-    blocks: &Arena<BlockId, Block>,
-    nodes: &Arena<NodeId, Node>,
-) -> SecondaryMap<VarId, u32> {
-    let mut counts = SecondaryMap::new();
+fn use_counts(blocks: &Arena<BlockId, Block>, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
+    // A map, not a table by variable: a region of a large graph counts
+    // only its own.
+    let mut counts = HashMap::new();
     for (_, b) in blocks.iter() {
         for n in b.ops() {
-            for_each_use(&nodes[n].op, |v| counts[v] += 1);
+            for_each_use(&nodes[n].op, |v| *counts.entry(v).or_insert(0) += 1);
         }
     }
     counts
@@ -650,7 +733,7 @@ fn compact(blocks: Arena<BlockId, Block>) -> Arena<BlockId, Block> {
             b.term = match b.term {
                 Term::Goto(t) => Term::Goto(renumber(t)),
                 Term::Branch(c, t, e) => Term::Branch(c, renumber(t), renumber(e)),
-                r @ Term::Return(_) => r,
+                r @ (Term::Return(_) | Term::Leave(_)) => r,
             };
             b
         })

@@ -17,6 +17,7 @@ use super::lower;
 use crate::ir::{Arena, SecondaryMap};
 use crate::ir::{Block, Const, Expr, Function, LabelId, Scalar, Stmt, StmtKind, Type};
 use crate::trace::graph::{Node, NodeId, Op};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ctx {
@@ -87,11 +88,19 @@ impl<'a> Emitter<'a> {
     fn loop_follow(&self, h: BlockId) -> Option<BlockId> {
         let body = &self.cfg.loop_body[h];
         let mut exits: Vec<BlockId> = Vec::new();
+        // How many blocks of the body leave it for each block outside.
+        let mut edges: HashMap<BlockId, usize> = HashMap::new();
         for b in self.cfg.blocks.keys() {
             if body[b] {
-                for s in self.cfg.succs(b) {
-                    if !body[s] && !exits.contains(&s) {
-                        exits.push(s);
+                let mut succs: Vec<BlockId> = self.cfg.succs(b).collect();
+                succs.dedup();
+                for s in succs {
+                    if !body[s] {
+                        let n = edges.entry(s).or_insert(0);
+                        if *n == 0 {
+                            exits.push(s);
+                        }
+                        *n += 1;
                     }
                 }
             }
@@ -123,27 +132,18 @@ impl<'a> Emitter<'a> {
         // nearest.
         let single = |x: BlockId| self.cfg.forward_preds[x] <= 1;
         // An exit that also leaves an enclosing loop cannot be a `break`.
-        let leaves_parent = |x: BlockId| {
-            self.cfg.blocks.keys().any(|p| {
-                p != h
-                    && self.cfg.is_header[p]
-                    && self.cfg.loop_body[p][h]
-                    && !self.cfg.loop_body[p][x]
-            })
-        };
+        let parents: Vec<BlockId> = (self.cfg.blocks.keys())
+            .filter(|&p| p != h && self.cfg.is_header[p] && self.cfg.loop_body[p][h])
+            .collect();
+        let leaves_parent = |x: BlockId| parents.iter().any(|&p| !self.cfg.loop_body[p][x]);
         // A returning tail reached by one edge is emitted in place, and a
         // short one is copied to each edge (`copy_return_tail`): neither
         // needs to be the follow.
         let private_return =
             |x: BlockId| self.returns_only(x) && (single(x) || self.copyable_return(x));
-        let edges_in = |x: BlockId| {
-            self.cfg
-                .blocks
-                .keys()
-                .filter(|&b| body[b] && self.cfg.succs(b).any(|s| s == x))
-                .count()
-        };
-        exits.sort_by_key(|&b| {
+        let edges_in = |x: BlockId| edges.get(&x).copied().unwrap_or(0);
+        // Each key once: they walk the graph.
+        exits.sort_by_cached_key(|&b| {
             (
                 leaves_parent(b),
                 private_return(b),
@@ -270,6 +270,7 @@ impl<'a> Emitter<'a> {
             .collect();
         match self.cfg.blocks[b].term.clone() {
             Term::Return(n) => out.push(lower::stmt(self.func, &self.nodes[n])),
+            Term::Leave(n) => out.push(Stmt::new(StmtKind::Goto(super::regions::leave_label(n)))),
             Term::Goto(t) => {
                 let (code, cont) = self.tail_jump(t, ctx, false);
                 out.extend(code);

@@ -92,14 +92,21 @@ impl Guards<'_> {
                 removed += self.number(inner);
             }
         }
+        // The labels each statement jumps to, found once (a list with
+        // thousands of labels, a DFA's, would walk its statements per label).
+        let mut jumps: Option<Vec<Vec<LabelId>>> = None;
         for j in 0..b.len() {
             let StmtKind::Label(l) = b[j].kind else {
                 continue;
             };
+            let jumps =
+                jumps.get_or_insert_with(|| b.iter().map(super::breaks::jumps_of).collect());
             let k = self.numbers.len() as i64 + 1;
             let mut n = 0;
-            for s in &mut b[..j] {
-                n += self.replace(s, l, k);
+            for (s, js) in b[..j].iter_mut().zip(jumps.iter()) {
+                if js.binary_search(&l).is_ok() {
+                    n += self.replace(s, l, k);
+                }
             }
             if n > 0 {
                 self.numbers.insert(l, k);

@@ -17,6 +17,7 @@ mod guards;
 mod launches;
 mod lower;
 mod parallel;
+mod regions;
 
 use crate::error::Error;
 use crate::ir::{Arena, Const, Expr, Function, Scalar, SecondaryMap, Type, VarId};
@@ -34,20 +35,36 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
             message: "the closure was never run".into(),
         });
     };
+    let points = regions::points(&nodes, entry);
+    if points.len() > regions::WHOLE_MAX_POINTS {
+        return regions::structure(&mut nodes, entry, &points, func, config);
+    }
     let cfg = Cfg::build(&nodes, entry)?;
     check_definitions(&cfg, &nodes, &func)?;
     if !config.allow_infinite_loops {
         check_exits(&cfg, &nodes)?;
     }
+    let (body, gotos, mut func) = emit_all(cfg, &mut nodes, func)?;
+    func.body = body;
+    Ok((func, gotos))
+}
+
+/// Emits `cfg` as a statement tree; returns it, the `goto`s left in it,
+/// and the function (whose variables and expressions it added to).
+fn emit_all(
+    cfg: Cfg,
+    nodes: &mut Arena<NodeId, Node>,
+    func: Function,
+) -> Result<(crate::ir::Block, u64, Function), Error> {
     // Where a join cannot be reached structurally, small join blocks are
     // copied into each predecessor and the emission is tried again, as long
     // as that removes gotos.
-    let mut emitted = Emission::new(cfg, &nodes, func)?;
+    let mut emitted = Emission::new(cfg, nodes, func)?;
     for _ in 0..8 {
         if emitted.gotos == 0 {
             break;
         }
-        match emitted.split(&mut nodes) {
+        match emitted.split(nodes) {
             Some(better) => emitted = better,
             None => break,
         }
@@ -57,7 +74,8 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
     if gotos > 0 {
         gotos -= guards::forward_guards(&mut func);
     }
-    Ok((func, gotos))
+    let body = std::mem::take(&mut func.body);
+    Ok((body, gotos, func))
 }
 
 /// A CFG emitted as a statement tree, its forward gotos made `break`s.
