@@ -151,6 +151,15 @@ struct ParamArgs {
     /// version) or naive (the paper's loops).
     #[arg(long, value_enum)]
     schedule: Option<ScheduleArg>,
+    /// The regex example's pattern (regex crate syntax).
+    #[arg(long)]
+    pattern: Option<String>,
+    /// The regex example: classes and `.` over bytes, not UTF-8.
+    #[arg(long)]
+    bytes: bool,
+    /// The regex example: case-insensitive.
+    #[arg(long)]
+    ignore_case: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -271,13 +280,17 @@ fn run(cli: Cli) -> Result<()> {
                 return Ok(());
             }
             let name = example.ok_or("name an example (augur emit --list lists them)")?;
-            let staged = catalog::find(&name)?.staged(&params.params(lines))?;
-            let target = match target {
-                TargetArg::C => Target::C,
-                TargetArg::Cuda => Target::Cuda,
-                TargetArg::CudaSim => Target::CudaSim,
+            let code = if name == "regex" {
+                regex_code(&params, target)?
+            } else {
+                let staged = catalog::find(&name)?.staged(&params.params(lines))?;
+                let target = match target {
+                    TargetArg::C => Target::C,
+                    TargetArg::Cuda => Target::Cuda,
+                    TargetArg::CudaSim => Target::CudaSim,
+                };
+                staged.code(target)?
             };
-            let code = staged.code(target)?;
             match output {
                 Some(path) => std::fs::write(&path, code)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
@@ -318,6 +331,25 @@ fn list_examples() {
     for e in &catalog::EXAMPLES {
         println!("{:13} {}", e.name, e.about);
     }
+    println!(
+        "{:13} augur-regex: the matcher of --pattern P (is_match, find, rfind; --bytes, --ignore-case)",
+        "regex"
+    );
+}
+
+/// `augur emit regex --pattern P`: the three staged functions' C.
+fn regex_code(p: &ParamArgs, target: TargetArg) -> Result<String> {
+    if !matches!(target, TargetArg::C) {
+        return Err("regex has only a C target".into());
+    }
+    let pattern = p.pattern.as_deref().ok_or("regex needs --pattern P")?;
+    let opts = augur_regex::Options {
+        unicode: !p.bytes,
+        case_insensitive: p.ignore_case,
+        ..Default::default()
+    };
+    let staged = augur_regex::Regex::with(pattern, &opts)?.stage(&augur::Builder::new())?;
+    Ok(staged.c_code())
 }
 
 fn imp_command(c: ImpCommand) -> Result<()> {

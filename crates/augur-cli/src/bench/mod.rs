@@ -17,6 +17,7 @@ pub mod heap;
 pub mod interp;
 pub mod openblas;
 pub mod paper;
+pub mod regex;
 pub mod scaling;
 
 use crate::report::{Plot, Table};
@@ -83,7 +84,7 @@ pub struct Experiment {
 }
 
 /// Every experiment, in the order `augur bench` runs them.
-pub const EXPERIMENTS: [Experiment; 8] = [
+pub const EXPERIMENTS: [Experiment; 9] = [
     Experiment {
         name: "first-stage",
         about: "first-stage runs and time of the paper's DSL programs, BuildIt's beside",
@@ -118,6 +119,11 @@ pub const EXPERIMENTS: [Experiment; 8] = [
         name: "interp",
         about: "a staged Brainf*** interpreter: extraction against program length in both forms, the code's speed beside interpreters",
         run: interp::run_all,
+    },
+    Experiment {
+        name: "regex",
+        about: "augur-regex beside the regex crate: match counts over generated text, build and search times",
+        run: regex::run,
     },
     Experiment {
         name: "gpu",

@@ -721,3 +721,26 @@ fn the_default_cache_works_under_umask_002() {
         assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
     }
 }
+
+/// `augur emit regex`: the three functions in one file, which compiles and
+/// finds what the regex crate finds.
+#[test]
+#[augur::staged]
+fn the_regex_matcher_compiles_and_finds_the_match() {
+    let dir = scratch("emit_regex");
+    let code = ok(&["emit", "regex", "--pattern", r"[a-z]+@[a-z]+\.com"]);
+    let main_c = r#"#include <stdio.h>
+#include <string.h>
+int main(void) {
+  const char *s = "mail bob@example.com now";
+  int64_t n = (int64_t)strlen(s);
+  int64_t end = find((const uint8_t *)s, n, 0);
+  int64_t start = rfind((const uint8_t *)s, n, 0, end);
+  printf("%lld %lld %lld\n", (long long)is_match((const uint8_t *)s, n, 0), (long long)start, (long long)end);
+  return 0;
+}
+"#;
+    assert_eq!(compile_and_run(&dir, &code, main_c).trim(), "1 5 20");
+    assert!(fails(&["emit", "regex"]).contains("--pattern"));
+    assert!(fails(&["emit", "regex", "--pattern", r"\bx"]).contains("word boundaries"));
+}

@@ -1,0 +1,32 @@
+//! Stages a pattern and prints what it cost: the pattern, the mode, the
+//! time (ms), the forward DFA's states and the runs of the three
+//! functions' extractions, tab-separated (`docs/results/regex-scaling.txt`).
+//!
+//! `cargo run --release -p augur-regex --example scale -- '[a-q][^u-z]{13}x' bytes`
+//! (without `bytes`: Unicode classes over UTF-8). The limits are raised
+//! past the defaults so large DFAs can be measured.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let pattern = args.next().ok_or("usage: scale PATTERN [bytes]")?;
+    let unicode = args.next().as_deref() != Some("bytes");
+    let opts = augur_regex::Options {
+        unicode,
+        ..Default::default()
+    };
+    let re = augur_regex::Regex::with(&pattern, &opts)?;
+    let builder = augur::Builder::new()
+        .max_runs(20_000_000)
+        .max_work(u64::MAX)
+        .max_memory(16 << 30);
+    let t = std::time::Instant::now();
+    let s = re.stage(&builder)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let runs: u64 = [s.is_match.stats(), s.find.stats(), s.rfind.stats()]
+        .iter()
+        .map(|st| st.runs)
+        .sum();
+    let mode = if unicode { "utf-8" } else { "bytes" };
+    println!("{pattern}\t{mode}\t{ms:.0}\t{}\t{runs}", s.states.0);
+    Ok(())
+}

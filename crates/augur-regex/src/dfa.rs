@@ -1,0 +1,293 @@
+//! The first stage's view of a search: the automaton's active threads at a
+//! position, in priority order (a *set*), and where each byte takes them.
+//! Sets are the keys of the staged search's resumable points, so the code
+//! generated is the DFA the sets form, each state built once, when the
+//! search first reaches it.
+//!
+//! Leftmost-first is the order: a step follows the threads in priority
+//! order, and a thread that reaches the match drops every thread after it
+//! (a preferred alternative has matched; what it could still extend is its
+//! own business). The unanchored prefix is the last thread, so once a
+//! match is under way no later start is tried.
+
+use crate::nfa::{Anchor, Nfa, State, StateId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// Active threads in priority order: byte-consuming states, assertions
+/// still pending, and the match (forward: last, if present).
+pub(crate) type Set = Rc<[StateId]>;
+
+/// Which way a search reads the haystack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    /// From a start position to the end: `Anchor::End` is pending until the
+    /// end; `Anchor::Start` holds only before the first byte at 0.
+    Forward,
+    /// From a match's end back to the search's start: `Anchor::Start`
+    /// is pending until the scan stops; `Anchor::End` holds only before the
+    /// first byte, at the haystack's end.
+    Reverse,
+}
+
+impl Dir {
+    /// The anchor that is decided where the scan begins.
+    fn first(self) -> Anchor {
+        match self {
+            Dir::Forward => Anchor::Start,
+            Dir::Reverse => Anchor::End,
+        }
+    }
+}
+
+/// Bytes (as inclusive ranges) and the set they lead to (`None`: no
+/// thread left).
+pub(crate) type Arm = (Vec<(u8, u8)>, Option<Set>);
+
+/// What a set does at one step: everything the staged code needs.
+#[derive(Debug)]
+pub(crate) struct Step {
+    /// The set holds a match: the scan has matched up to here.
+    pub matching: bool,
+    /// No thread is left: the scan is over.
+    pub dead: bool,
+    /// Where the scan stops: whether the pending assertions then lead to
+    /// a match, `stop_match[pending holds][first holds]` (the anchor left
+    /// pending, and the one decided where the scan began, which can hold
+    /// again where it stops only if the region scanned is empty).
+    pub stop_match: [[bool; 2]; 2],
+    /// Bytes that keep the set as it is.
+    pub stay: Vec<(u8, u8)>,
+    /// The other bytes, grouped by the set they lead to (`None`: no thread
+    /// left), largest group last.
+    pub arms: Vec<Arm>,
+}
+
+/// The sets of one search direction and their steps, computed once each.
+pub(crate) struct Sets {
+    nfa: Nfa,
+    dir: Dir,
+    class: Vec<u8>,
+    /// One byte of each class.
+    reps: Vec<u8>,
+    steps: RefCell<HashMap<Set, Rc<Step>>>,
+}
+
+impl Sets {
+    /// The sets of `nfa`, read in direction `dir`.
+    pub fn new(nfa: Nfa, dir: Dir) -> Sets {
+        let class = nfa.byte_classes();
+        let mut reps = Vec::new();
+        for b in 0..256usize {
+            if b == 0 || class[b] != class[b - 1] {
+                reps.push(b as u8);
+            }
+        }
+        Sets {
+            nfa,
+            dir,
+            class,
+            reps,
+            steps: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The set a scan begins with from `from`, where the anchor decided at
+    /// the scan's start holds or not.
+    pub fn start(&self, from: StateId, first_holds: bool) -> Set {
+        let first = self.dir.first();
+        let mut out = Vec::new();
+        self.closure(
+            &[from],
+            &|a| (a == first).then_some(first_holds),
+            &mut out,
+            &mut Seen::new(self.nfa.states.len()),
+        );
+        out.into()
+    }
+
+    /// The set a scan begins with from `from`, asking `first_holds` only
+    /// where the anchor decided at the start makes a difference.
+    pub fn start_where(&self, from: StateId, first_holds: impl FnOnce() -> bool) -> Set {
+        let (no, yes) = (self.start(from, false), self.start(from, true));
+        if no == yes || first_holds() {
+            yes
+        } else {
+            no
+        }
+    }
+
+    /// Where `set` goes (memoized: a pure function of the set).
+    pub fn step(&self, set: &Set) -> Rc<Step> {
+        if let Some(s) = self.steps.borrow().get(set) {
+            return s.clone();
+        }
+        let s = Rc::new(self.compute(set));
+        self.steps.borrow_mut().insert(set.clone(), s.clone());
+        s
+    }
+
+    /// How many distinct sets have been stepped.
+    pub fn len(&self) -> usize {
+        self.steps.borrow().len()
+    }
+
+    fn compute(&self, set: &Set) -> Step {
+        let matching = set
+            .iter()
+            .any(|&s| self.nfa.states[s as usize] == State::Match);
+        let at = |p, f| self.ends_in_match(set, p, f);
+        let stop_match = [
+            [at(false, false), at(false, true)],
+            [at(true, false), at(true, true)],
+        ];
+        let mut groups: Vec<(Vec<u8>, Option<Set>)> = Vec::new();
+        let mut stay = Vec::new();
+        for &b in &self.reps {
+            let next = self.next(set, b);
+            let bytes = self.bytes_of(b);
+            if next.as_deref() == Some(&set[..]) {
+                stay.extend(bytes);
+            } else if let Some(g) = groups.iter_mut().find(|g| g.1 == next) {
+                g.0.extend(bytes);
+            } else {
+                groups.push((bytes, next));
+            }
+        }
+        // The largest group needs no test: it is what is left.
+        if let Some(big) = (0..groups.len()).max_by_key(|&i| (groups[i].0.len(), usize::MAX - i)) {
+            let g = groups.remove(big);
+            groups.push(g);
+        }
+        Step {
+            matching,
+            dead: set.is_empty(),
+            stop_match,
+            stay: ranges(&stay),
+            arms: groups.into_iter().map(|(b, n)| (ranges(&b), n)).collect(),
+        }
+    }
+
+    /// The bytes of `rep`'s class.
+    fn bytes_of(&self, rep: u8) -> Vec<u8> {
+        let c = self.class[rep as usize];
+        (rep..=255)
+            .take_while(|&b| self.class[b as usize] == c)
+            .collect()
+    }
+
+    /// The set after byte `b` (`None`: empty).
+    fn next(&self, set: &Set, b: u8) -> Option<Set> {
+        let mut out = Vec::new();
+        let mut seen = Seen::new(self.nfa.states.len());
+        let first = self.dir.first();
+        for &s in set.iter() {
+            if let State::Bytes { ranges, next } = &self.nfa.states[s as usize] {
+                if ranges.iter().any(|&(lo, hi)| lo <= b && b <= hi) {
+                    let hit = self.closure(
+                        &[*next],
+                        &|a| (a == first).then_some(false),
+                        &mut out,
+                        &mut seen,
+                    );
+                    if hit && self.dir == Dir::Forward {
+                        break;
+                    }
+                }
+            }
+        }
+        (!out.is_empty()).then(|| out.into())
+    }
+
+    /// Whether the scan matches when it stops after `set`, where the
+    /// pending anchor holds or not and the first one holds or not.
+    fn ends_in_match(&self, set: &Set, pending: bool, first_holds: bool) -> bool {
+        let first = self.dir.first();
+        let mut out = Vec::new();
+        let mut seen = Seen::new(self.nfa.states.len());
+        for &s in set.iter() {
+            match &self.nfa.states[s as usize] {
+                State::Match => return true,
+                State::Assert(_, _) => {
+                    let holds = |a: Anchor| Some(if a == first { first_holds } else { pending });
+                    if self.closure(&[s], &holds, &mut out, &mut seen) {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Follows the threads from `seeds` (in priority order) through splits
+    /// and assertions into `out`: `holds` says whether an anchor holds
+    /// here (`None`: not known yet, the assertion stays in the set).
+    /// Returns true where a match was reached (forward, the threads after
+    /// it are dropped).
+    fn closure(
+        &self,
+        seeds: &[StateId],
+        holds: &dyn Fn(Anchor) -> Option<bool>,
+        out: &mut Vec<StateId>,
+        seen: &mut Seen,
+    ) -> bool {
+        let mut stack: Vec<StateId> = seeds.iter().rev().copied().collect();
+        let mut matched = false;
+        while let Some(s) = stack.pop() {
+            if !seen.insert(s) {
+                continue;
+            }
+            match &self.nfa.states[s as usize] {
+                State::Bytes { .. } => out.push(s),
+                State::Match => {
+                    out.push(s);
+                    matched = true;
+                    // Leftmost-first: what is preferred less is dropped.
+                    // Longest (backward): every thread goes on.
+                    if self.dir == Dir::Forward {
+                        return true;
+                    }
+                }
+                State::Split(alts) => stack.extend(alts.iter().rev()),
+                State::Assert(a, next) => match holds(*a) {
+                    Some(true) => stack.push(*next),
+                    Some(false) => {}
+                    None => out.push(s),
+                },
+            }
+        }
+        matched
+    }
+}
+
+/// States visited in one closure or step.
+struct Seen(Vec<u64>);
+
+impl Seen {
+    fn new(n: usize) -> Seen {
+        Seen(vec![0; n.div_ceil(64)])
+    }
+
+    fn insert(&mut self, s: StateId) -> bool {
+        let (w, bit) = (s as usize / 64, 1u64 << (s % 64));
+        let fresh = self.0[w] & bit == 0;
+        self.0[w] |= bit;
+        fresh
+    }
+}
+
+/// Sorted bytes as inclusive ranges.
+fn ranges(bytes: &[u8]) -> Vec<(u8, u8)> {
+    let mut v = bytes.to_vec();
+    v.sort_unstable();
+    let mut out: Vec<(u8, u8)> = Vec::new();
+    for b in v {
+        match out.last_mut() {
+            Some((_, hi)) if *hi as u16 + 1 == b as u16 => *hi = b,
+            _ => out.push((b, b)),
+        }
+    }
+    out
+}

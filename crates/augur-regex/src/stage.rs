@@ -1,0 +1,221 @@
+//! The staged searches: first-stage code that walks the automaton's sets
+//! over second-stage bytes. Each set is a resumable point
+//! ([`augur::resumable`]), so each DFA state's code is recorded once and
+//! extraction costs about the states times the bytes' classes, whatever
+//! the haystack.
+//!
+//! Three functions come out, as the regex crate's engines split the work:
+//! * `is_match(hay, len, at)`: 1 if a match starts at `at` or later (the
+//!   scan stops at the first match it sees), else 0;
+//! * `find(hay, len, at)`: where the leftmost-first match starting at `at`
+//!   or later ends, or -1;
+//! * `rfind(hay, len, at, end)`: where that match starts, by the reversed
+//!   automaton read back from `end` (the longest reversed match, which is
+//!   the leftmost start).
+//!
+//! In every state the bytes that keep the state are skipped by a tight
+//! loop before anything else: the unanchored start state of a pattern that
+//! begins with a literal spends the search there, as a first-byte scan.
+
+use crate::dfa::{Set, Sets, Step};
+use crate::nfa::StateId;
+use augur::{Builder, Dyn, Extracted};
+use std::rc::Rc;
+
+/// `is_match` and `find`: `(hay, len, at)`.
+pub type ForwardFn = unsafe extern "C" fn(*const u8, i64, i64) -> i64;
+/// `rfind`: `(hay, len, at, end)`.
+pub type ReverseFn = unsafe extern "C" fn(*const u8, i64, i64, i64) -> i64;
+
+/// What a forward scan is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Goal {
+    /// Stop at the first match seen.
+    Any,
+    /// Go on while a match can still grow.
+    End,
+}
+
+/// The scan's second-stage state.
+#[derive(Clone, Copy)]
+struct Scan {
+    hay: Dyn<*const u8>,
+    len: Dyn<i64>,
+    /// The position: the next byte forward, just past the next byte back.
+    i: Dyn<i64>,
+    /// Where the scan stops going back (the search's start).
+    bound: Dyn<i64>,
+    /// The last position where the scan matched, or -1.
+    last: Dyn<i64>,
+}
+
+impl Scan {
+    /// A scan of `hay[..len]` from `from`, going back no further than
+    /// `bound`.
+    #[augur::staged]
+    fn new(hay: Dyn<*const u8>, len: Dyn<i64>, from: Dyn<i64>, bound: Dyn<i64>) -> Scan {
+        Scan {
+            hay,
+            len,
+            i: Dyn::named("i", from),
+            bound,
+            last: Dyn::named("last", -1i64),
+        }
+    }
+}
+
+/// `b` lies in one of `ranges`.
+#[augur::staged]
+fn within(b: Dyn<u8>, ranges: &[(u8, u8)]) -> Dyn<bool> {
+    let one = |&(lo, hi): &(u8, u8)| match (lo, hi) {
+        (lo, hi) if lo == hi => b.eq(lo),
+        (0, hi) => b.le(hi),
+        (lo, 255) => b.ge(lo),
+        (lo, hi) => b.ge(lo) & b.le(hi),
+    };
+    let mut it = ranges.iter();
+    let first = it.next().map(one).unwrap_or_else(|| Dyn::lit(false));
+    it.fold(first, |acc, r| acc | one(r))
+}
+
+/// One state's code, forward: the next set, or `None` when the scan is
+/// over.
+#[augur::staged]
+fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal) -> Option<Set> {
+    if st.matching {
+        s.last.set(s.i);
+        if goal == Goal::Any {
+            return None;
+        }
+    }
+    if st.dead {
+        return None;
+    }
+    if !st.stay.is_empty() {
+        while s.i.lt(s.len).is_true() && within(s.hay.at(s.i), &st.stay).is_true() {
+            s.i.set(s.i + 1);
+        }
+        // Each byte skipped in a matching state matched too.
+        if st.matching {
+            s.last.set(s.i);
+        }
+    }
+    if s.i.ge(s.len).is_true() {
+        // `\z` holds here; `\A` too if the haystack is empty.
+        if stop_matches(st, || true, || s.len.eq(0).is_true()) {
+            s.last.set(s.len);
+        }
+        return None;
+    }
+    let b = s.hay.at(s.i);
+    s.i.set(s.i + 1);
+    arms(st, set, b)
+}
+
+/// One state's code, backward.
+#[augur::staged]
+fn reverse_state(st: &Step, set: &Set, s: Scan) -> Option<Set> {
+    if st.matching {
+        s.last.set(s.i);
+    }
+    if st.dead {
+        return None;
+    }
+    if !st.stay.is_empty() {
+        while s.i.gt(s.bound).is_true() && within(s.hay.at(s.i - 1), &st.stay).is_true() {
+            s.i.set(s.i - 1);
+        }
+        if st.matching {
+            s.last.set(s.i);
+        }
+    }
+    if s.i.le(s.bound).is_true() {
+        // `\A` holds here if the search started at 0; `\z` too if it
+        // started at the end.
+        if stop_matches(
+            st,
+            || s.bound.eq(0).is_true(),
+            || s.bound.eq(s.len).is_true(),
+        ) {
+            s.last.set(s.bound);
+        }
+        return None;
+    }
+    let b = s.hay.at(s.i - 1);
+    s.i.set(s.i - 1);
+    arms(st, set, b)
+}
+
+/// Whether the scan matches where it stops: asks whether the pending
+/// anchor holds, and the first, only where the answer depends on it.
+#[augur::staged]
+fn stop_matches(st: &Step, pending: impl FnOnce() -> bool, first: impl FnOnce() -> bool) -> bool {
+    let t = st.stop_match;
+    let p = t[0] != t[1] && pending();
+    let row = t[usize::from(p)];
+    let f = row[0] != row[1] && first();
+    row[usize::from(f)]
+}
+
+/// The set byte `b` leads to: a test per group of bytes, the largest last
+/// and untested.
+#[augur::staged]
+fn arms(st: &Step, set: &Set, b: Dyn<u8>) -> Option<Set> {
+    let n = st.arms.len();
+    for (k, (bytes, next)) in st.arms.iter().enumerate() {
+        if k + 1 == n || within(b, bytes).is_true() {
+            return next.clone();
+        }
+    }
+    // Every byte keeps the state: the skip loop ran to the end, so this is
+    // never reached, but a point must name where it goes.
+    Some(set.clone())
+}
+
+/// Stages the forward search of `sets` from state `from`.
+#[augur::staged]
+pub(crate) fn forward(
+    name: &str,
+    sets: Rc<Sets>,
+    from: StateId,
+    goal: Goal,
+    builder: &Builder,
+) -> augur::Result<Extracted<ForwardFn>> {
+    builder.extract(
+        name,
+        move |hay: Dyn<*const u8>, len: Dyn<i64>, at: Dyn<i64>| {
+            let s = Scan::new(hay, len, at, at);
+            let start = sets.start_where(from, || at.eq(0).is_true());
+            augur::resumable(start, |set: Set| {
+                let st = sets.step(&set);
+                forward_state(&st, &set, s, goal)
+            });
+            if goal == Goal::Any {
+                s.last.ge(0).cast::<i64>()
+            } else {
+                s.last
+            }
+        },
+    )
+}
+
+/// Stages the backward search of `sets` (a reversed automaton).
+#[augur::staged]
+pub(crate) fn reverse(
+    sets: Rc<Sets>,
+    from: StateId,
+    builder: &Builder,
+) -> augur::Result<Extracted<ReverseFn>> {
+    builder.extract(
+        "rfind",
+        move |hay: Dyn<*const u8>, len: Dyn<i64>, at: Dyn<i64>, end: Dyn<i64>| {
+            let s = Scan::new(hay, len, end, at);
+            let start = sets.start_where(from, || end.eq(len).is_true());
+            augur::resumable(start, |set: Set| {
+                let st = sets.step(&set);
+                reverse_state(&st, &set, s)
+            });
+            s.last
+        },
+    )
+}

@@ -1,0 +1,276 @@
+//! augur-regex against the regex crate (`regex::bytes::Regex`): random
+//! patterns of the supported grammar over random haystacks, every match
+//! test, leftmost-first match and iteration compared, on the JIT, on C
+//! (one pattern in four) and on augur's interpreter (a few haystacks of
+//! each pattern). `AUGUR_REGEX_CASES` sets the number of patterns,
+//! `AUGUR_REGEX_SEED` the first seed, and `AUGUR_REGEX_VERBOSE` prints each
+//! pattern before it is staged.
+
+use augur::exec::{Backend, CompileOptions};
+use augur::{Builder, Interpreter, Value};
+use augur_regex::{Error, Matcher, Options, Regex, Staged};
+use augur_rng::Rng;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A random pattern over a small alphabet (so that random haystacks
+/// match), with every construct of the grammar.
+fn pattern(r: &mut Rng, depth: u32) -> String {
+    let atom = |r: &mut Rng| -> String {
+        r.pick(&[
+            "a", "b", "c", "A", "☃", ".", "[ab]", "[^a]", "[a-c]", "[^\\n]", "\\n", "x", "é",
+            "(?:)", "\\d", "[☃é]", "[^☃]", "\\x{FF}",
+        ])
+        .to_string()
+    };
+    if depth == 0 || r.chance(30) {
+        return atom(r);
+    }
+    let sub = |r: &mut Rng| pattern(r, depth - 1);
+    match r.below(11) {
+        0..=2 => format!("{}{}", sub(r), sub(r)),
+        3 => format!("{}|{}", sub(r), sub(r)),
+        4 => format!("(?:{})*", sub(r)),
+        5 => format!("(?:{})+", sub(r)),
+        6 => format!("(?:{})?", sub(r)),
+        7 => {
+            let lazy = if r.chance(50) { "?" } else { "" };
+            let (m, n) = (r.below(3), r.below(3));
+            format!("(?:{}){{{m},{}}}{lazy}", sub(r), m + n)
+        }
+        8 => format!("(?:{})*?", sub(r)),
+        9 => format!("({})", sub(r)),
+        _ => {
+            let anchor = r.pick(&["^", "$", "\\A", "\\z"]);
+            if r.chance(50) {
+                format!("{anchor}{}", sub(r))
+            } else {
+                format!("{}{anchor}", sub(r))
+            }
+        }
+    }
+}
+
+fn haystack(r: &mut Rng) -> Vec<u8> {
+    let n = r.below(24) as usize;
+    let mut h = Vec::new();
+    while h.len() < n {
+        match r.below(12) {
+            0 => h.extend("☃".as_bytes()),
+            1 => h.extend("é".as_bytes()),
+            2 => h.push(0xFF),
+            3 => h.push(b'\n'),
+            4 => h.push(b'A'),
+            5 => h.push(b'7'),
+            6 => h.push(0xE2), // a lone lead byte
+            7 => h.push(b'x'),
+            k => h.push(b"abc"[(k % 3) as usize]),
+        }
+    }
+    h
+}
+
+/// What the regex crate reports on `hay`: the match test, the first match
+/// and every match.
+type Report = (bool, Option<(usize, usize)>, Vec<(usize, usize)>);
+
+fn expected(re: &regex::bytes::Regex, hay: &[u8]) -> Report {
+    let span = |m: regex::bytes::Match| (m.start(), m.end());
+    (
+        re.is_match(hay),
+        re.find(hay).map(span),
+        re.find_iter(hay).map(span).collect(),
+    )
+}
+
+fn ours(m: &Matcher, hay: &[u8]) -> Report {
+    (m.is_match(hay), m.find(hay), m.find_iter(hay).collect())
+}
+
+/// The first match by the interpreter, which checks every memory access.
+fn interpreted(s: &Staged, hay: &[u8]) -> (bool, Option<(usize, usize)>) {
+    let mut it = Interpreter::new();
+    let h = it.memory_mut().alloc_slice(hay);
+    let n = Value::I64(hay.len() as i64);
+    let any = s
+        .is_match
+        .interpret_in(&mut it, &[h, n, Value::I64(0)])
+        .expect("is_match interprets");
+    let end = s
+        .find
+        .interpret_in(&mut it, &[h, n, Value::I64(0)])
+        .expect("find interprets");
+    let found = match end {
+        Value::I64(e) if e >= 0 => {
+            let start = s
+                .rfind
+                .interpret_in(&mut it, &[h, n, Value::I64(0), Value::I64(e)])
+                .expect("rfind interprets");
+            match start {
+                Value::I64(st) => Some((st as usize, e as usize)),
+                other => panic!("rfind gave {other:?}"),
+            }
+        }
+        Value::I64(_) => None,
+        other => panic!("find gave {other:?}"),
+    };
+    (any == Value::I64(1), found)
+}
+
+fn options(r: &mut Rng) -> Options {
+    Options {
+        unicode: !r.chance(20),
+        case_insensitive: r.chance(20),
+        dot_matches_new_line: r.chance(20),
+    }
+}
+
+fn reference(p: &str, o: &Options) -> Option<regex::bytes::Regex> {
+    regex::bytes::RegexBuilder::new(p)
+        .unicode(o.unicode)
+        .case_insensitive(o.case_insensitive)
+        .dot_matches_new_line(o.dot_matches_new_line)
+        .build()
+        .ok()
+}
+
+#[test]
+fn random_patterns_match_as_the_regex_crate_does() {
+    let cases = env(
+        "AUGUR_REGEX_CASES",
+        if cfg!(debug_assertions) { 40 } else { 300 },
+    );
+    let seed = env("AUGUR_REGEX_SEED", 1);
+    let jit = CompileOptions::default().with_backend(Backend::Jit);
+    let (mut compared, mut skipped) = (0, 0);
+    for case in seed..seed + cases {
+        let mut r = Rng(case);
+        let opts = options(&mut r);
+        let p = pattern(&mut r, 4);
+        let Some(want) = reference(&p, &opts) else {
+            // A pattern the regex crate refuses (`\x{FF}` where UTF-8 is
+            // required): ours must refuse it or agree with nothing to
+            // compare, so it is only counted.
+            skipped += 1;
+            continue;
+        };
+        if std::env::var("AUGUR_REGEX_VERBOSE").is_ok() {
+            eprintln!("case {case}: {p:?} {opts:?}");
+        }
+        let re = Regex::with(&p, &opts).unwrap_or_else(|e| panic!("case {case} {p:?}: {e}"));
+        let staged = re
+            .stage(&Builder::new())
+            .unwrap_or_else(|e| panic!("case {case} {p:?} {opts:?}: {e}"));
+        let mut backends = vec![("JIT", staged.compile(&jit).expect("JIT"))];
+        if case % 4 == 0 {
+            backends.push(("C", staged.compile(&CompileOptions::default()).expect("C")));
+        }
+        for h in 0..30 {
+            let hay = haystack(&mut r);
+            let exp = expected(&want, &hay);
+            for (name, m) in &backends {
+                assert_eq!(
+                    ours(m, &hay),
+                    exp,
+                    "case {case}: {name} on {p:?} {opts:?} over {:?}",
+                    String::from_utf8_lossy(&hay)
+                );
+            }
+            if h < 3 {
+                assert_eq!(
+                    interpreted(&staged, &hay),
+                    (exp.0, exp.1),
+                    "case {case}: interpreter on {p:?} {opts:?} over {hay:?}"
+                );
+            }
+            compared += 1;
+        }
+    }
+    assert!(
+        compared > 0 && skipped < cases / 4,
+        "{compared} compared, {skipped} skipped"
+    );
+}
+
+#[test]
+fn unsupported_syntax_is_named() {
+    for (p, what) in [
+        (r"\bword\b", "word boundaries"),
+        (r"(?m)^line$", "line anchors"),
+        (r"\B", "word boundaries"),
+    ] {
+        match Regex::new(p) {
+            Err(Error::Unsupported { what: w }) => assert!(w.contains(what), "{p}: {w}"),
+            other => panic!("{p}: {:?}", other.map(|r| r.pattern().to_string())),
+        }
+    }
+    match Regex::new("a(b") {
+        Err(e @ Error::Syntax(_)) => assert!(e.to_string().contains("unclosed group"), "{e}"),
+        other => panic!("{:?}", other.map(|r| r.pattern().to_string())),
+    }
+}
+
+/// The patterns of `augur bench regex` (and a DFA of 1,025 states) over
+/// generated text, every match's span against the regex crate's.
+#[test]
+fn the_benchmark_patterns_find_the_regex_crates_matches() {
+    let words = [
+        "the",
+        "of",
+        "Sherlock",
+        "Holmes",
+        "Watson",
+        "Irene",
+        "Adler",
+        "Tom",
+        "Sawyer",
+        "Finn",
+        "Huckleberry",
+        "running",
+        "sherlock",
+        "SHERLOCK",
+        "extraordinary",
+        "river",
+        "quite",
+        "qrstuvwxyzx",
+        "abcdefghijkx",
+        "é",
+        "☃",
+    ];
+    let mut r = Rng(3);
+    let mut hay = Vec::new();
+    while hay.len() < 1 << 16 {
+        hay.extend(r.pick(&words).as_bytes());
+        hay.push(r.pick(b"  \n,"));
+    }
+    let jit = CompileOptions::default().with_backend(Backend::Jit);
+    for (p, bytes) in [
+        ("Sherlock", false),
+        ("Sherlock|Holmes|Watson|Irene|Adler", false),
+        ("(?i)sherlock", false),
+        ("[a-zA-Z]+ing", false),
+        ("[A-Za-z]{8,13}", false),
+        ("Tom|Sawyer|Huckleberry|Finn", false),
+        ("[a-z]+ (Tom|Sawyer|Huckleberry|Finn)", false),
+        ("[a-q][^u-z]{9}x", true),
+    ] {
+        let opts = Options {
+            unicode: !bytes,
+            ..Options::default()
+        };
+        let want = reference(p, &opts).expect("the regex crate builds it");
+        let staged = Regex::with(p, &opts)
+            .and_then(|re| re.stage(&Builder::new()))
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        let m = staged.compile(&jit).expect("JIT");
+        let spans: Vec<(usize, usize)> =
+            want.find_iter(&hay).map(|m| (m.start(), m.end())).collect();
+        assert!(!spans.is_empty(), "{p} matches the text");
+        assert_eq!(m.find_iter(&hay).collect::<Vec<_>>(), spans, "{p}");
+    }
+}
