@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::ir::{Arena, EntityId, SecondaryMap, VarData, VarId};
 use crate::trace::graph::{Node, NodeId, Op, OpExpr, Succ};
+use crate::trace::tag::FastMap;
 use std::collections::HashMap;
 
 crate::ir::entity!(
@@ -589,7 +590,7 @@ fn fold_short_circuits(
 
 /// True if `b` holds only pure lets read nowhere but in its own condition
 /// (and nothing annotated, which folding would lose).
-fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &HashMap<VarId, u32>) -> bool {
+fn condition_only(b: &Block, nodes: &Arena<NodeId, Node>, uses: &FastMap<VarId, u32>) -> bool {
     let Term::Branch(c, ..) = &b.term else {
         return false;
     };
@@ -619,8 +620,8 @@ pub fn for_each_use(op: &Op, mut f: impl FnMut(VarId)) {
 }
 
 /// How often each variable is used inside `b` (its nodes and terminator).
-fn local_uses(b: &Block, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
-    let mut local = HashMap::new();
+fn local_uses(b: &Block, nodes: &Arena<NodeId, Node>) -> FastMap<VarId, u32> {
+    let mut local = FastMap::default();
     for n in b.ops() {
         for_each_use(&nodes[n].op, |v| *local.entry(v).or_insert(0u32) += 1);
     }
@@ -629,7 +630,7 @@ fn local_uses(b: &Block, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
 
 /// True if every variable `b` defines is used only inside `b`, so a copy
 /// of `b` may define its own.
-fn defines_only_locals(b: &Block, nodes: &Arena<NodeId, Node>, uses: &HashMap<VarId, u32>) -> bool {
+fn defines_only_locals(b: &Block, nodes: &Arena<NodeId, Node>, uses: &FastMap<VarId, u32>) -> bool {
     let local = local_uses(b, nodes);
     b.ops()
         .filter_map(|n| nodes[n].def)
@@ -682,10 +683,10 @@ fn copy_cond(c: &Cond, copy: &mut impl FnMut(NodeId) -> NodeId) -> Cond {
 }
 
 /// How often each variable is used in all of `blocks`.
-fn use_counts(blocks: &Arena<BlockId, Block>, nodes: &Arena<NodeId, Node>) -> HashMap<VarId, u32> {
+fn use_counts(blocks: &Arena<BlockId, Block>, nodes: &Arena<NodeId, Node>) -> FastMap<VarId, u32> {
     // A map, not a table by variable: a region of a large graph counts
     // only its own.
-    let mut counts = HashMap::new();
+    let mut counts = FastMap::default();
     for (_, b) in blocks.iter() {
         for n in b.ops() {
             for_each_use(&nodes[n].op, |v| *counts.entry(v).or_insert(0) += 1);

@@ -35,7 +35,11 @@ pub fn structure(trace: Trace, config: &Config) -> Result<(Function, u64), Error
             message: "the closure was never run".into(),
         });
     };
-    let points = regions::points(&nodes, entry);
+    // Only a graph with points is walked for them.
+    let points = match trace.stats.points {
+        0 => Vec::new(),
+        _ => regions::points(&nodes, entry),
+    };
     if points.len() > regions::WHOLE_MAX_POINTS {
         return regions::structure(&mut nodes, entry, &points, func, config);
     }

@@ -52,8 +52,10 @@ pub(super) fn points(nodes: &Arena<NodeId, Node>, entry: NodeId) -> Vec<NodeId> 
         if matches!(nodes[n].op, Op::Point(_)) {
             out.push(n);
         }
-        let succs: Vec<NodeId> = nodes[n].successors().collect();
-        stack.extend(succs.into_iter().rev());
+        // The first successor is walked first.
+        let mut succs = nodes[n].successors();
+        let (first, second) = (succs.next(), succs.next());
+        stack.extend(second.into_iter().chain(first));
     }
     out
 }
