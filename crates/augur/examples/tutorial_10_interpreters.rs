@@ -4,7 +4,9 @@
 //! counter (chapter 3's form, quadratic extraction) and over resumable
 //! points (linear). Both are checked against the plain interpreter on C,
 //! the JIT and augur's interpreter, and their first-stage work is printed
-//! side by side as the program grows.
+//! side by side as the program grows. Then a state machine keyed by its
+//! state: the DFA of "contains `ab`", checked against Rust on C and the
+//! JIT.
 //!
 //! Run with `cargo run -p augur-staging --example tutorial_10_interpreters`
 //! (see `augur::tutorial::ch10_interpreters`).
@@ -120,6 +122,58 @@ fn program(loops: usize) -> Vec<Op> {
 
 type Native = unsafe extern "C" fn(i64) -> i64;
 
+/// The DFA of "contains `ab`": 0 nothing yet, 1 just read `a`, 2 found.
+fn next(state: u8, b: u8) -> u8 {
+    match (state, b) {
+        (2, _) => 2,
+        (_, b'a') => 1,
+        (1, b'b') => 2,
+        _ => 0,
+    }
+}
+
+/// The DFA over resumable points keyed by its state.
+#[augur::staged]
+fn contains_ab(hay: Dyn<*const u8>, len: Dyn<i64>) -> Dyn<i64> {
+    let (i, found) = (Dyn::named("i", 0i64), Dyn::named("found", 0i64));
+    augur::resumable(0u8, |state| {
+        if state == 2 {
+            found.set(1);
+            return None;
+        }
+        if i.ge(len).is_true() {
+            return None;
+        }
+        let b = hay.at(i);
+        i.set(i + 1);
+        // A test for each byte that goes elsewhere than the rest do.
+        let rest = next(state, 0);
+        for byte in [b'a', b'b'] {
+            if next(state, byte) != rest && b.eq(byte).is_true() {
+                return Some(next(state, byte));
+            }
+        }
+        Some(rest)
+    });
+    found
+}
+
+/// The DFA staged, against the plain one on C and the JIT.
+#[augur::staged]
+fn state_machine(jit: &CompileOptions) -> augur::Result<()> {
+    let f = Builder::new().extract("contains_ab", contains_ab)?;
+    println!("== a state machine ==\n{}", f.c_code());
+    let (c, j) = (f.compile()?, f.compile_with(jit)?);
+    for s in [&b"xxab"[..], b"aab", b"ba", b"", b"abab", b"bbbbba"] {
+        let want = s.iter().fold(0, |st, &b| next(st, b)) == 2;
+        for g in [c.get(), j.get()] {
+            // SAFETY: the code reads `s[i]` for `i < len` only.
+            assert_eq!(unsafe { g(s.as_ptr(), s.len() as i64) }, i64::from(want));
+        }
+    }
+    Ok(())
+}
+
 #[augur::staged]
 fn main() -> augur::Result<()> {
     let jit = CompileOptions::default().with_backend(Backend::Jit);
@@ -163,5 +217,5 @@ fn main() -> augur::Result<()> {
             println!("{loops:>5}  {len:>12}  {name:<9}  {ops:>10}  {ms:>9.1}");
         }
     }
-    Ok(())
+    state_machine(&jit)
 }

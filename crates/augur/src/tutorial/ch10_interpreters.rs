@@ -274,6 +274,72 @@
 //!   point with no decision since would loop forever, as the plain loop
 //!   does: an error, unless [`Builder::allow_infinite_loops`](crate::Builder::allow_infinite_loops).
 //!
+//! # A state machine: the key is the state
+//!
+//! A state machine over second-stage input is the same shape: its state is
+//! first-stage, each input byte a second-stage test. Written as chapter 3
+//! would (the state in a `Static` inside a dyn loop over the input), it is
+//! exact, but each new state is found by a run that replays the path to
+//! it from the start: the cost is states times the path's length, and a
+//! machine of thousands of states spends its time replaying. Keyed by the
+//! state, each state's code is recorded once, by a run that starts there:
+//!
+//! ```
+//! use augur::{Builder, Dyn};
+//!
+//! /// The DFA of "contains `ab`": 0 nothing yet, 1 just read `a`, 2 found.
+//! fn next(state: u8, b: u8) -> u8 {
+//!     match (state, b) {
+//!         (2, _) => 2,
+//!         (_, b'a') => 1,
+//!         (1, b'b') => 2,
+//!         _ => 0,
+//!     }
+//! }
+//!
+//! #[augur::staged]
+//! fn main() -> augur::Result<()> {
+//!     let f = Builder::new().extract("contains_ab", |hay: Dyn<*const u8>, len: Dyn<i64>| {
+//!         let (i, found) = (Dyn::named("i", 0i64), Dyn::named("found", 0i64));
+//!         augur::resumable(0u8, |state| {
+//!             if state == 2 {
+//!                 found.set(1);
+//!                 return None;
+//!             }
+//!             if i.ge(len).is_true() {
+//!                 return None;
+//!             }
+//!             let b = hay.at(i);
+//!             i.set(i + 1);
+//!             // A test for each byte that goes elsewhere than the rest do.
+//!             let rest = next(state, 0);
+//!             for byte in [b'a', b'b'] {
+//!                 if next(state, byte) != rest && b.eq(byte).is_true() {
+//!                     return Some(next(state, byte));
+//!                 }
+//!             }
+//!             Some(rest)
+//!         });
+//!         found
+//!     })?;
+//!     let m = f.compile()?;
+//!     for (s, want) in [(&b"xxab"[..], 1), (b"aab", 1), (b"ba", 0), (b"", 0)] {
+//!         // SAFETY: the code reads `s[i]` for `i < len` only.
+//!         assert_eq!(unsafe { m.get()(s.as_ptr(), s.len() as i64) }, want);
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The generated function is the DFA itself (here two loops and a test a
+//! byte, as a hand-written matcher would have). Which form
+//! when: a `Static` state is the simplest and fine for a handful of
+//! states; keyed points are the form for automata, whose states number in
+//! the thousands (`augur-regex` keys its points by the set of threads its
+//! NFA simulation holds, so the code is the pattern's DFA, built only as
+//! far as the search reaches). Past 64 points the code is structured a
+//! point at a time, flat, as a hand-written state machine is.
+//!
 //! # The first stage is the optimizer
 //!
 //! The first stage runs once per compile, so it can afford to look at the
