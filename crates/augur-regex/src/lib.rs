@@ -32,10 +32,11 @@ mod dfa;
 mod error;
 mod matcher;
 mod nfa;
+mod prefilter;
 mod stage;
 
 pub use error::Error;
-pub use matcher::{Matcher, Staged};
+pub use matcher::{Matcher, Staged, LARGE_DFA};
 pub use nfa::MAX_NFA_STATES;
 pub use stage::{ForwardFn, ReverseFn};
 
@@ -71,6 +72,7 @@ pub struct Regex {
     pattern: String,
     forward: Nfa,
     reverse: Nfa,
+    required: Option<prefilter::Required>,
 }
 
 impl Regex {
@@ -93,6 +95,7 @@ impl Regex {
             pattern: pattern.to_string(),
             forward: Nfa::new(&hir, false)?,
             reverse: Nfa::new(&hir, true)?,
+            required: prefilter::required(&hir),
         })
     }
 
@@ -108,8 +111,10 @@ impl Regex {
         let fwd = Rc::new(Sets::new(fwd, Dir::Forward));
         let rev_start = self.reverse.start;
         let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse));
-        let any = stage::forward("is_match", fwd.clone(), prefix, stage::Goal::Any, builder)?;
-        let find = stage::forward("find", fwd.clone(), prefix, stage::Goal::End, builder)?;
+        let forward =
+            |name, goal| stage::forward(name, fwd.clone(), prefix, goal, self.required, builder);
+        let any = forward("is_match", stage::Goal::Any)?;
+        let find = forward("find", stage::Goal::End)?;
         let rfind = stage::reverse(rev.clone(), rev_start, builder)?;
         Ok(Staged {
             is_match: any,

@@ -13,12 +13,17 @@
 //!   automaton read back from `end` (the longest reversed match, which is
 //!   the leftmost start).
 //!
-//! In every state the bytes that keep the state are skipped by a tight
-//! loop before anything else: the unanchored start state of a pattern that
-//! begins with a literal spends the search there, as a first-byte scan.
+//! In every state the bytes that keep the state are skipped before
+//! anything else: by the C library's `memchr` where a single byte leaves
+//! the state (the unanchored start state of a pattern that begins with a
+//! literal spends the search there, as a first-byte scan), else by a tight
+//! loop testing the ranges that keep it or, where fewer, those that leave
+//! it. The restart state of a bounded pattern with a rare byte in every
+//! match first jumps ahead to it ([`crate::prefilter`]).
 
 use crate::dfa::{Set, Sets, Step};
 use crate::nfa::StateId;
+use crate::prefilter::Required;
 use augur::{Builder, Dyn, Extracted};
 use std::rc::Rc;
 
@@ -78,10 +83,106 @@ fn within(b: Dyn<u8>, ranges: &[(u8, u8)]) -> Dyn<bool> {
     it.fold(first, |acc, r| acc | one(r))
 }
 
+/// The test that a byte keeps the state: on the ranges that keep it, or
+/// negated on those that leave it where they are fewer. A test of few
+/// ranges is fewer branches, and branches that go the same way on most
+/// bytes (the ranges of a scan's start state split text into runs that
+/// alternate).
+enum Keeps {
+    In(Vec<(u8, u8)>),
+    NotIn(Vec<(u8, u8)>),
+}
+
+impl Keeps {
+    fn of(stay: &[(u8, u8)]) -> Keeps {
+        let leave = complement(stay);
+        if leave.len() < stay.len() {
+            Keeps::NotIn(leave)
+        } else {
+            Keeps::In(stay.to_vec())
+        }
+    }
+
+    #[augur::staged]
+    fn test(&self, b: Dyn<u8>) -> Dyn<bool> {
+        match self {
+            Keeps::In(r) => within(b, r),
+            Keeps::NotIn(r) => !within(b, r),
+        }
+    }
+}
+
+/// The bytes `ranges` (sorted, disjoint) leave out, as ranges.
+fn complement(ranges: &[(u8, u8)]) -> Vec<(u8, u8)> {
+    let mut out = Vec::new();
+    let mut next = 0u16;
+    for &(lo, hi) in ranges {
+        if u16::from(lo) > next {
+            out.push((next as u8, lo - 1));
+        }
+        next = u16::from(hi) + 1;
+    }
+    if next <= 255 {
+        out.push((next as u8, 255));
+    }
+    out
+}
+
+/// Whether one byte alone leaves a state that `stay` keeps (so that its
+/// skip is a `memchr`).
+fn single_byte_leaves(stay: &[(u8, u8)]) -> bool {
+    !stay.is_empty() && matches!(complement(stay)[..], [(lo, hi)] if lo == hi)
+}
+
+/// The prefilter's jump (see [`crate::prefilter`]): to `max_len - 1`
+/// bytes before the next required byte, or to the end if there is none.
+#[augur::staged]
+fn jump_to_required(r: Required, s: Scan) {
+    if s.i.lt(s.len).is_true() {
+        let rest = (s.len - s.i).cast::<u64>();
+        let p = augur::libc::MEMCHR.call(s.hay.offset(s.i), i32::from(r.byte), rest);
+        if p.is_null().is_true() {
+            s.i.set(s.len);
+        } else {
+            let from = p.offset_from(s.hay) - (r.max_len as i64 - 1);
+            if from.gt(s.i).is_true() {
+                s.i.set(from);
+            }
+        }
+    }
+}
+
+/// Moves the scan forward past the bytes that keep the state. Where a
+/// single byte leaves it, the C library's `memchr` finds that byte (a
+/// literal's first byte in a search's start state: the prefilter);
+/// otherwise a loop tests each byte.
+#[augur::staged]
+fn skip_forward(stay: &[(u8, u8)], s: Scan) {
+    match complement(stay)[..] {
+        [(lo, _)] if single_byte_leaves(stay) => {
+            if s.i.lt(s.len).is_true() {
+                let rest = (s.len - s.i).cast::<u64>();
+                let p = augur::libc::MEMCHR.call(s.hay.offset(s.i), i32::from(lo), rest);
+                if p.is_null().is_true() {
+                    s.i.set(s.len);
+                } else {
+                    s.i.set(p.offset_from(s.hay));
+                }
+            }
+        }
+        _ => {
+            let keeps = Keeps::of(stay);
+            while s.i.lt(s.len).is_true() && keeps.test(s.hay.at(s.i)).is_true() {
+                s.i.set(s.i + 1);
+            }
+        }
+    }
+}
+
 /// One state's code, forward: the next set, or `None` when the scan is
 /// over.
 #[augur::staged]
-fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal) -> Option<Set> {
+fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal, jump: Option<Required>) -> Option<Set> {
     if st.matching {
         s.last.set(s.i);
         if goal == Goal::Any {
@@ -91,10 +192,11 @@ fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal) -> Option<Set> {
     if st.dead {
         return None;
     }
+    if let Some(r) = jump.filter(|_| !single_byte_leaves(&st.stay)) {
+        jump_to_required(r, s);
+    }
     if !st.stay.is_empty() {
-        while s.i.lt(s.len).is_true() && within(s.hay.at(s.i), &st.stay).is_true() {
-            s.i.set(s.i + 1);
-        }
+        skip_forward(&st.stay, s);
         // Each byte skipped in a matching state matched too.
         if st.matching {
             s.last.set(s.i);
@@ -122,7 +224,8 @@ fn reverse_state(st: &Step, set: &Set, s: Scan) -> Option<Set> {
         return None;
     }
     if !st.stay.is_empty() {
-        while s.i.gt(s.bound).is_true() && within(s.hay.at(s.i - 1), &st.stay).is_true() {
+        let keeps = Keeps::of(&st.stay);
+        while s.i.gt(s.bound).is_true() && keeps.test(s.hay.at(s.i - 1)).is_true() {
             s.i.set(s.i - 1);
         }
         if st.matching {
@@ -179,6 +282,7 @@ pub(crate) fn forward(
     sets: Rc<Sets>,
     from: StateId,
     goal: Goal,
+    required: Option<Required>,
     builder: &Builder,
 ) -> augur::Result<Extracted<ForwardFn>> {
     builder.extract(
@@ -186,9 +290,12 @@ pub(crate) fn forward(
         move |hay: Dyn<*const u8>, len: Dyn<i64>, at: Dyn<i64>| {
             let s = Scan::new(hay, len, at, at);
             let start = sets.start_where(from, || at.eq(0).is_true());
+            // The set the scan is in with no match in progress, where the
+            // prefilter may jump.
+            let restart = sets.start(from, false);
             augur::resumable(start, |set: Set| {
                 let st = sets.step(&set);
-                forward_state(&st, &set, s, goal)
+                forward_state(&st, &set, s, goal, required.filter(|_| set == restart))
             });
             if goal == Goal::Any {
                 s.last.ge(0).cast::<i64>()

@@ -1,6 +1,7 @@
 //! augur-regex against the regex crate (`regex::bytes::Regex`): random
 //! patterns of the supported grammar over random haystacks, every match
-//! test, leftmost-first match and iteration compared, on the JIT, on C
+//! test, leftmost-first match and iteration compared (half the haystacks
+//! random bytes, half strings the pattern matches among them), on the JIT, on C
 //! (one pattern in four) and on augur's interpreter (a few haystacks of
 //! each pattern). `AUGUR_REGEX_CASES` sets the number of patterns,
 //! `AUGUR_REGEX_SEED` the first seed, and `AUGUR_REGEX_VERBOSE` prints each
@@ -10,6 +11,7 @@ use augur::exec::{Backend, CompileOptions};
 use augur::{Builder, Interpreter, Value};
 use augur_regex::{Error, Matcher, Options, Regex, Staged};
 use augur_rng::Rng;
+use regex_syntax::hir::{Class, Hir, HirKind};
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -75,6 +77,64 @@ fn haystack(r: &mut Rng) -> Vec<u8> {
     h
 }
 
+/// Bytes `hir` matches (anchors aside), chosen at random with repetitions
+/// often as long as they may be: matches of the longest length and
+/// repeats at their bounds are where off-by-one errors in skipping show.
+fn sample(r: &mut Rng, hir: &Hir, out: &mut Vec<u8>) {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => {}
+        HirKind::Literal(lit) => out.extend(lit.0.iter()),
+        HirKind::Class(Class::Bytes(c)) => {
+            if let Some(&range) = c
+                .ranges()
+                .get(r.below(c.ranges().len().max(1) as u64) as usize)
+            {
+                let span = u64::from(range.end() - range.start()) + 1;
+                out.push(range.start() + r.below(span) as u8);
+            }
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            if let Some(&range) = c
+                .ranges()
+                .get(r.below(c.ranges().len().max(1) as u64) as usize)
+            {
+                let span = u64::from(range.end() as u32 - range.start() as u32) + 1;
+                let code = range.start() as u32 + r.below(span.min(64)) as u32;
+                let ch = char::from_u32(code).unwrap_or(range.start());
+                out.extend(ch.to_string().as_bytes());
+            }
+        }
+        HirKind::Repetition(rep) => {
+            let most = rep.max.unwrap_or(rep.min + 3).min(rep.min + 6);
+            let n = if r.chance(50) {
+                most
+            } else {
+                rep.min + r.below(u64::from(most - rep.min) + 1) as u32
+            };
+            for _ in 0..n {
+                sample(r, &rep.sub, out);
+            }
+        }
+        HirKind::Capture(c) => sample(r, &c.sub, out),
+        HirKind::Concat(hs) => hs.iter().for_each(|h| sample(r, h, out)),
+        HirKind::Alternation(hs) => {
+            let k = r.below(hs.len() as u64) as usize;
+            sample(r, &hs[k], out)
+        }
+    }
+}
+
+/// A haystack of matches of `hir` among random bytes.
+fn seeded_haystack(r: &mut Rng, hir: &Hir) -> Vec<u8> {
+    let mut h = Vec::new();
+    for _ in 0..1 + r.below(3) {
+        h.extend(haystack(r).into_iter().take(r.below(6) as usize));
+        sample(r, hir, &mut h);
+    }
+    h.extend(haystack(r).into_iter().take(r.below(6) as usize));
+    h
+}
+
 /// What the regex crate reports on `hay`: the match test, the first match
 /// and every match.
 type Report = (bool, Option<(usize, usize)>, Vec<(usize, usize)>);
@@ -130,6 +190,18 @@ fn options(r: &mut Rng) -> Options {
     }
 }
 
+/// The pattern's syntax tree, as augur-regex reads it.
+fn parse(p: &str, o: &Options) -> Hir {
+    regex_syntax::ParserBuilder::new()
+        .unicode(o.unicode)
+        .case_insensitive(o.case_insensitive)
+        .dot_matches_new_line(o.dot_matches_new_line)
+        .utf8(false)
+        .build()
+        .parse(p)
+        .expect("a pattern augur-regex parsed")
+}
+
 fn reference(p: &str, o: &Options) -> Option<regex::bytes::Regex> {
     regex::bytes::RegexBuilder::new(p)
         .unicode(o.unicode)
@@ -170,8 +242,13 @@ fn random_patterns_match_as_the_regex_crate_does() {
         if case % 4 == 0 {
             backends.push(("C", staged.compile(&CompileOptions::default()).expect("C")));
         }
+        let hir = parse(&p, &opts);
         for h in 0..30 {
-            let hay = haystack(&mut r);
+            let hay = if h % 2 == 0 {
+                haystack(&mut r)
+            } else {
+                seeded_haystack(&mut r, &hir)
+            };
             let exp = expected(&want, &hay);
             for (name, m) in &backends {
                 assert_eq!(
@@ -215,8 +292,9 @@ fn unsupported_syntax_is_named() {
     }
 }
 
-/// The patterns of `augur bench regex` (and a DFA of 1,025 states) over
-/// generated text, every match's span against the regex crate's.
+/// The patterns of `augur bench regex` (a dictionary of words with shared
+/// prefixes and suffixes, and a DFA of 1,025 states) over generated text,
+/// every match's span against the regex crate's.
 #[test]
 fn the_benchmark_patterns_find_the_regex_crates_matches() {
     let words = [
@@ -242,14 +320,39 @@ fn the_benchmark_patterns_find_the_regex_crates_matches() {
         "é",
         "☃",
     ];
+    // A dictionary of made-up words that share prefixes and suffixes
+    // (`bra`, `brai`, `braido`, ...), some of them in the text.
+    let syllables = ["b", "br", "d", "sh", "t"]
+        .iter()
+        .flat_map(|o| ["a", "ai", "o", "ou"].map(|v| format!("{o}{v}")))
+        .collect::<Vec<_>>();
+    let dictionary: Vec<String> = (0..syllables.len() * 3)
+        .map(|k| {
+            let (a, b) = (
+                &syllables[k % syllables.len()],
+                &syllables[(k * 7) % syllables.len()],
+            );
+            if k % 3 == 0 {
+                a.clone()
+            } else {
+                format!("{a}{b}")
+            }
+        })
+        .collect();
     let mut r = Rng(3);
     let mut hay = Vec::new();
     while hay.len() < 1 << 16 {
-        hay.extend(r.pick(&words).as_bytes());
+        if r.chance(10) {
+            hay.extend(dictionary[r.below(dictionary.len() as u64) as usize].as_bytes());
+        } else {
+            hay.extend(r.pick(&words).as_bytes());
+        }
         hay.push(r.pick(b"  \n,"));
     }
+    let dictionary = dictionary.join("|");
     let jit = CompileOptions::default().with_backend(Backend::Jit);
     for (p, bytes) in [
+        (dictionary.as_str(), false),
         ("Sherlock", false),
         ("Sherlock|Holmes|Watson|Irene|Adler", false),
         ("(?i)sherlock", false),

@@ -122,7 +122,7 @@ pub const EXPERIMENTS: [Experiment; 9] = [
     },
     Experiment {
         name: "regex",
-        about: "augur-regex beside the regex crate: match counts over generated text, build and search times",
+        about: "augur-regex beside the regex crate, PCRE2-JIT, RE2 and Hyperscan: counts, spans and matching lines over generated text, build and search times",
         run: regex::run,
     },
     Experiment {

@@ -722,6 +722,41 @@ fn the_default_cache_works_under_umask_002() {
     }
 }
 
+/// `augur bench regex --quick`: augur's matchers beside the regex crate and
+/// the C and C++ engines installed, each result checked against the regex
+/// crate's; an engine whose library is missing is named with its package.
+#[test]
+#[augur::staged]
+fn bench_regex_sets_augur_beside_the_other_engines() {
+    let dir = scratch("bench_regex");
+    let out = ok(&["bench", "regex", "--quick", "--out", dir.to_str().unwrap()]);
+    assert!(out.contains("Geometric mean"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("regex-regex.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.starts_with("pattern,mode,result,augur C (MB/s)"),
+        "{header}"
+    );
+    // Four patterns in three modes.
+    assert_eq!(csv.lines().count(), 1 + 4 * 3, "{csv}");
+    let pcre2 = header
+        .split(',')
+        .position(|c| c == "PCRE2-JIT (MB/s)")
+        .unwrap();
+    let literal: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!((literal[0], literal[1]), ("literal", "count"), "{csv}");
+    if Path::new("/usr/include/pcre2.h").exists() {
+        assert!(literal[pcre2].parse::<f64>().is_ok(), "{csv}");
+    } else {
+        assert!(out.contains("apt-get install libpcre2-dev"), "{out}");
+    }
+    let svg = std::fs::read_to_string(dir.join("regex-count.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("regex crate"),
+        "{svg}"
+    );
+}
+
 /// `augur emit regex`: the three functions in one file, which compiles and
 /// finds what the regex crate finds.
 #[test]

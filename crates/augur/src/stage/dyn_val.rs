@@ -457,19 +457,6 @@ impl<T: CType> Dyn<*mut T> {
         load(move |e, loc| Ok(Place::Deref(e.operand(p, loc)?)))
     }
 
-    /// `p + i` (pointer arithmetic in elements).
-    #[track_caller]
-    pub fn offset(self, i: impl IntoIndex) -> Dyn<*mut T> {
-        let (p, i) = (self.arg(), i.into_index());
-        compute(move |e, loc| {
-            Ok(OpExpr::Binary(
-                crate::ir::BinOp::Add,
-                e.operand(p, loc)?,
-                e.operand(i, loc)?,
-            ))
-        })
-    }
-
     /// The null pointer.
     #[track_caller]
     pub fn null() -> Dyn<*mut T> {
@@ -490,6 +477,79 @@ impl<T: CType> Dyn<*const T> {
         load(move |e, loc| Ok(Place::Deref(e.operand(p, loc)?)))
     }
 }
+
+/// What both kinds of pointer have: arithmetic, the distance between two
+/// of them and the test for null.
+macro_rules! pointer_ops {
+    ($($p:ident),*) => {$(
+        impl<T: CType> Dyn<*$p T> {
+            /// `p + i` (pointer arithmetic in elements).
+            #[track_caller]
+            pub fn offset(self, i: impl IntoIndex) -> Dyn<*$p T> {
+                let (p, i) = (self.arg(), i.into_index());
+                compute(move |e, loc| {
+                    Ok(OpExpr::Binary(
+                        crate::ir::BinOp::Add,
+                        e.operand(p, loc)?,
+                        e.operand(i, loc)?,
+                    ))
+                })
+            }
+
+            /// `p - origin`, in elements (C's pointer difference): both
+            /// must point into one allocation, which the interpreter
+            /// checks.
+            ///
+            /// ```
+            /// #[augur::staged]
+            /// fn main() -> augur::Result<()> {
+            ///     use augur::{libc, Builder, Dyn};
+            ///     // Where byte `c` first appears in `s[..n]`, or -1.
+            ///     let f = Builder::new()
+            ///         .extract("index", |s: Dyn<*const u8>, c: Dyn<i32>, n: Dyn<u64>| {
+            ///             let p = libc::MEMCHR.call(s, c, n);
+            ///             let at = Dyn::new(-1i64);
+            ///             if !p.is_null().is_true() {
+            ///                 at.set(p.offset_from(s));
+            ///             }
+            ///             at
+            ///         })
+            ///         .unwrap();
+            ///     let mut it = augur::Interpreter::new();
+            ///     let s = it.memory_mut().alloc_slice(b"staged");
+            ///     let find = |it: &mut augur::Interpreter, c: u8| {
+            ///         f.interpret_in(it, &[s, (c as i32).into(), 6u64.into()])
+            ///     };
+            ///     assert_eq!(find(&mut it, b'g')?, 3i64.into());
+            ///     assert_eq!(find(&mut it, b'x')?, (-1i64).into());
+            ///     Ok(())
+            /// }
+            /// ```
+            #[track_caller]
+            pub fn offset_from(self, origin: Dyn<*$p T>) -> Dyn<i64> {
+                let (p, q) = (self.arg(), origin.arg());
+                compute(move |e, loc| {
+                    Ok(OpExpr::Binary(
+                        crate::ir::BinOp::Sub,
+                        e.operand(p, loc)?,
+                        e.operand(q, loc)?,
+                    ))
+                })
+            }
+
+            /// `p == NULL`.
+            #[track_caller]
+            pub fn is_null(self) -> Dyn<bool> {
+                let p = self.arg();
+                compute(move |e, loc| {
+                    let null = Operand::constant(crate::ir::Const::Null, <*$p T as CType>::ty());
+                    Ok(OpExpr::Binary(crate::ir::BinOp::Eq, e.operand(p, loc)?, null))
+                })
+            }
+        }
+    )*};
+}
+pointer_ops!(mut, const);
 
 impl Dyn<*const super::ctype::CChar> {
     /// A C string literal.

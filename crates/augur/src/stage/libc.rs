@@ -1,6 +1,6 @@
 //! Common C library functions as [`ExternFn`]s: output (`printf`,
 //! `puts`, `putchar`), the heap (`malloc`, `calloc`, `realloc`, `free`),
-//! memory and strings (`memcpy`, `memmove`, `memset`, `memcmp`, `strlen`,
+//! memory and strings (`memcpy`, `memmove`, `memset`, `memcmp`, `memchr`, `strlen`,
 //! `strcmp`, `strncmp`), sorting with a staged comparator ([`QSORT`]), the
 //! end of the program (`abort`, `exit`) and `abs`.
 //!
@@ -117,6 +117,36 @@ pub const MEMMOVE: ExternFn<fn(*mut u8, *const u8, u64) -> *mut u8> =
 /// ```
 pub const MEMCMP: ExternFn<fn(*const u8, *const u8, u64) -> i32> =
     ExternFn::new("memcmp").header("string.h");
+/// `void *memchr(const void *s, int c, size_t n)`: the first of the `n`
+/// bytes at `s` that equals `c` (as an `unsigned char`), or null. The
+/// C library's is vectorised: the fastest way to skip to a byte. Reading
+/// past an allocation before finding it is an interpreter error.
+/// [`Dyn::offset_from`] turns the pointer into an index.
+///
+/// ```
+/// #[augur::staged]
+/// fn main() -> augur::Result<()> {
+///     use augur::{libc, Builder, Dyn};
+///     let f = Builder::new()
+///         .extract("has", |s: Dyn<*const u8>, c: Dyn<i32>, n: Dyn<u64>| {
+///             !libc::MEMCHR.call(s, c, n).is_null()
+///         })
+///         .unwrap();
+///     let mut it = augur::Interpreter::new();
+///     let s = it.memory_mut().alloc_slice(b"abc");
+///     let has = |it: &mut augur::Interpreter, c: u8, n: u64| {
+///         f.interpret_in(it, &[s, (c as i32).into(), n.into()])
+///     };
+///     assert_eq!(has(&mut it, b'b', 3)?, true.into());
+///     // Found before the end of the allocation: as C, no error.
+///     assert_eq!(has(&mut it, b'b', 10)?, true.into());
+///     let e = has(&mut it, b'z', 10).unwrap_err();
+///     assert!(e.to_string().contains("memchr read"), "{e}");
+///     Ok(())
+/// }
+/// ```
+pub const MEMCHR: ExternFn<fn(*const u8, i32, u64) -> *const u8> =
+    ExternFn::new("memchr").header("string.h");
 /// `size_t strlen(const char *)`. A string whose allocation ends before a
 /// NUL is an interpreter error.
 ///

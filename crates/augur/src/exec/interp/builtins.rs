@@ -174,6 +174,31 @@ pub(super) fn lookup(name: &str) -> Option<Builtin> {
             let (x, y) = (ptr(a, 0, "memcmp")?, ptr(a, 1, "memcmp")?);
             Ok(Value::I32(m.compare(x, y, size(a, 2, "memcmp")?)?))
         },
+        "memchr" => |m, _, a| {
+            let s = ptr(a, 0, "memchr")?;
+            let c = int(a, 1, "memchr")? as u8;
+            let n = size(a, 2, "memchr")?;
+            // C's memchr stops at the byte it finds: only the bytes before
+            // it must be readable. All `n` at once where they are, else
+            // one by one, for the error at the first that is not.
+            let found = match m.read(s, n, "memchr read") {
+                Ok(bytes) => bytes.iter().position(|&b| b == c).map(|k| k as u64),
+                Err(_) => {
+                    let mut found = None;
+                    for k in 0..n {
+                        if m.read(ptr_add(s, k as i64)?, 1, "memchr read")?[0] == c {
+                            found = Some(k);
+                            break;
+                        }
+                    }
+                    found
+                }
+            };
+            match found {
+                Some(k) => Ok(Value::Ptr(ptr_add(s, k as i64)?)),
+                None => Ok(Value::Ptr(0)),
+            }
+        },
         "strlen" => |m, _, a| {
             let s = ptr(a, 0, "strlen")?;
             let mut n = 0;
