@@ -1,6 +1,7 @@
 //! The IR verifier: checks the invariants in the [module docs](super).
 
 use super::{Block, Expr, ExprId, Function, LabelId, StmtKind, Type, VarId, VarKind};
+use std::collections::HashMap;
 
 /// Checks `f`'s invariants; the error names the first violation.
 pub fn verify(f: &Function) -> Result<(), String> {
@@ -12,7 +13,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
         loops: 0,
         region: 0,
         regions: 0,
-        defined: Vec::new(),
+        defined: HashMap::new(),
         gotos: Vec::new(),
     };
     for &p in &f.params {
@@ -31,13 +32,13 @@ pub fn verify(f: &Function) -> Result<(), String> {
     }
     v.block(&f.body)?;
     for (l, region) in &v.gotos {
-        match v.defined.iter().find(|(d, _)| d == l) {
+        match v.defined.get(l) {
             None => {
                 return Err(format!(
                     "goto {l:?} names a label the function does not define"
                 ))
             }
-            Some((_, r)) if r != region => {
+            Some(r) if r != region => {
                 return Err(format!("goto {l:?} crosses a kernel launch's boundary"))
             }
             Some(_) => {}
@@ -58,8 +59,9 @@ struct Verifier<'a> {
     /// many there are: a `goto` stays in its region.
     region: usize,
     regions: usize,
-    /// Every label defined (each at most once), with its region.
-    defined: Vec<(LabelId, usize)>,
+    /// Every label defined (each at most once), with its region: a map, as
+    /// a machine of many points has a label and gotos per point.
+    defined: HashMap<LabelId, usize>,
     /// Every `goto`'s label and region: each must be defined there.
     gotos: Vec<(LabelId, usize)>,
 }
@@ -116,10 +118,9 @@ impl Verifier<'_> {
         self.push_scope();
         for s in b {
             if let StmtKind::Label(l) = s.kind {
-                if self.defined.iter().any(|(d, _)| *d == l) {
+                if self.defined.insert(l, self.region).is_some() {
                     return Err(format!("label {l:?} is defined twice"));
                 }
-                self.defined.push((l, self.region));
             }
             if let StmtKind::Goto(l) = s.kind {
                 self.gotos.push((l, self.region));

@@ -36,12 +36,19 @@ pub(super) fn goto_targets(b: &[Stmt], out: &mut Vec<LabelId>) {
     }
 }
 
+/// Drops the labels of `b` that no `goto` in `targets` names (a set: a
+/// machine of many points has a label and gotos per point).
 pub(super) fn drop_labels(b: &mut Block, targets: &[LabelId]) {
+    let targets: std::collections::HashSet<LabelId> = targets.iter().copied().collect();
+    drop_unnamed(b, &targets);
+}
+
+fn drop_unnamed(b: &mut Block, targets: &std::collections::HashSet<LabelId>) {
     b.retain(|s| !matches!(s.kind, StmtKind::Label(l) if !targets.contains(&l)));
     for s in b.iter_mut() {
         s.kind
             .blocks_mut()
-            .for_each(|inner| drop_labels(inner, targets));
+            .for_each(|inner| drop_unnamed(inner, targets));
     }
 }
 
