@@ -18,7 +18,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let builder = augur::Builder::new()
         .max_runs(20_000_000)
         .max_work(u64::MAX)
-        .max_memory(16 << 30);
+        .max_memory(12 << 30)
+        .max_operations(64_000_000);
     let t = std::time::Instant::now();
     let s = re.stage(&builder)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;

@@ -111,8 +111,16 @@ impl Regex {
         let fwd = Rc::new(Sets::new(fwd, Dir::Forward));
         let rev_start = self.reverse.start;
         let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse));
-        let forward =
-            |name, goal| stage::forward(name, fwd.clone(), prefix, goal, self.required, builder);
+        let forward = |name, goal| {
+            stage::forward(
+                name,
+                fwd.clone(),
+                prefix,
+                goal,
+                self.required.clone(),
+                builder,
+            )
+        };
         let any = forward("is_match", stage::Goal::Any)?;
         let find = forward("find", stage::Goal::End)?;
         let rfind = stage::reverse(rev.clone(), rev_start, builder)?;

@@ -18,7 +18,7 @@
 //! the state (the unanchored start state of a pattern that begins with a
 //! literal spends the search there, as a first-byte scan), else by a tight
 //! loop testing the ranges that keep it or, where fewer, those that leave
-//! it. The restart state of a bounded pattern with a rare byte in every
+//! it. The restart state of a bounded pattern with a literal in every
 //! match first jumps ahead to it ([`crate::prefilter`]).
 
 use crate::dfa::{Set, Sets, Step};
@@ -134,22 +134,48 @@ fn single_byte_leaves(stay: &[(u8, u8)]) -> bool {
     !stay.is_empty() && matches!(complement(stay)[..], [(lo, hi)] if lo == hi)
 }
 
-/// The prefilter's jump (see [`crate::prefilter`]): to `max_len - 1`
-/// bytes before the next required byte, or to the end if there is none.
+/// The prefilter's jump (see [`crate::prefilter`]): to `max_len - |lit|`
+/// bytes before the next occurrence of the literal, or to the end if there
+/// is none.
 #[augur::staged]
-fn jump_to_required(r: Required, s: Scan) {
-    if s.i.lt(s.len).is_true() {
-        let rest = (s.len - s.i).cast::<u64>();
-        let p = augur::libc::MEMCHR.call(s.hay.offset(s.i), i32::from(r.byte), rest);
+fn jump_to_required(r: &Required, s: Scan) {
+    let n = r.lit.len() as i64;
+    let at = r.at as i64;
+    // Where `memchr` looks from; the occurrence found, or -1.
+    let from = Dyn::named("from", s.i + at);
+    let found = Dyn::named("found", -1i64);
+    while found.lt(0).is_true() && from.lt(s.len).is_true() {
+        let rest = (s.len - from).cast::<u64>();
+        let p = augur::libc::MEMCHR.call(s.hay.offset(from), i32::from(r.lit[r.at]), rest);
         if p.is_null().is_true() {
-            s.i.set(s.len);
+            from.set(s.len);
         } else {
-            let from = p.offset_from(s.hay) - (r.max_len as i64 - 1);
-            if from.gt(s.i).is_true() {
-                s.i.set(from);
+            let start = p.offset_from(s.hay) - at;
+            from.set(start + at + 1);
+            // `start >= s.i` holds: `memchr` looked from `s.i + at`.
+            if (start + n).le(s.len).is_true() && same_bytes(&r.lit, r.at, s, start) {
+                found.set(start);
             }
         }
     }
+    if found.lt(0).is_true() {
+        s.i.set(s.len);
+    } else {
+        let jump = found + (n - r.max_len as i64);
+        if jump.gt(s.i).is_true() {
+            s.i.set(jump);
+        }
+    }
+}
+
+/// Whether `hay[start..]` holds `lit`, but for byte `skip` (already seen):
+/// a test per byte, each read only once the one before it matched.
+#[augur::staged]
+fn same_bytes(lit: &[u8], skip: usize, s: Scan, start: Dyn<i64>) -> bool {
+    lit.iter()
+        .enumerate()
+        .filter(|&(k, _)| k != skip)
+        .all(|(k, &b)| s.hay.at(start + k as i64).eq(b).is_true())
 }
 
 /// Moves the scan forward past the bytes that keep the state. Where a
@@ -182,7 +208,13 @@ fn skip_forward(stay: &[(u8, u8)], s: Scan) {
 /// One state's code, forward: the next set, or `None` when the scan is
 /// over.
 #[augur::staged]
-fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal, jump: Option<Required>) -> Option<Set> {
+fn forward_state(
+    st: &Step,
+    set: &Set,
+    s: Scan,
+    goal: Goal,
+    jump: Option<&Required>,
+) -> Option<Set> {
     if st.matching {
         s.last.set(s.i);
         if goal == Goal::Any {
@@ -295,7 +327,13 @@ pub(crate) fn forward(
             let restart = sets.start(from, false);
             augur::resumable(start, |set: Set| {
                 let st = sets.step(&set);
-                forward_state(&st, &set, s, goal, required.filter(|_| set == restart))
+                forward_state(
+                    &st,
+                    &set,
+                    s,
+                    goal,
+                    required.as_ref().filter(|_| set == restart),
+                )
             });
             if goal == Goal::Any {
                 s.last.ge(0).cast::<i64>()

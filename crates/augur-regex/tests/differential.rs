@@ -124,11 +124,27 @@ fn sample(r: &mut Rng, hir: &Hir, out: &mut Vec<u8>) {
     }
 }
 
-/// A haystack of matches of `hir` among random bytes.
+/// A haystack of matches of `hir` among random bytes, some right after a
+/// near miss (a match with one byte dropped or changed): a skip that
+/// looks for a literal must not pass over the real one just after a false
+/// one.
 fn seeded_haystack(r: &mut Rng, hir: &Hir) -> Vec<u8> {
     let mut h = Vec::new();
     for _ in 0..1 + r.below(3) {
         h.extend(haystack(r).into_iter().take(r.below(6) as usize));
+        if r.chance(50) {
+            let mut miss = Vec::new();
+            sample(r, hir, &mut miss);
+            if !miss.is_empty() {
+                let k = r.below(miss.len() as u64) as usize;
+                if r.chance(50) {
+                    miss.remove(k);
+                } else {
+                    miss[k] = r.pick(b"abcx\n");
+                }
+            }
+            h.extend(miss);
+        }
         sample(r, hir, &mut h);
     }
     h.extend(haystack(r).into_iter().take(r.below(6) as usize));
@@ -317,6 +333,8 @@ fn the_benchmark_patterns_find_the_regex_crates_matches() {
         "quite",
         "qrstuvwxyzx",
         "abcdefghijkx",
+        "\"Quite so!\"",
+        "'upon my word.'",
         "é",
         "☃",
     ];
@@ -347,7 +365,7 @@ fn the_benchmark_patterns_find_the_regex_crates_matches() {
         } else {
             hay.extend(r.pick(&words).as_bytes());
         }
-        hay.push(r.pick(b"  \n,"));
+        hay.push(r.pick(b"  \n,\"'?!."));
     }
     let dictionary = dictionary.join("|");
     let jit = CompileOptions::default().with_backend(Backend::Jit);
@@ -360,6 +378,12 @@ fn the_benchmark_patterns_find_the_regex_crates_matches() {
         ("[A-Za-z]{8,13}", false),
         ("Tom|Sawyer|Huckleberry|Finn", false),
         ("[a-z]+ (Tom|Sawyer|Huckleberry|Finn)", false),
+        ("Huck[a-zA-Z]+|Saw[a-zA-Z]+", false),
+        (".{0,2}(Tom|Sawyer|Huckleberry|Finn)", false),
+        (".{2,4}(Tom|Sawyer|Huckleberry|Finn)", false),
+        (r"\s[a-zA-Z]{0,12}ing\s", false),
+        (r"([A-Za-z]awyer|[A-Za-z]inn)\s", false),
+        (r#"["'][^"']{0,30}[?!.]["']"#, false),
         ("[a-q][^u-z]{9}x", true),
     ] {
         let opts = Options {
@@ -375,5 +399,49 @@ fn the_benchmark_patterns_find_the_regex_crates_matches() {
             want.find_iter(&hay).map(|m| (m.start(), m.end())).collect();
         assert!(!spans.is_empty(), "{p} matches the text");
         assert_eq!(m.find_iter(&hay).collect::<Vec<_>>(), spans, "{p}");
+    }
+}
+
+/// The prefilter's jump (a literal every match of a bounded pattern
+/// holds, found by `memchr` on one of its bytes, then compared) on every
+/// haystack of up to 7 bytes over the pattern's own bytes: false
+/// candidates right before true ones, overlapping occurrences, literals
+/// at either end.
+#[test]
+fn the_literal_jump_misses_no_match_on_any_short_haystack() {
+    let jit = CompileOptions::default().with_backend(Backend::Jit);
+    let alphabet = b"abx ";
+    for p in [
+        "[ab]xa",
+        "[ab]{1,3}xab",
+        "(?:a|b)xxa",
+        "[ab ]ax{1,2}",
+        r"\sxa\s",
+    ] {
+        let opts = Options::default();
+        let want = reference(p, &opts).expect("the regex crate builds it");
+        let m = Regex::with(p, &opts)
+            .and_then(|re| re.stage(&Builder::new()))
+            .and_then(|s| s.compile(&jit))
+            .unwrap_or_else(|e| panic!("{p}: {e}"));
+        for len in 0..=7u32 {
+            for code in 0..alphabet.len().pow(len) {
+                let mut c = code;
+                let hay: Vec<u8> = (0..len)
+                    .map(|_| {
+                        let b = alphabet[c % alphabet.len()];
+                        c /= alphabet.len();
+                        b
+                    })
+                    .collect();
+                let exp = expected(&want, &hay);
+                assert_eq!(
+                    ours(&m, &hay),
+                    exp,
+                    "{p} over {:?}",
+                    String::from_utf8_lossy(&hay)
+                );
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! How the first stage scales as programs grow, on the shapes of the
 //! BuildIt comparison (`crate::programs`): straight-line code, sequential
 //! ifs, unrolled ifs (BuildIt's sample18), nested dyn loops, a state
-//! machine over first-stage states and prophecies violated in sequence. BuildIt's
+//! machine over first-stage states (a dyn loop, a keyed family, a regex
+//! DFA over resumable points) and prophecies violated in sequence. BuildIt's
 //! run counts follow its exploration (two runs per dyn branch); its times
 //! are the ones measured on this kind of machine. Ours are shown twice:
 //! exploration runs (what BuildIt's count compares with) and all runs,
@@ -455,6 +456,103 @@ fn machine_keyed(ctx: &Ctx) -> Result<(Table, Plot)> {
     Ok((t, plot))
 }
 
+/// The first match's span of `staged` on `hay`, by the interpreter.
+fn interpreted_find(staged: &augur_regex::Staged, hay: &[u8]) -> Result<Option<(i64, i64)>> {
+    let mut it = augur::Interpreter::new();
+    let h = it.memory_mut().alloc_slice(hay);
+    let (n, zero) = (Value::I64(hay.len() as i64), Value::I64(0));
+    let Value::I64(end) = staged.find.interpret_in(&mut it, &[h, n, zero])? else {
+        return Err("find gave no i64".into());
+    };
+    if end < 0 {
+        return Ok(None);
+    }
+    let args = [h, n, zero, Value::I64(end)];
+    let Value::I64(start) = staged.rfind.interpret_in(&mut it, &args)? else {
+        return Err("rfind gave no i64".into());
+    };
+    Ok(Some((start, end)))
+}
+
+/// A regex DFA as a state machine over resumable points keyed by thread
+/// sets (augur-regex): `[a-q][^u-z]{k}x` over bytes has 2^(k+1) + 1
+/// states in search mode, none deeper than k + 2 bytes.
+fn machine_dfa(ctx: &Ctx) -> Result<(Table, Plot)> {
+    let ks = sizes(ctx, &[5, 7, 9, 11, 13], &[3, 5]);
+    let bar = ctx.bar(ks.len(), "regex DFA");
+    let mut t = Table::new(
+        "state-machine-dfa",
+        "A regex DFA as resumable points keyed by state sets: [a-q][^u-z]{k}x over bytes, is_match, find and rfind staged",
+        &["k", "DFA states", "runs", "time (ms)", "µs per state", "peak heap (MB)"],
+    );
+    let mut pts = Vec::new();
+    for &k in &ks {
+        bar.set_message(format!("k = {k}"));
+        let pattern = format!("[a-q][^u-z]{{{k}}}x");
+        let opts = augur_regex::Options {
+            unicode: false,
+            ..Default::default()
+        };
+        let re = augur_regex::Regex::with(&pattern, &opts)?;
+        let builder = augur::Builder::new()
+            .max_runs(20_000_000)
+            .max_work(u64::MAX)
+            .max_memory(8 << 30);
+        super::heap::reset_peak();
+        let base = super::heap::live();
+        let t0 = std::time::Instant::now();
+        let staged = re.stage(&builder)?;
+        let elapsed = ms(t0.elapsed());
+        let peak_mb = super::heap::peak_since(base) as f64 / 1e6;
+        // A match after a near miss, checked against the regex crate.
+        let hay = format!(
+            "zz{}u{}x!",
+            "b".repeat(k as usize),
+            "a".repeat(k as usize + 1)
+        );
+        let want = regex::bytes::Regex::new(&format!("(?-u){pattern}"))
+            .map_err(|e| e.to_string())?
+            .find(hay.as_bytes())
+            .map(|m| (m.start() as i64, m.end() as i64));
+        let got = interpreted_find(&staged, hay.as_bytes())?;
+        if got != want || want.is_none() {
+            return Err(
+                format!("DFA k = {k}: {got:?} on {hay:?}, the regex crate {want:?}").into(),
+            );
+        }
+        let runs: u64 = [
+            staged.is_match.stats(),
+            staged.find.stats(),
+            staged.rfind.stats(),
+        ]
+        .iter()
+        .map(|s| s.runs)
+        .sum();
+        let states = staged.states.0 as u64;
+        t.push(vec![
+            k.into(),
+            states.into(),
+            runs.into(),
+            Cell::float(elapsed, 1),
+            Cell::float(elapsed * 1000.0 / states as f64, 1),
+            Cell::float(peak_mb, 1),
+        ]);
+        pts.push((states as f64, elapsed));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    t.note("DFA states: the forward automaton's; runs: all three functions'; compare µs per state with the keyed state machine's");
+    let plot = Plot::lines(
+        "state-machine-dfa",
+        "A regex DFA over resumable points: extraction time",
+        "DFA states",
+        "ms",
+    )
+    .log(true, true)
+    .series("augur, resumable DFA", pts);
+    Ok((t, plot))
+}
+
 /// Runs the experiment.
 #[augur::staged]
 pub fn run(ctx: &Ctx) -> Result<Outcome> {
@@ -466,6 +564,7 @@ pub fn run(ctx: &Ctx) -> Result<Outcome> {
         nested,
         machine,
         machine_keyed,
+        machine_dfa,
         prophecies,
     ] {
         let (t, p) = part(ctx)?;

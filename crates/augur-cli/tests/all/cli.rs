@@ -482,7 +482,7 @@ fn bench_writes_tables_and_plots() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("scaling.json")).unwrap()).unwrap();
     assert_eq!(json["experiment"], "scaling");
-    assert_eq!(json["tables"].as_array().unwrap().len(), 7);
+    assert_eq!(json["tables"].as_array().unwrap().len(), 8);
     // The state machine: one exploration run per state and one for the
     // loop's exit past the last.
     let csv = std::fs::read_to_string(dir.join("scaling-state-machine.csv")).unwrap();

@@ -30,6 +30,16 @@ const PATTERNS: &[(&str, &str, bool)] = &[
     ("bounded", "[A-Za-z]{8,13}", true),
     ("twain-names", "Tom|Sawyer|Huckleberry|Finn", true),
     ("twain-near", "[a-z]+ (Tom|Sawyer|Huckleberry|Finn)", true),
+    ("twain-prefix", "Huck[a-zA-Z]+|Saw[a-zA-Z]+", true),
+    ("twain-before", ".{0,2}(Tom|Sawyer|Huckleberry|Finn)", true),
+    (
+        "twain-before-2",
+        ".{2,4}(Tom|Sawyer|Huckleberry|Finn)",
+        true,
+    ),
+    ("twain-ing", r"\s[a-zA-Z]{0,12}ing\s", true),
+    ("twain-suffix", r"([A-Za-z]awyer|[A-Za-z]inn)\s", true),
+    ("twain-quote", r#"["'][^"']{0,30}[?!.]["']"#, true),
     ("dfa-9", "[a-q][^u-z]{9}x", false),
 ];
 

@@ -1,5 +1,5 @@
-//! The haystack the regex bench searches: English-like words and
-//! punctuation with lines of about twenty words, the same bytes for a
+//! The haystack the regex bench searches: English-like words,
+//! punctuation and quotes with lines of about twenty words, the same bytes for a
 //! size, and a dictionary of made-up words that appear in it now and then
 //! (the dictionary pattern's words).
 
@@ -104,12 +104,17 @@ pub fn haystack(len: usize) -> Vec<u8> {
         } else {
             t.extend(r.pick(WORDS).as_bytes());
         }
-        t.push(match r.below(20) {
-            0 => b'\n',
-            1 => b',',
-            2 => b'.',
-            _ => b' ',
-        });
+        match r.below(40) {
+            0 | 1 => t.push(b'\n'),
+            2 | 3 => t.push(b','),
+            4 | 5 => t.push(b'.'),
+            // Quoted speech now and then, as in a novel.
+            6 => t.extend(b" \""),
+            7 => t.extend(b"?\" "),
+            8 => t.extend(b"! '"),
+            9 => t.extend(b".' "),
+            _ => t.push(b' '),
+        }
     }
     t
 }
