@@ -5,7 +5,7 @@
 //! match), with the time to build each matcher beside the time to search.
 //!
 //! The regex crate and augur run in this process; the C and C++ engines in
-//! one run of a harness built for them ([`engines`]). Every result is
+//! one run of a harness built for them (the `engines` module). Every result is
 //! checked against the regex crate's: augur's must agree (or the bench
 //! fails), another engine's that differs is left out and said so.
 
