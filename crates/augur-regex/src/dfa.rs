@@ -68,6 +68,10 @@ pub(crate) struct Step {
 pub(crate) struct Sets {
     nfa: Nfa,
     dir: Dir,
+    /// Whether a set's order matters: only for the leftmost-first end
+    /// (`find`). Where it does not, sets are kept sorted, and sets that
+    /// differ only in order are one state.
+    ordered: bool,
     class: Vec<u8>,
     /// One byte of each class.
     reps: Vec<u8>,
@@ -75,7 +79,8 @@ pub(crate) struct Sets {
 }
 
 impl Sets {
-    /// The sets of `nfa`, read in direction `dir`.
+    /// The sets of `nfa`, read in direction `dir`, in priority order (see
+    /// [`Sets::unordered`]).
     pub fn new(nfa: Nfa, dir: Dir) -> Sets {
         let class = nfa.byte_classes();
         let mut reps = Vec::new();
@@ -87,6 +92,7 @@ impl Sets {
         Sets {
             nfa,
             dir,
+            ordered: true,
             class,
             reps,
             steps: RefCell::new(HashMap::new()),
@@ -104,6 +110,25 @@ impl Sets {
             &mut out,
             &mut Seen::new(self.nfa.states.len()),
         );
+        self.finish(out)
+    }
+
+    /// Sets without priority order, for searches that only ask whether a
+    /// thread matches: the match test (which stops at the first match it
+    /// sees, so the threads a match drops never matter) and the longest
+    /// match backward (where no thread is dropped). A set's threads then
+    /// go sorted, so orders of one set of threads are one DFA state: for
+    /// `Tom.{10,16}river|river.{10,16}Tom` the ordered sets are 59,116.
+    pub fn unordered(mut self) -> Sets {
+        self.ordered = false;
+        self
+    }
+
+    /// `out` as a set: sorted where order does not matter.
+    fn finish(&self, mut out: Vec<StateId>) -> Set {
+        if !self.ordered {
+            out.sort_unstable();
+        }
         out.into()
     }
 
@@ -197,7 +222,7 @@ impl Sets {
                 }
             }
         }
-        (!out.is_empty()).then(|| out.into())
+        (!out.is_empty()).then(|| self.finish(out))
     }
 
     /// Whether the scan matches when it stops after `set`, where the

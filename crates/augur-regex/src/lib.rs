@@ -108,21 +108,23 @@ impl Regex {
     pub fn stage(&self, builder: &augur::Builder) -> Result<Staged, Error> {
         let mut fwd = self.forward.clone();
         let prefix = fwd.unanchored();
+        // Only the leftmost-first end needs its sets in priority order.
+        let any_sets = Rc::new(Sets::new(fwd.clone(), Dir::Forward).unordered());
         let fwd = Rc::new(Sets::new(fwd, Dir::Forward));
         let rev_start = self.reverse.start;
-        let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse));
-        let forward = |name, goal| {
+        let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse).unordered());
+        let forward = |name, sets: &Rc<Sets>, goal| {
             stage::forward(
                 name,
-                fwd.clone(),
+                sets.clone(),
                 prefix,
                 goal,
                 self.required.clone(),
                 builder,
             )
         };
-        let any = forward("is_match", stage::Goal::Any)?;
-        let find = forward("find", stage::Goal::End)?;
+        let any = forward("is_match", &any_sets, stage::Goal::Any)?;
+        let find = forward("find", &fwd, stage::Goal::End)?;
         let rfind = stage::reverse(rev.clone(), rev_start, builder)?;
         Ok(Staged {
             is_match: any,
