@@ -76,7 +76,8 @@ fn within(b: Dyn<u8>, ranges: &[(u8, u8)]) -> Dyn<bool> {
         (lo, hi) if lo == hi => b.eq(lo),
         (0, hi) => b.le(hi),
         (lo, 255) => b.ge(lo),
-        (lo, hi) => b.ge(lo) & b.le(hi),
+        // One comparison: `b - lo` wraps below `lo` (u8 arithmetic wraps).
+        (lo, hi) => (b - lo).le(hi - lo),
     };
     let mut it = ranges.iter();
     let first = it.next().map(one).unwrap_or_else(|| Dyn::lit(false));
