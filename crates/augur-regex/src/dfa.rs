@@ -59,6 +59,8 @@ pub(crate) struct Step {
     pub stop_match: [[bool; 2]; 2],
     /// Bytes that keep the set as it is.
     pub stay: Vec<(u8, u8)>,
+    /// The other bytes (`stay`'s complement), as ranges.
+    pub leave: Vec<(u8, u8)>,
     /// The other bytes, grouped by the set they lead to (`None`: no thread
     /// left), largest group last.
     pub arms: Vec<Arm>,
@@ -76,6 +78,9 @@ pub(crate) struct Sets {
     /// One byte of each class.
     reps: Vec<u8>,
     steps: RefCell<HashMap<Set, Rc<Step>>>,
+    /// The start sets computed, by (state, first anchor holds): every run
+    /// of a staged search asks for them again.
+    starts: RefCell<HashMap<(StateId, bool), Set>>,
 }
 
 impl Sets {
@@ -96,12 +101,24 @@ impl Sets {
             class,
             reps,
             steps: RefCell::new(HashMap::new()),
+            starts: RefCell::new(HashMap::new()),
         }
     }
 
     /// The set a scan begins with from `from`, where the anchor decided at
     /// the scan's start holds or not.
     pub fn start(&self, from: StateId, first_holds: bool) -> Set {
+        if let Some(s) = self.starts.borrow().get(&(from, first_holds)) {
+            return s.clone();
+        }
+        let s = self.compute_start(from, first_holds);
+        self.starts
+            .borrow_mut()
+            .insert((from, first_holds), s.clone());
+        s
+    }
+
+    fn compute_start(&self, from: StateId, first_holds: bool) -> Set {
         let first = self.dir.first();
         let mut out = Vec::new();
         self.closure(
@@ -189,6 +206,7 @@ impl Sets {
             matching,
             dead: set.is_empty(),
             stop_match,
+            leave: complement(&ranges(&stay)),
             stay: ranges(&stay),
             arms: groups.into_iter().map(|(b, n)| (ranges(&b), n)).collect(),
         }
@@ -301,6 +319,22 @@ impl Seen {
         self.0[w] |= bit;
         fresh
     }
+}
+
+/// The bytes `ranges` (sorted, disjoint) leave out, as ranges.
+fn complement(ranges: &[(u8, u8)]) -> Vec<(u8, u8)> {
+    let mut out = Vec::new();
+    let mut next = 0u16;
+    for &(lo, hi) in ranges {
+        if u16::from(lo) > next {
+            out.push((next as u8, lo - 1));
+        }
+        next = u16::from(hi) + 1;
+    }
+    if next <= 255 {
+        out.push((next as u8, 255));
+    }
+    out
 }
 
 /// Sorted bytes as inclusive ranges.

@@ -89,18 +89,17 @@ fn within(b: Dyn<u8>, ranges: &[(u8, u8)]) -> Dyn<bool> {
 /// ranges is fewer branches, and branches that go the same way on most
 /// bytes (the ranges of a scan's start state split text into runs that
 /// alternate).
-enum Keeps {
-    In(Vec<(u8, u8)>),
-    NotIn(Vec<(u8, u8)>),
+enum Keeps<'a> {
+    In(&'a [(u8, u8)]),
+    NotIn(&'a [(u8, u8)]),
 }
 
-impl Keeps {
-    fn of(stay: &[(u8, u8)]) -> Keeps {
-        let leave = complement(stay);
-        if leave.len() < stay.len() {
-            Keeps::NotIn(leave)
+impl Keeps<'_> {
+    fn of(st: &Step) -> Keeps<'_> {
+        if st.leave.len() < st.stay.len() {
+            Keeps::NotIn(&st.leave)
         } else {
-            Keeps::In(stay.to_vec())
+            Keeps::In(&st.stay)
         }
     }
 
@@ -113,26 +112,13 @@ impl Keeps {
     }
 }
 
-/// The bytes `ranges` (sorted, disjoint) leave out, as ranges.
-fn complement(ranges: &[(u8, u8)]) -> Vec<(u8, u8)> {
-    let mut out = Vec::new();
-    let mut next = 0u16;
-    for &(lo, hi) in ranges {
-        if u16::from(lo) > next {
-            out.push((next as u8, lo - 1));
-        }
-        next = u16::from(hi) + 1;
+/// The byte that alone leaves a state the others keep (its skip is a
+/// `memchr`), if there is one.
+fn single_byte_leaves(st: &Step) -> Option<u8> {
+    match st.leave[..] {
+        [(lo, hi)] if lo == hi && !st.stay.is_empty() => Some(lo),
+        _ => None,
     }
-    if next <= 255 {
-        out.push((next as u8, 255));
-    }
-    out
-}
-
-/// Whether one byte alone leaves a state that `stay` keeps (so that its
-/// skip is a `memchr`).
-fn single_byte_leaves(stay: &[(u8, u8)]) -> bool {
-    !stay.is_empty() && matches!(complement(stay)[..], [(lo, hi)] if lo == hi)
 }
 
 /// The prefilter's jump (see [`crate::prefilter`]): to `max_len - |lit|`
@@ -184,24 +170,21 @@ fn same_bytes(lit: &[u8], skip: usize, s: Scan, start: Dyn<i64>) -> bool {
 /// literal's first byte in a search's start state: the prefilter);
 /// otherwise a loop tests each byte.
 #[augur::staged]
-fn skip_forward(stay: &[(u8, u8)], s: Scan) {
-    match complement(stay)[..] {
-        [(lo, _)] if single_byte_leaves(stay) => {
-            if s.i.lt(s.len).is_true() {
-                let rest = (s.len - s.i).cast::<u64>();
-                let p = augur::libc::MEMCHR.call(s.hay.offset(s.i), i32::from(lo), rest);
-                if p.is_null().is_true() {
-                    s.i.set(s.len);
-                } else {
-                    s.i.set(p.offset_from(s.hay));
-                }
+fn skip_forward(st: &Step, s: Scan) {
+    if let Some(c) = single_byte_leaves(st) {
+        if s.i.lt(s.len).is_true() {
+            let rest = (s.len - s.i).cast::<u64>();
+            let p = augur::libc::MEMCHR.call(s.hay.offset(s.i), i32::from(c), rest);
+            if p.is_null().is_true() {
+                s.i.set(s.len);
+            } else {
+                s.i.set(p.offset_from(s.hay));
             }
         }
-        _ => {
-            let keeps = Keeps::of(stay);
-            while s.i.lt(s.len).is_true() && keeps.test(s.hay.at(s.i)).is_true() {
-                s.i.set(s.i + 1);
-            }
+    } else {
+        let keeps = Keeps::of(st);
+        while s.i.lt(s.len).is_true() && keeps.test(s.hay.at(s.i)).is_true() {
+            s.i.set(s.i + 1);
         }
     }
 }
@@ -225,11 +208,11 @@ fn forward_state(
     if st.dead {
         return None;
     }
-    if let Some(r) = jump.filter(|_| !single_byte_leaves(&st.stay)) {
+    if let Some(r) = jump.filter(|_| single_byte_leaves(st).is_none()) {
         jump_to_required(r, s);
     }
     if !st.stay.is_empty() {
-        skip_forward(&st.stay, s);
+        skip_forward(st, s);
         // Each byte skipped in a matching state matched too.
         if st.matching {
             s.last.set(s.i);
@@ -257,7 +240,7 @@ fn reverse_state(st: &Step, set: &Set, s: Scan) -> Option<Set> {
         return None;
     }
     if !st.stay.is_empty() {
-        let keeps = Keeps::of(&st.stay);
+        let keeps = Keeps::of(st);
         while s.i.gt(s.bound).is_true() && keeps.test(s.hay.at(s.i - 1)).is_true() {
             s.i.set(s.i - 1);
         }

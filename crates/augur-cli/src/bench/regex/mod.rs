@@ -353,9 +353,9 @@ pub fn run(ctx: &Ctx) -> Result<Outcome> {
     let results = engines::run(&dir.join("engines"), &hay, &patterns, reps);
     // Best effort: the directory holds only this run's files.
     let _ = std::fs::remove_dir_all(&dir);
-    let results = results?;
+    let mut results = results?;
     bar.finish_and_clear();
-    let mut notes = results.notes.clone();
+    let mut notes = std::mem::take(&mut results.notes);
     merge(&mut rows, results, &mut notes);
     let mb = hay.len() as f64 / 1e6;
     let mut search = search_table(&rows, mb, reps);
