@@ -160,6 +160,13 @@ struct ParamArgs {
     /// The regex example: case-insensitive.
     #[arg(long)]
     ignore_case: bool,
+    /// summa: MPI ranks (on the squarest process grid).
+    #[arg(long)]
+    ranks: Option<usize>,
+    /// summa: tiles of this many rows and columns dealt block-cyclically
+    /// (ScaLAPACK's layout); without it, one block per rank (2D block).
+    #[arg(long)]
+    tile: Option<usize>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -173,6 +180,8 @@ enum TargetArg {
     C,
     Cuda,
     CudaSim,
+    /// A standalone MPI program (`summa`).
+    Mpi,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -282,12 +291,15 @@ fn run(cli: Cli) -> Result<()> {
             let name = example.ok_or("name an example (augur emit --list lists them)")?;
             let code = if name == "regex" {
                 regex_code(&params, target)?
+            } else if name == "summa" {
+                summa_code(&params, target)?
             } else {
                 let staged = catalog::find(&name)?.staged(&params.params(lines))?;
                 let target = match target {
                     TargetArg::C => Target::C,
                     TargetArg::Cuda => Target::Cuda,
                     TargetArg::CudaSim => Target::CudaSim,
+                    TargetArg::Mpi => return Err(format!("{name} has no MPI target").into()),
                 };
                 staged.code(target)?
             };
@@ -335,6 +347,30 @@ fn list_examples() {
         "{:13} augur-regex: the matcher of --pattern P (is_match, find, rfind; --bytes, --ignore-case)",
         "regex"
     );
+    println!(
+        "{:13} augur-einsum over MPI: C = A B on --ranks R (4) for --size N (1024) as a standalone \
+         program (--target mpi; --tile T for block-cyclic)",
+        "summa"
+    );
+}
+
+/// `augur emit summa --target mpi --size N`: the distributed product as a
+/// standalone MPI program.
+fn summa_code(p: &ParamArgs, target: TargetArg) -> Result<String> {
+    if !matches!(target, TargetArg::Mpi) {
+        return Err("summa has only an MPI target: --target mpi".into());
+    }
+    let n = p.size.unwrap_or(1024);
+    let ranks = p.ranks.unwrap_or(4);
+    if ranks == 0 {
+        return Err("--ranks must be at least 1".into());
+    }
+    let layout = match p.tile {
+        Some(0) => return Err("--tile must be at least 1".into()),
+        Some(t) => augur_einsum::dist::Layout::BlockCyclic { rows: t, cols: t },
+        None => augur_einsum::dist::Layout::Block2D,
+    };
+    Ok(augur_einsum::dist::summa(n, n, n, ranks, layout)?)
 }
 
 /// `augur emit regex --pattern P`: the three staged functions' C.

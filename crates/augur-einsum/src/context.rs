@@ -205,6 +205,8 @@ pub(crate) struct Ctx {
     pub tensor_count: Seen<u32>,
     /// The schedule of the CPU statements staged now ([`Einsum::with_schedule`]).
     pub schedule: Cell<Schedule>,
+    /// The MPI ranks this program runs on, once [`Einsum::distribute`] made them.
+    pub world: Cell<Option<crate::dist::WorldInfo>>,
 }
 
 /// The DSL: make one at the start of a staged function, then tensors and
@@ -264,6 +266,7 @@ impl Einsum {
                 in_run_on_gpu: Cell::new(false),
                 tensor_count: Seen::new(0),
                 schedule: Cell::new(config.schedule),
+                world: Cell::new(None),
             }),
         }
     }

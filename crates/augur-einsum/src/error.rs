@@ -89,6 +89,14 @@ pub enum ShapeError {
         /// What the loop adds each turn (the grid's size on the GPU).
         step: i32,
     },
+    /// A distributed tensor or statement the ranks cannot run as written
+    /// ([`Einsum::distribute`](crate::Einsum::distribute)).
+    Distribution {
+        /// The tensor or statement.
+        what: String,
+        /// What does not fit, and what to do instead.
+        problem: String,
+    },
 }
 
 /// A dimension of a tensor: where an index got its extent.
@@ -155,6 +163,7 @@ impl fmt::Display for ShapeError {
                 f,
                 "index `{index}` runs to {extent}, too close to 2^31 for loops that step by {step}"
             ),
+            ShapeError::Distribution { what, problem } => write!(f, "{problem}, in `{what}`"),
         }
     }
 }

@@ -124,6 +124,7 @@
 
 mod blocked;
 mod context;
+pub mod dist;
 mod elem;
 mod error;
 mod gpu_rows;

@@ -47,6 +47,11 @@ impl<S: Copy> Program<S> {
         })
     }
 
+    /// The loaded C library, when a C compiler built it (not the JIT).
+    pub(crate) fn library(&self) -> Option<&augur::exec::Library> {
+        self.compiled.library()
+    }
+
     /// The backend that compiled it.
     pub fn backend(&self) -> Backend {
         self.compiled.backend()

@@ -76,6 +76,22 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
         panic!("einsum: a statement after Einsum::finish (its buffers are freed), at {loc}");
     }
     check_kernel_owner(&ctx, lhs.tensor.name(), loc);
+    let distributed = std::iter::once(plan.lhs)
+        .chain(plan.rhs.accesses())
+        .any(|a| a.tensor.state.split.is_some());
+    if distributed {
+        if ctx.thread.get().is_some() {
+            panic!(
+                "einsum: a statement over distributed tensors inside run_on_gpu:                  distributed statements run on the CPU of each rank, at {loc}"
+            );
+        }
+        let world = ctx
+            .world
+            .get()
+            .expect("distributed tensors are made by a World");
+        drop(ctx);
+        return crate::dist::stage::statement(&plan, world);
+    }
     match ctx.thread.get() {
         None => {
             let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
@@ -114,7 +130,29 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     }
 }
 
-fn describe<E: Elem>(lhs: &Access<E>, op: Op) -> String {
+/// One rank's part of a distributed statement: `lhs op rhs` over local
+/// views, on the CPU with the instance's schedule.
+#[augur::staged]
+pub(crate) fn local<E: Elem>(
+    lhs: &Access<E>,
+    op: Op,
+    rhs: Term<E>,
+    loc: &'static Location<'static>,
+) {
+    let plan = match check(lhs, op, rhs, loc) {
+        Ok(p) => p,
+        Err(e) => dsl::fail(e, loc),
+    };
+    let Some(ctx) = lhs.tensor.state.ctx.upgrade() else {
+        panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
+    };
+    let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
+    let vector_bytes = ctx.config.vector_bytes;
+    drop(ctx);
+    plan.cpu(openmp, schedule, vector_bytes)
+}
+
+pub(crate) fn describe<E: Elem>(lhs: &Access<E>, op: Op) -> String {
     format!(
         "{}{} {} ...",
         lhs.tensor.name(),

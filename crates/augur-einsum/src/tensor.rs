@@ -101,6 +101,9 @@ pub(crate) struct State<E: Elem> {
     pub gpu_full: Option<Seen<bool>>,
     /// Where the current copy is, under [`Config::resident`].
     pub resident: Option<Resident>,
+    /// How a distributed tensor is spread over the ranks (`host` is then
+    /// this rank's local array); `None` for a tensor every rank holds whole.
+    pub split: Option<crate::dist::layout::Split>,
 }
 
 /// Which copies of a resident tensor hold its current contents (at least
@@ -178,6 +181,34 @@ impl Einsum {
         host: Dyn<*mut E>,
         owned: bool,
     ) -> Tensor<E> {
+        self.make_split(name, shape, host, owned, None)
+    }
+
+    /// A distributed tensor: `shape` is the global shape, `host` this
+    /// rank's local array of `split`'s local shape.
+    #[track_caller]
+    #[augur::staged]
+    pub(crate) fn distributed_on<E: Elem>(
+        &self,
+        name: &str,
+        shape: &[usize],
+        split: crate::dist::layout::Split,
+        buffer: Dyn<*mut E>,
+    ) -> Tensor<E> {
+        self.check_open(name, Location::caller());
+        let shape = checked_shape(name, shape, Location::caller());
+        self.make_split(name, shape, buffer.name(name), false, Some(split))
+    }
+
+    #[augur::staged]
+    fn make_split<E: Elem>(
+        &self,
+        name: &str,
+        shape: Vec<usize>,
+        host: Dyn<*mut E>,
+        owned: bool,
+        split: Option<crate::dist::layout::Split>,
+    ) -> Tensor<E> {
         let (movement, gpu) = (self.config().movement, self.config().gpu);
         let needs_gpu = (gpu && movement == Movement::Prophecy)
             .then(|| Prophecy::named(format!("{name}.needs_gpu"), false));
@@ -213,6 +244,7 @@ impl Einsum {
                     device_current: Seen::new(false),
                 },
             ),
+            split,
         });
         self.register(state.clone());
         Tensor { state }
@@ -510,6 +542,36 @@ impl<E: Elem> State<E> {
             );
         } else if let Some(p) = self.needs_gpu {
             p.require(true);
+        }
+    }
+}
+
+impl<E: Elem> Tensor<E> {
+    /// A tensor of this one's instance with `shape` over `buffer`, for the
+    /// local part of a distributed statement: CPU only, not registered
+    /// (nothing to free or move) and not counted against
+    /// [`Config::max_tensors`], so a distributed statement may sit in a
+    /// dyn loop.
+    pub(crate) fn view(&self, name: &str, shape: Vec<usize>, buffer: Dyn<*mut E>) -> Tensor<E> {
+        let s = &self.state;
+        Tensor {
+            state: Rc::new(State {
+                ctx: s.ctx.clone(),
+                config: s.config,
+                name: name.to_string(),
+                shape,
+                host: buffer,
+                owned: false,
+                device: Cell::new(None),
+                needs_gpu: None,
+                gpu_read: Cell::new(None),
+                gpu_written: Cell::new(None),
+                gpu_may_write: Cell::new(None),
+                gpu_partial: Cell::new(None),
+                gpu_full: None,
+                resident: None,
+                split: None,
+            }),
         }
     }
 }

@@ -4,6 +4,8 @@
 mod common;
 
 mod cuda_compile;
+mod distributed;
+mod distributed_mpi;
 mod errors;
 mod gpu_products;
 mod gpu_rows;
