@@ -8,7 +8,7 @@
 //! distributed tensors generates, for every rank, the messages it posts and
 //! the local computation of the left side's elements it holds (the
 //! existing CPU schedules, OpenMP inside a rank). Which blocks each rank
-//! receives is decided by prophecy ([`stage`]): the program sends exactly
+//! receives is decided by prophecy, one per message (the generated reads correct it): the program sends exactly
 //! what some rank's computation reads, with non-blocking sends and
 //! receives overlapped with the local pieces. Tensors made with
 //! [`Einsum::tensor_on`] count as replicated: every rank holds them whole.
@@ -76,7 +76,7 @@ pub(crate) mod copy;
 pub(crate) mod layout;
 pub(crate) mod plan;
 pub(crate) mod runtime;
-pub mod stage;
+pub(crate) mod stage;
 mod standalone;
 mod summa;
 

@@ -1,7 +1,7 @@
 //! Generating a distributed statement: for every rank, the messages it
 //! posts, the pieces it computes, in one SPMD function.
 //!
-//! The plan ([`super::plan`]) says which blocks each rank needs. Whether a
+//! The plan (`plan.rs`) says which blocks each rank needs. Whether a
 //! message is sent is decided the way the paper decides what a GPU kernel
 //! reads: one prophecy per message, "rank `to` reads this block", made
 //! before any rank's code. The sender's code sends the block only when the

@@ -1,0 +1,49 @@
+/* pdgemm beside augur-einsum's distributed product (issue: einsum over MPI).
+ * Build: mpicc -O3 -march=native -o pdgemm scripts/pdgemm-bench.c -lscalapack-openmpi -lopenblas
+ * Run:   OPENBLAS_NUM_THREADS=1 mpirun -n P ./pdgemm N PROW PCOL [REPS]
+ * C = A B (N x N, double) in the 2D block layout augur's Layout::Block2D uses (MB = ceil(N/PROW),
+ * NB = ceil(N/PCOL)); prints the bytes each rank sent in the first call (MPI_Send and its kin
+ * counted through PMPI; a broadcast counts (ranks - 1) copies at its root) and the best time. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+static long long sent_bytes;
+static int tsize(MPI_Datatype t) { int s; PMPI_Type_size(t, &s); return s; }
+int MPI_Send(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m) { sent_bytes += (long long)c * tsize(t); return PMPI_Send(b, c, t, d, g, m); }
+int MPI_Isend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r) { sent_bytes += (long long)c * tsize(t); return PMPI_Isend(b, c, t, d, g, m, r); }
+int MPI_Ssend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m) { sent_bytes += (long long)c * tsize(t); return PMPI_Ssend(b, c, t, d, g, m); }
+int MPI_Rsend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m) { sent_bytes += (long long)c * tsize(t); return PMPI_Rsend(b, c, t, d, g, m); }
+int MPI_Irsend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r) { sent_bytes += (long long)c * tsize(t); return PMPI_Irsend(b, c, t, d, g, m, r); }
+int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int d, int stg, void *rb, int rc, MPI_Datatype rt, int s, int rtg, MPI_Comm m, MPI_Status *x) { sent_bytes += (long long)sc * tsize(st); return PMPI_Sendrecv(sb, sc, st, d, stg, rb, rc, rt, s, rtg, m, x); }
+int MPI_Bcast(void *b, int c, MPI_Datatype t, int root, MPI_Comm m) { int me, n; PMPI_Comm_rank(m, &me); PMPI_Comm_size(m, &n); if (me == root) sent_bytes += (long long)c * tsize(t) * (n - 1); return PMPI_Bcast(b, c, t, root, m); }
+void Cblacs_pinfo(int *, int *); void Cblacs_get(int, int, int *); void Cblacs_gridinit(int *, const char *, int, int);
+void Cblacs_gridinfo(int, int *, int *, int *, int *); void Cblacs_gridexit(int);
+int numroc_(int *, int *, int *, int *, int *);
+void descinit_(int *, int *, int *, int *, int *, int *, int *, int *, int *, int *);
+void pdgemm_(char *, char *, int *, int *, int *, double *, double *, int *, int *, int *, double *, int *, int *, int *, double *, double *, int *, int *, int *);
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int n = atoi(argv[1]), prow = atoi(argv[2]), pcol = atoi(argv[3]), reps = argc > 4 ? atoi(argv[4]) : 3;
+  int me, np, ctxt, myrow, mycol, zero = 0, one = 1, info;
+  Cblacs_pinfo(&me, &np); Cblacs_get(-1, 0, &ctxt); Cblacs_gridinit(&ctxt, "Row", prow, pcol);
+  Cblacs_gridinfo(ctxt, &prow, &pcol, &myrow, &mycol);
+  int mb = (n + prow - 1) / prow, nb = (n + pcol - 1) / pcol;
+  int lr = numroc_(&n, &mb, &myrow, &zero, &prow), lc = numroc_(&n, &nb, &mycol, &zero, &pcol);
+  int lld = lr > 1 ? lr : 1, desc[9];
+  descinit_(desc, &n, &n, &mb, &nb, &zero, &zero, &ctxt, &lld, &info);
+  double *a = malloc(sizeof(double) * (size_t)lr * lc + 8), *b = malloc(sizeof(double) * (size_t)lr * lc + 8), *c = malloc(sizeof(double) * (size_t)lr * lc + 8);
+  for (long i = 0; i < (long)lr * lc; i++) { a[i] = (double)((i * 7) % 17 - 8); b[i] = (double)((i * 5) % 13 - 6); c[i] = 0; }
+  double alpha = 1, beta = 0, best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    long long before = sent_bytes;
+    MPI_Barrier(MPI_COMM_WORLD); double t0 = MPI_Wtime();
+    pdgemm_("N", "N", &n, &n, &n, &alpha, a, &one, &one, desc, b, &one, &one, desc, &beta, c, &one, &one, desc);
+    MPI_Barrier(MPI_COMM_WORLD); double t = MPI_Wtime() - t0;
+    if (t < best) best = t;
+    if (r == 0) before = sent_bytes - before; 
+    if (r == 0) { long long all[64]; MPI_Gather(&before, 1, MPI_LONG_LONG, all, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+      if (me == 0) { printf("bytes sent per rank:"); for (int q = 0; q < np; q++) printf(" %lld", all[q]); printf("\n"); } }
+  }
+  if (me == 0) printf("time: %.6f s\n", best);
+  Cblacs_gridexit(ctxt); MPI_Finalize(); return 0;
+}
