@@ -14,14 +14,16 @@ use crate::schedule::Blocking;
 use crate::tile::Tile;
 use augur::{dsl, Dyn};
 
-/// Generates `plan` as `b` lays it out.
+/// Generates `plan` as `b` lays it out; `openmp`: the OpenMP threads to
+/// balance for (`None`: no OpenMP).
 #[augur::staged]
-pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openmp: bool) {
+pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openmp: Option<usize>) {
     let g = Gen {
         plan,
         lay,
         b,
-        openmp,
+        openmp: openmp.is_some(),
+        threads: openmp.unwrap_or(1),
     };
     let mut env = Vec::new();
     if lay.lanes {
@@ -35,6 +37,21 @@ pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openm
         [k] if b.depth > 0 && !reads_lhs => Some(k),
         _ => None,
     };
+    if g.over_outer() {
+        // One parallel loop over the outer index, each turn on one thread
+        // with pack buffers of its own.
+        let inner = Gen {
+            openmp: false,
+            threads: 1,
+            ..g
+        };
+        augur::annotate("pragma: omp parallel for");
+        plan.loops(&lay.outer, &mut env, &mut |env| match depth {
+            None => inner.parallel_tiles(env, None, &[]),
+            Some(k) => inner.packed(env, k),
+        });
+        return;
+    }
     let Some(k) = depth else {
         plan.loops(&lay.outer, &mut env, &mut |env| {
             g.parallel_tiles(env, None, &[])
@@ -43,23 +60,38 @@ pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openm
     };
     let packs = g.allocate(k, b.depth.min(plan.range(k)));
     plan.loops(&lay.outer, &mut env, &mut |env| {
-        let whole = DepthTile {
-            index: k,
-            start: Dyn::lit(0),
-            len: plan.range(k),
-            first: true,
-        };
-        // Tags must tell the packs apart: each has dyn loops.
-        for n in augur::range(0..packs.len()) {
-            if !packs[n].by_rows {
-                let n_cols = plan.range(lay.vector);
-                g.pack(env, &packs[n], whole, Dyn::lit(0), n_cols, true);
-            }
-        }
+        g.pack_columns(env, k, &packs);
         g.parallel_tiles(env, Some(k), &packs);
     });
-    for p in packs {
+    for p in packs.iter().filter(|p| !p.by_rows) {
         runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
+    }
+}
+
+/// Whether, under OpenMP on `threads`, the outermost loop is the parallel
+/// one ([`Gen::over_outer`]).
+fn over_outer<E: Elem>(plan: &Plan<E>, lay: &Layout, threads: usize) -> bool {
+    let Some(&outer) = lay.outer.first() else {
+        return false;
+    };
+    let (n, t) = (plan.range(outer), threads);
+    !lay.lanes && n >= t && (n % t == 0 || n >= 8 * t)
+}
+
+/// The index whose loop [`generate`] makes parallel (`None` without OpenMP).
+pub(crate) fn parallel_index<E: Elem>(
+    plan: &Plan<E>,
+    lay: &Layout,
+    openmp: Option<usize>,
+) -> Option<Index> {
+    let threads = openmp?;
+    if over_outer(plan, lay, threads) {
+        return lay.outer.first().copied();
+    }
+    match lay.row {
+        Some(row) => Some(row),
+        None if lay.lanes => None,
+        None => Some(lay.vector),
     }
 }
 
@@ -119,8 +151,48 @@ impl<E: Elem> Gen<'_, '_, E> {
         }
     }
 
+    /// Whether the outermost loop (over an index the register tiles do not
+    /// cover, a batch) is the parallel one: under OpenMP, when its turns
+    /// divide evenly over the threads or are many. Each turn is then a
+    /// whole product on one thread, with no fork and join per turn.
+    fn over_outer(&self) -> bool {
+        self.openmp && over_outer(self.plan, self.lay, self.threads)
+    }
+
+    /// One turn of the outer loops with its own pack buffers.
+    #[augur::staged]
+    fn packed(&self, env: &mut Env, k: Index) {
+        let packs = self.allocate(k, self.b.depth.min(self.plan.range(k)));
+        self.pack_columns(env, k, &packs);
+        self.parallel_tiles(env, Some(k), &packs);
+        for p in packs.iter().filter(|p| !p.by_rows) {
+            runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
+        }
+    }
+
+    /// Packs the column-sliver operands over the whole reduction.
+    #[augur::staged]
+    fn pack_columns(&self, env: &mut Env, k: Index, packs: &[Pack<E>]) {
+        let whole = DepthTile {
+            index: k,
+            start: Dyn::lit(0),
+            len: self.plan.range(k),
+            first: true,
+        };
+        // Tags must tell the packs apart: each has dyn loops.
+        for n in augur::range(0..packs.len()) {
+            if !packs[n].by_rows {
+                let n_cols = self.plan.range(self.lay.vector);
+                self.pack(env, &packs[n], whole, Dyn::lit(0), n_cols, true);
+            }
+        }
+    }
+
     /// Pack buffers for the accesses over (row, `k`) and (`k`, vector)
     /// indices, one tile of `kc` deep each (identical accesses share one).
+    /// Column slivers are allocated here, for the whole statement; row
+    /// slivers by each row tile ([`Gen::row_buffers`]), so their buffer
+    /// here is a placeholder.
     #[augur::staged]
     fn allocate(&self, k: Index, kc: usize) -> Vec<Pack<E>> {
         let whole = self.plan.range(k);
@@ -153,18 +225,48 @@ impl<E: Elem> Gen<'_, '_, E> {
             } else {
                 (whole, self.plan.range(self.lay.vector))
             };
-            let n = slot * along;
-            let bytes = (n * std::mem::size_of::<E>()) as i64;
-            let name = format!("{}_pack", a.tensor.name());
-            let buffer = Dyn::named(&name, runtime::HOST_ALLOC.call(bytes).cast_ptr::<*mut E>());
+            let buffer = if by_rows {
+                a.tensor.read_buffer(a.loc)
+            } else {
+                self.scratch(&format!("{}_pack", a.tensor.name()), slot * along)
+            };
             packs.push(Pack {
                 access: (*a).clone(),
                 by_rows,
                 buffer,
+                origin: Dyn::lit(0),
                 slot,
             });
         }
         packs
+    }
+
+    /// A pack buffer of `n` elements, written before it is read.
+    #[augur::staged]
+    fn scratch(&self, name: &str, n: usize) -> Dyn<*mut E> {
+        let bytes = (n * std::mem::size_of::<E>()) as i64;
+        Dyn::named(
+            name,
+            runtime::SCRATCH_ALLOC.call(bytes).cast_ptr::<*mut E>(),
+        )
+    }
+
+    /// `packs` with each row-sliver pack given a buffer of its own for the
+    /// `mc` rows from `ic`.
+    #[augur::staged]
+    fn row_buffers(&self, packs: &[Pack<E>], ic: Dyn<i32>, mc: usize) -> Vec<Pack<E>> {
+        let own = |p: &Pack<E>| {
+            if !p.by_rows {
+                return p.clone();
+            }
+            let name = format!("{}_pack", p.access.tensor.name());
+            Pack {
+                buffer: self.scratch(&name, p.slot * mc),
+                origin: ic,
+                ..p.clone()
+            }
+        };
+        packs.iter().map(own).collect()
     }
 
     /// Copies `p`'s operand for reduction tile `d`, `n` rows or columns
@@ -196,7 +298,8 @@ impl<E: Elem> Gen<'_, '_, E> {
             let buffer = a.tensor.read_buffer(a.loc);
             let src = Dyn::named("src", buffer.offset(flat(a, env)));
             env.truncate(env.len() - 2);
-            let dst = Dyn::named("dst", p.buffer.offset(s * p.slot as i32));
+            let at = if p.by_rows { s - p.origin } else { s };
+            let dst = Dyn::named("dst", p.buffer.offset(at * p.slot as i32));
             let q = Dyn::named(&format!("{}_q", d.index.name), 0i32);
             while q.lt(d.len as i32).is_true() {
                 for x in 0..w {
@@ -218,39 +321,41 @@ impl<E: Elem> Gen<'_, '_, E> {
         let (m, n) = (self.extent(lay.row), self.plan.range(lay.vector));
         let col_name = format!("{}_0", lay.vector.name);
         let row_name = format!("{}_1", lay.row.map_or("r", |r| r.name));
-        let regs = |env: &mut Env, ic: Dyn<i32>, mc: usize, d: Option<DepthTile>| {
-            self.tiles(
-                &col_name,
-                Dyn::lit(0),
-                n,
-                self.b.cols,
-                false,
-                false,
-                &mut |col, cols, _| {
-                    self.tiles(
-                        &row_name,
-                        ic,
-                        mc,
-                        self.b.rows,
-                        false,
-                        false,
-                        &mut |row, rows, _| {
-                            let t = Tile {
-                                row,
-                                rows,
-                                col,
-                                cols,
-                            };
-                            self.kernel(env, t, d, packs);
-                        },
-                    );
-                },
-            );
-        };
+        let regs =
+            |env: &mut Env, ic: Dyn<i32>, mc: usize, d: Option<DepthTile>, packs: &[Pack<E>]| {
+                self.tiles(
+                    &col_name,
+                    Dyn::lit(0),
+                    n,
+                    self.b.cols,
+                    false,
+                    false,
+                    &mut |col, cols, _| {
+                        self.tiles(
+                            &row_name,
+                            ic,
+                            mc,
+                            self.b.rows,
+                            false,
+                            false,
+                            &mut |row, rows, _| {
+                                let t = Tile {
+                                    row,
+                                    rows,
+                                    col,
+                                    cols,
+                                };
+                                self.kernel(env, t, d, packs);
+                            },
+                        );
+                    },
+                );
+            };
         let depth = |env: &mut Env, ic: Dyn<i32>, mc: usize| {
             let Some(k) = k else {
-                return regs(env, ic, mc, None);
+                return regs(env, ic, mc, None, packs);
             };
+            let packs = &self.row_buffers(packs, ic, mc)[..];
             let (kn, kc) = (self.plan.range(k), self.b.depth);
             let separate = self.plan.op == Op::Assign;
             self.tiles(
@@ -272,9 +377,12 @@ impl<E: Elem> Gen<'_, '_, E> {
                             self.pack(env, &packs[n], d, ic, mc, false);
                         }
                     }
-                    regs(env, ic, mc, Some(d));
+                    regs(env, ic, mc, Some(d), packs);
                 },
             );
+            for p in packs.iter().filter(|p| p.by_rows) {
+                runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
+            }
         };
         if lay.row.is_none() {
             // One row: the column slivers are the parallel tiles.
@@ -325,14 +433,51 @@ impl<E: Elem> Gen<'_, '_, E> {
             );
         }
         let name = format!("{}_0", lay.row.map_or("r", |r| r.name));
-        self.tiles(
-            &name,
-            Dyn::lit(0),
-            m,
-            self.b.row_tile,
-            true,
-            false,
-            &mut |ic, mc, _| depth(env, ic, mc),
-        );
+        self.row_tiles(&name, m, &mut |ic, mc| depth(env, ic, mc));
+    }
+
+    /// `body(start, rows)` for each row tile over `m` rows. Under OpenMP,
+    /// as many tiles as a multiple of the threads (about `row_tile` rows
+    /// each), whose sizes differ by at most one register tile, all inside
+    /// the parallel loop (the shorter last one too) and dealt out in turn,
+    /// so every thread gets the same rows give or take one register tile.
+    /// Without OpenMP, full tiles of `row_tile` then the one left.
+    #[augur::staged]
+    fn row_tiles(&self, name: &str, m: usize, body: &mut dyn FnMut(Dyn<i32>, usize)) {
+        let rows = self.b.rows;
+        let slivers = m.div_ceil(rows);
+        let per = (self.b.row_tile / rows).max(1);
+        let threads = self.threads.max(1);
+        let tiles = (slivers.div_ceil(per * threads) * threads).min(slivers);
+        if !self.openmp || tiles <= 1 {
+            let row_tile = self.b.row_tile;
+            return self.tiles(
+                name,
+                Dyn::lit(0),
+                m,
+                row_tile,
+                true,
+                false,
+                &mut |s, n, _| body(s, n),
+            );
+        }
+        // Tiles `0..r` hold `q + 1` register tiles, the others `q`; the
+        // last ends at `m`.
+        let (q, r) = (slivers / tiles, slivers % tiles);
+        let (big, small) = ((q + 1) * rows, q * rows);
+        let last_start = (tiles - 1) * small + r * rows;
+        let last = m - last_start;
+        augur::annotate("pragma: omp parallel for schedule(static, 1)");
+        let t = Dyn::named(&format!("{name}_t"), 0i32);
+        while t.lt(tiles as i32).is_true() {
+            if r > 0 && t.lt(r as i32).is_true() {
+                body(t * big as i32, big);
+            } else if last != small && t.eq((tiles - 1) as i32).is_true() {
+                body(Dyn::lit(last_start as i32), last);
+            } else {
+                body(t * small as i32 + (r * rows) as i32, small);
+            }
+            t.set(t + 1);
+        }
     }
 }

@@ -85,6 +85,12 @@ pub struct Config {
     /// compile with `-march=native`. Set it to generate for another
     /// machine; the same program and configuration give the same code.
     pub vector_bytes: usize,
+    /// The OpenMP threads that [`Schedule::Auto`] balances CPU row tiles
+    /// for: as many tiles as a multiple of it, of sizes that differ by at
+    /// most one register tile. By default `OMP_NUM_THREADS` (its first
+    /// value) where set, otherwise the machine's cores. Code generated for
+    /// one count is correct under any other, only less balanced.
+    pub cpu_threads: usize,
 }
 
 impl Default for Config {
@@ -99,6 +105,7 @@ impl Default for Config {
             schedule: Schedule::Auto,
             resident: false,
             vector_bytes: crate::schedule::native_vector_bytes(),
+            cpu_threads: crate::schedule::default_threads(),
         }
     }
 }
@@ -207,6 +214,45 @@ pub(crate) struct Ctx {
     pub schedule: Cell<Schedule>,
     /// The MPI ranks this program runs on, once [`Einsum::distribute`] made them.
     pub world: Cell<Option<crate::dist::WorldInfo>>,
+    /// The CPU statements staged so far and how ([`Einsum::chosen`]).
+    pub chosen: RefCell<Vec<Chosen>>,
+}
+
+/// How one CPU statement was generated ([`Einsum::chosen`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chosen {
+    /// The statement, as `C[i][j] = ...`.
+    pub statement: String,
+    /// Its line in the program (`file:line:column`).
+    pub location: String,
+    /// Its layout: [`Schedule::Naive`] for the paper's loops, otherwise
+    /// the [`Schedule::Blocked`] layout that [`Schedule::Auto`] (or the
+    /// schedule given) resolved to.
+    pub schedule: Schedule,
+    /// Indices fused into one ([`Schedule::Auto`]'s doc): `ij` for `i`
+    /// and `j`.
+    pub fused: Vec<String>,
+    /// The index whose loop runs in parallel under OpenMP (`None`: one
+    /// thread).
+    pub parallel: Option<String>,
+}
+
+impl std::fmt::Display for Chosen {
+    /// `C[i][j] = ... at file:line: 8x48/k512/m72/pack, parallel over i`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} at {}: {}",
+            self.statement, self.location, self.schedule
+        )?;
+        if !self.fused.is_empty() {
+            write!(f, ", fused {}", self.fused.join(", "))?;
+        }
+        match &self.parallel {
+            Some(i) => write!(f, ", parallel over {i}"),
+            None => write!(f, ", one thread"),
+        }
+    }
 }
 
 /// The DSL: make one at the start of a staged function, then tensors and
@@ -267,6 +313,7 @@ impl Einsum {
                 tensor_count: Seen::new(0),
                 schedule: Cell::new(config.schedule),
                 world: Cell::new(None),
+                chosen: RefCell::new(Vec::new()),
             }),
         }
     }
@@ -378,6 +425,43 @@ impl Einsum {
         let out = statements();
         self.ctx.schedule.set(before);
         out
+    }
+
+    /// How each CPU statement staged so far was generated, in order (each
+    /// once, however often a dyn loop stages it): the layout
+    /// [`Schedule::Auto`] chose, the indices it fused, the loop that runs
+    /// in parallel. It covers the statements this run of the first stage
+    /// reached; call it at the end of the staged function.
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// use augur_einsum::{einsum, Config, Einsum, Schedule};
+    ///
+    /// #[augur::staged]
+    /// fn report() {
+    ///     let seen = std::cell::RefCell::new(Vec::new());
+    ///     Builder::new()
+    ///         .extract("ttm", |x: Dyn<*mut f32>, u: Dyn<*mut f32>, y: Dyn<*mut f32>| {
+    ///             let ein = Einsum::new(Config { openmp: true, ..Config::cpu() });
+    ///             let (i, j, k, r) = (ein.index("i"), ein.index("j"), ein.index("k"), ein.index("r"));
+    ///             let x = ein.tensor_on::<f32>("X", [64, 64, 64], x);
+    ///             let u = ein.tensor_on::<f32>("U", [64, 64], u);
+    ///             let y = ein.tensor_on::<f32>("Y", [64, 64, 64], y);
+    ///             einsum!(y[i, j, r] = x[i, j, k] * u[k, r]);
+    ///             *seen.borrow_mut() = ein.chosen();
+    ///             ein.finish();
+    ///         })
+    ///         .unwrap();
+    ///     let chosen = seen.borrow();
+    ///     assert_eq!(chosen.len(), 1);
+    ///     assert_eq!(chosen[0].fused, ["ij"]);
+    ///     assert!(matches!(chosen[0].schedule, Schedule::Blocked(_)));
+    ///     assert_eq!(chosen[0].parallel.as_deref(), Some("ij"));
+    /// }
+    /// # report();
+    /// ```
+    pub fn chosen(&self) -> Vec<Chosen> {
+        self.ctx.chosen.borrow().clone()
     }
 
     /// Starts the runtime's timer (the paper's `start_time`); with

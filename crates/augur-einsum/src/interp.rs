@@ -62,6 +62,7 @@ impl SimInterpreter {
         let mut interp = Interpreter::new();
         for (name, kind) in [
             ("augur_ein_host_alloc", Alloc::Host),
+            ("augur_ein_scratch_alloc", Alloc::Host),
             ("augur_ein_device_alloc", Alloc::Device),
             ("augur_ein_unified_alloc", Alloc::Unified),
         ] {

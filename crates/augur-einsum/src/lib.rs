@@ -127,6 +127,7 @@ mod context;
 pub mod dist;
 mod elem;
 mod error;
+mod fuse;
 mod gpu_rows;
 mod gpu_tiles;
 mod index;
@@ -143,7 +144,7 @@ mod term;
 mod tile;
 mod tune;
 
-pub use context::{Config, Einsum, Movement};
+pub use context::{Chosen, Config, Einsum, Movement};
 pub use elem::Elem;
 pub use error::{Dim, ShapeError};
 pub use index::Index;
@@ -159,4 +160,4 @@ pub use schedule::{
 };
 pub use tensor::{Access, Tensor};
 pub use term::Term;
-pub use tune::{tune, Tuned};
+pub use tune::{tune, Tuned, RETIME_MARGIN, RETIME_ROUNDS};

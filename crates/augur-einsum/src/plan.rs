@@ -226,6 +226,26 @@ impl Layout {
             .collect();
         let best = candidates.iter().map(|&i| innermost(i)).max()?;
         let vector = *candidates.iter().find(|&&i| innermost(i) == best)?;
+        Some(Layout::with_vector(plan, vector))
+    }
+
+    /// [`Layout::of`] for the CPU's blocked nest: a product whose operands
+    /// are both innermost along the one reduced index (`C[i][j] = A[i][l]
+    /// B[j][l]`) takes the left side's last index as its vector index, so
+    /// that it is laid out as a matrix product with the second operand
+    /// packed into column slivers, rather than as partial sums along `l`,
+    /// which suits a left side of one index (matrix-vector) only.
+    pub(crate) fn for_cpu<E: Elem>(plan: &Plan<E>) -> Option<Layout> {
+        let lay = Layout::of(plan)?;
+        let product = plan.lhs_indices.len() >= 2 && plan.reduced.len() == 1;
+        match plan.lhs.indices.last() {
+            Some(&last) if lay.lanes && product => Some(Layout::with_vector(plan, last)),
+            _ => Some(lay),
+        }
+    }
+
+    /// The layout with `vector` as the vector index.
+    fn with_vector<E: Elem>(plan: &Plan<E>, vector: Index) -> Layout {
         let lanes = plan.reduced.contains(&vector);
         let row = plan
             .lhs_indices
@@ -245,13 +265,13 @@ impl Layout {
             .filter(|&&i| i != vector)
             .copied()
             .collect();
-        Some(Layout {
+        Layout {
             vector,
             lanes,
             row,
             outer,
             reduced,
-        })
+        }
     }
 
     /// What [`Schedule::resolve`](crate::Schedule::resolve) decides on.
@@ -274,11 +294,22 @@ pub(crate) struct Pack<E: Elem> {
     /// the vector index over the whole reduction (packed once, up front).
     pub by_rows: bool,
     pub buffer: Dyn<*mut E>,
+    /// Row slivers: the first row of the row tile the buffer holds (each
+    /// row tile packs into a buffer of its own, so the buffer stays small
+    /// and warm in the cache, and the threads never share one).
+    pub origin: Dyn<i32>,
     /// Elements per row or column of the buffer: the reduction tile's
-    /// depth (row slivers) or the whole reduction (column slivers). A
-    /// shorter last tile keeps the same slots: row tiles packed at once by
-    /// different threads must never share one.
+    /// depth (row slivers) or the whole reduction (column slivers).
     pub slot: usize,
+}
+
+impl<E: Elem> Clone for Pack<E> {
+    fn clone(&self) -> Self {
+        Pack {
+            access: self.access.clone(),
+            ..*self
+        }
+    }
 }
 
 /// The reduction tile a kernel covers: its index, first value and length,
@@ -292,12 +323,37 @@ pub(crate) struct DepthTile {
     pub first: bool,
 }
 
+/// What a CPU statement is generated for.
+#[derive(Clone, Copy)]
+pub(crate) struct Target {
+    pub openmp: bool,
+    pub schedule: crate::schedule::Schedule,
+    pub vector_bytes: usize,
+    /// The threads row tiles are balanced for.
+    pub threads: usize,
+}
+
+impl Target {
+    pub(crate) fn of(
+        config: &crate::context::Config,
+        schedule: crate::schedule::Schedule,
+    ) -> Target {
+        Target {
+            openmp: config.openmp,
+            schedule,
+            vector_bytes: config.vector_bytes,
+            threads: config.cpu_threads,
+        }
+    }
+}
+
 /// The generator of one statement.
 pub(crate) struct Gen<'p, 'a, E: Elem> {
     pub plan: &'p Plan<'a, E>,
     pub lay: &'p Layout,
     pub b: Blocking,
     pub openmp: bool,
+    pub threads: usize,
 }
 
 /// The distance in elements between `a`'s elements at `i` and `i + 1`

@@ -13,6 +13,10 @@ use augur::ExternFn;
 
 pub(crate) const HOST_ALLOC: ExternFn<fn(i64) -> *mut u8> = ExternFn::new("augur_ein_host_alloc");
 pub(crate) const HOST_FREE: ExternFn<fn(*mut u8)> = ExternFn::new("augur_ein_host_free");
+/// Scratch memory the generated code writes before it reads (pack
+/// buffers): `malloc` without the poison fill, freed with [`HOST_FREE`].
+pub(crate) const SCRATCH_ALLOC: ExternFn<fn(i64) -> *mut u8> =
+    ExternFn::new("augur_ein_scratch_alloc");
 pub(crate) const DEVICE_ALLOC: ExternFn<fn(i64) -> *mut u8> =
     ExternFn::new("augur_ein_device_alloc");
 pub(crate) const DEVICE_FREE: ExternFn<fn(*mut u8)> = ExternFn::new("augur_ein_device_free");
@@ -123,6 +127,11 @@ RT_EXPORT uint8_t *augur_ein_host_alloc(int64_t bytes) {
   return p;
 }
 RT_EXPORT void augur_ein_host_free(uint8_t *p) { free(p); }
+RT_EXPORT uint8_t *augur_ein_scratch_alloc(int64_t bytes) {
+  uint8_t *p = (uint8_t *)malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (!p) { fprintf(stderr, "augur-einsum: out of host memory (%lld bytes)\n", (long long)bytes); abort(); }
+  return p;
+}
 "#;
 
 /// The simulated device: host memory, transfers counted.

@@ -78,14 +78,20 @@ extern "C" fn timer_stop() {
 
 extern "C" fn host_alloc(bytes: i64) -> *mut u8 {
     let n = usize::try_from(bytes).unwrap_or(0);
+    let p = scratch_alloc(bytes);
+    // SAFETY: `p` holds `n` bytes. The poison pattern, as in C.
+    unsafe { std::ptr::write_bytes(p, 0xff, n) };
+    p
+}
+
+extern "C" fn scratch_alloc(bytes: i64) -> *mut u8 {
+    let n = usize::try_from(bytes).unwrap_or(0);
     // SAFETY: malloc of at least one byte.
     let p = unsafe { malloc(n.max(1)) };
     if p.is_null() {
         eprintln!("augur-einsum: out of host memory ({bytes} bytes)");
         std::process::abort();
     }
-    // SAFETY: `p` holds `n` bytes. The poison pattern, as in C.
-    unsafe { std::ptr::write_bytes(p, 0xff, n) };
     p
 }
 
@@ -128,6 +134,7 @@ pub(crate) fn register(opts: CompileOptions) -> CompileOptions {
     let dev_alloc: extern "C" fn(i64) -> *mut u8 = device_alloc;
     let uni_alloc: extern "C" fn(i64) -> *mut u8 = unified_alloc;
     let free_: extern "C" fn(*mut u8) = host_free;
+    let scratch: extern "C" fn(i64) -> *mut u8 = scratch_alloc;
     let copy_to: extern "C" fn(*mut u8, *mut u8, i64) = to_device;
     let copy_back: extern "C" fn(*mut u8, *mut u8, i64) = to_host;
     let plain: [(&str, extern "C" fn()); 4] = [
@@ -141,6 +148,7 @@ pub(crate) fn register(opts: CompileOptions) -> CompileOptions {
         .with_symbol("augur_ein_stats", stats_fn as *const ())
         .with_symbol("augur_ein_host_alloc", alloc as *const ())
         .with_symbol("augur_ein_host_free", free_ as *const ())
+        .with_symbol("augur_ein_scratch_alloc", scratch as *const ())
         .with_symbol("augur_ein_device_alloc", dev_alloc as *const ())
         .with_symbol("augur_ein_device_free", free_ as *const ())
         .with_symbol("augur_ein_unified_alloc", uni_alloc as *const ())

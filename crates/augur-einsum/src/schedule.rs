@@ -27,9 +27,14 @@ pub enum Schedule {
     /// [`Blocking::matmul`] (with smaller row tiles below
     /// [`AUTO_LARGE_WORK`]) for a product whose vector index is on the left
     /// side, [`Blocking::lanes`] for one whose vector index is reduced
-    /// (matrix-vector), the paper's loops for statements without a
-    /// reduction (a plain loop over a contiguous dimension, which the C
-    /// compiler vectorizes) and for small ones.
+    /// (matrix-vector), register tiles without packing for statements
+    /// without a reduction (a transpose reads and writes whole tiles; an
+    /// outer product keeps its operands in registers), the paper's loops
+    /// for small statements. Indices side by side in every access are
+    /// fused into one first (`Y[i][j][r] = X[i][j][k] U[k][r]` is one
+    /// product of `I·J` rows), and row tiles are balanced over
+    /// [`Config::cpu_threads`](crate::Config) (or, for a batch of products
+    /// whose count suits the threads, the batch is the parallel loop).
     #[default]
     Auto,
     /// Register blocking, cache tiling and packing as given.
@@ -181,6 +186,18 @@ pub fn native_vector_bytes() -> usize {
     32
 }
 
+/// The default of [`Config::cpu_threads`](crate::Config): the first value
+/// of `OMP_NUM_THREADS` where it is set and valid (libgomp reads it), the
+/// machine's cores otherwise.
+pub fn default_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::env::var("OMP_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.split(',').next()?.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(cores)
+}
+
 /// Elements of `E` in a vector of `bytes`, at least 1.
 fn vector<E>(bytes: usize) -> usize {
     (bytes / std::mem::size_of::<E>().max(1)).max(1)
@@ -237,14 +254,16 @@ impl Schedule {
     /// let avx512 = Shape { vector_bytes: 64, ..matmul };
     /// assert_eq!(Schedule::Auto.resolve::<f32>(avx512), Some(Blocking::matmul_for::<f32>(64)));
     /// let copy = Shape { reduces: false, work: 1 << 20, ..matmul };
-    /// assert_eq!(Schedule::Auto.resolve::<f32>(copy), None);
+    /// assert_eq!(Schedule::Auto.resolve::<f32>(copy), Some(Blocking::matmul::<f32>().row_tile(36)));
+    /// let tiny = Shape { work: 1 << 10, ..copy };
+    /// assert_eq!(Schedule::Auto.resolve::<f32>(tiny), None);
     /// assert_eq!(Schedule::naive().resolve::<f32>(matmul), None);
     /// ```
     pub fn resolve<E>(self, shape: Shape) -> Option<Blocking> {
         match self {
             Schedule::Naive => None,
             Schedule::Blocked(b) => Some(b.normalized()),
-            Schedule::Auto if !shape.reduces || shape.work < AUTO_MIN_WORK => None,
+            Schedule::Auto if shape.work < AUTO_MIN_WORK => None,
             Schedule::Auto if shape.vector_reduced => Some(Blocking::lanes::<E>()),
             Schedule::Auto => {
                 let b = Blocking::matmul_for::<E>(shape.vector_bytes);

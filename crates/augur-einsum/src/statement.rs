@@ -10,11 +10,12 @@
 //! after the first wait at a grid sync.
 
 use crate::blocked;
-use crate::context::{check_kernel_owner, Thread};
+use crate::context::{check_kernel_owner, Chosen, Thread};
 use crate::elem::Elem;
 use crate::error::{Dim, ShapeError};
+use crate::fuse;
 use crate::index::{dedup, Index};
-use crate::plan::{Layout, Op, Plan};
+use crate::plan::{Layout, Op, Plan, Target};
 use crate::schedule::{Schedule, AUTO_PARALLEL_MIN_WORK};
 use crate::tensor::Access;
 use crate::term::Term;
@@ -94,15 +95,14 @@ fn statement<E: Elem>(lhs: &Access<E>, op: Op, rhs: Term<E>, loc: &'static Locat
     }
     match ctx.thread.get() {
         None => {
-            let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
-            let vector_bytes = ctx.config.vector_bytes;
+            let target = Target::of(&ctx.config, ctx.schedule.get());
             drop(ctx);
             // Resident tensors come back to the host before the loops.
             for a in plan.rhs.accesses() {
                 a.tensor.state.host_access(false);
             }
             plan.lhs.tensor.state.host_access(true);
-            plan.cpu(openmp, schedule, vector_bytes)
+            plan.cpu(target)
         }
         Some(t) => {
             let (blocks, threads) = (ctx.config.blocks, ctx.config.threads);
@@ -146,10 +146,9 @@ pub(crate) fn local<E: Elem>(
     let Some(ctx) = lhs.tensor.state.ctx.upgrade() else {
         panic!("einsum: a tensor used after its Einsum was dropped, at {loc}")
     };
-    let (openmp, schedule) = (ctx.config.openmp, ctx.schedule.get());
-    let vector_bytes = ctx.config.vector_bytes;
+    let target = Target::of(&ctx.config, ctx.schedule.get());
     drop(ctx);
-    plan.cpu(openmp, schedule, vector_bytes)
+    plan.cpu(target)
 }
 
 pub(crate) fn describe<E: Elem>(lhs: &Access<E>, op: Op) -> String {
@@ -237,20 +236,60 @@ impl<E: Elem> Plan<'_, E> {
     /// The loops `schedule` lays out: blocked, or plain loops over the left
     /// side's indices, then the element.
     #[augur::staged]
-    fn cpu(&self, openmp: bool, schedule: Schedule, vector_bytes: usize) {
-        if let Some(layout) = Layout::of(self) {
-            let shape = layout.shape(self, vector_bytes);
-            if let Some(b) = schedule.resolve::<E>(shape) {
-                let small = schedule == Schedule::Auto && shape.work < AUTO_PARALLEL_MIN_WORK;
-                return blocked::generate(self, &layout, b, openmp && !small);
+    fn cpu(&self, target: Target) {
+        // The paper's loops keep one loop per index.
+        if target.schedule != Schedule::Naive {
+            if let Some(fused) = fuse::fuse(self) {
+                return fused.plan(self.loc, self.op).unfused_cpu(target);
             }
         }
+        self.unfused_cpu(target)
+    }
+
+    /// [`Plan::cpu`] after fusion.
+    #[augur::staged]
+    fn unfused_cpu(&self, target: Target) {
+        let (openmp, schedule) = (target.openmp, target.schedule);
+        if let Some(layout) = Layout::for_cpu(self) {
+            let shape = layout.shape(self, target.vector_bytes);
+            if let Some(b) = schedule.resolve::<E>(shape) {
+                let small = schedule == Schedule::Auto && shape.work < AUTO_PARALLEL_MIN_WORK;
+                let parallel = (openmp && !small).then_some(target.threads);
+                let index = blocked::parallel_index(self, &layout, parallel);
+                self.report(Schedule::Blocked(b), index);
+                return blocked::generate(self, &layout, b, parallel);
+            }
+        }
+        let first = self.lhs_indices.first().copied();
+        self.report(Schedule::Naive, first.filter(|_| openmp));
         if openmp && !self.lhs_indices.is_empty() {
             augur::annotate("pragma: omp parallel for");
         }
         self.loops(&self.lhs_indices, &mut Vec::new(), &mut |env| {
             self.element(env)
         });
+    }
+
+    /// Records how the statement is generated ([`Einsum::chosen`](crate::Einsum::chosen)),
+    /// once per line and statement.
+    fn report(&self, schedule: Schedule, parallel: Option<Index>) {
+        let Some(ctx) = self.lhs.tensor.state.ctx.upgrade() else {
+            return;
+        };
+        let chosen = Chosen {
+            statement: describe(self.lhs, self.op),
+            location: self.loc.to_string(),
+            schedule,
+            fused: (self.ranges.iter())
+                .filter(|(i, _)| fuse::is_fused(*i))
+                .map(|(i, _)| i.name.to_string())
+                .collect(),
+            parallel: parallel.map(|i| i.name.to_string()),
+        };
+        let mut all = ctx.chosen.borrow_mut();
+        if !all.contains(&chosen) {
+            all.push(chosen);
+        }
     }
 
     /// The paper's GPU loops: first index over blocks, second over threads

@@ -52,6 +52,17 @@ impl<E: Elem> Term<E> {
         dedup(all)
     }
 
+    /// The indices the term reads as values (`Term::Index`).
+    pub(crate) fn value_indices(&self) -> Vec<Index> {
+        let mut all = Vec::new();
+        self.walk(&mut |t| {
+            if let Term::Index(i) = t {
+                all.push(*i)
+            }
+        });
+        all
+    }
+
     fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Term<E>)) {
         f(self);
         match self {

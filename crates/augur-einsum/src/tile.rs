@@ -103,7 +103,7 @@ impl<E: Elem> Gen<'_, '_, E> {
                     // Row slivers hold this tile from its start; column
                     // slivers the whole reduction.
                     let (ptr, w) = if p.by_rows {
-                        (p.buffer.offset(t.row * p.slot as i32), t.rows)
+                        (p.buffer.offset((t.row - p.origin) * p.slot as i32), t.rows)
                     } else {
                         let at = t.col * p.slot as i32 + d.start * t.cols as i32;
                         (p.buffer.offset(at), t.cols)

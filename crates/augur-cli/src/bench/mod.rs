@@ -15,6 +15,7 @@ pub mod fusion;
 pub mod gpu;
 pub mod heap;
 pub mod interp;
+pub mod kernels;
 pub mod openblas;
 pub mod paper;
 pub mod regex;
@@ -84,7 +85,7 @@ pub struct Experiment {
 }
 
 /// Every experiment, in the order `augur bench` runs them.
-pub const EXPERIMENTS: [Experiment; 9] = [
+pub const EXPERIMENTS: [Experiment; 10] = [
     Experiment {
         name: "first-stage",
         about: "first-stage runs and time of the paper's DSL programs, BuildIt's beside",
@@ -104,6 +105,11 @@ pub const EXPERIMENTS: [Experiment; 9] = [
         name: "einsum",
         about: "einsum bytes moved and CPU-simulated time per data-movement strategy; CPU matmul and matvec beside OpenBLAS",
         run: einsum::run,
+    },
+    Experiment {
+        name: "kernels",
+        about: "einsum's CPU kernels beyond matmul (batched matmul, TTM, MTTKRP, transpose, outer product) beside NumPy's fastest call",
+        run: kernels::run,
     },
     Experiment {
         name: "paper",

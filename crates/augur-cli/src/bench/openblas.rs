@@ -252,7 +252,8 @@ fn tuned(p: &Product, reps: usize, want: &[f32]) -> Result<(Schedule, f64)> {
     let tuned = tune(&key, &Schedule::candidates::<f32>(), reps, build, |prog| {
         let f: ProductFn = prog.get();
         // SAFETY: the buffers hold the element counts of the shapes.
-        unsafe { f(x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr()) }
+        unsafe { f(x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr()) };
+        z.clone()
     })?;
     let best = Product {
         schedule: tuned.best,

@@ -10,6 +10,7 @@ mod errors;
 mod gpu_products;
 mod gpu_rows;
 mod kernels_and_host_code;
+mod layouts;
 mod loops_inside_kernels;
 mod misuse_errors;
 mod ops;

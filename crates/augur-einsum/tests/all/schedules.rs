@@ -148,13 +148,16 @@ fn tuning_times_each_candidate_once_then_reads_the_cache() {
     let mut a = vec![1f32; 40 * 50];
     let mut b = vec![2f32; 50 * 60];
     let (mut c, mut d) = (vec![0f32; 40 * 60], vec![0f32; 40 * 60]);
-    let mut run = |p: &augur_einsum::Program<Mm>| unsafe {
-        (p.get())(
-            a.as_mut_ptr(),
-            b.as_mut_ptr(),
-            c.as_mut_ptr(),
-            d.as_mut_ptr(),
-        )
+    let mut run = |p: &augur_einsum::Program<Mm>| {
+        unsafe {
+            (p.get())(
+                a.as_mut_ptr(),
+                b.as_mut_ptr(),
+                c.as_mut_ptr(),
+                d.as_mut_ptr(),
+            )
+        };
+        (c.clone(), d.clone())
     };
     let mut build = |s| {
         built += 1;
@@ -168,6 +171,28 @@ fn tuning_times_each_candidate_once_then_reads_the_cache() {
     assert_eq!(again.best, first.best);
     assert_eq!(built, 2, "the cached answer builds nothing");
     assert_eq!(c[0], 100.0);
+}
+
+/// A candidate whose result differs from the first's stops tuning with an
+/// error that names both schedules (here `run` says so for the second).
+#[test]
+#[augur::staged]
+fn tuning_refuses_a_candidate_that_computes_another_result() {
+    let candidates = [
+        Schedule::Auto,
+        Schedule::Blocked(Blocking::tile(4, 8).depth(16)),
+    ];
+    let key = format!(
+        "test-wrong-candidate-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    );
+    let build = |s: Schedule| -> augur::Result<Schedule> { Ok(s) };
+    let e = tune(&key, &candidates, 1, build, |s| *s == candidates[1]).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("4x8/k16") && text.contains("auto"), "{text}");
+    // Nothing was cached: tuning again fails again.
+    assert!(tune(&key, &candidates, 1, build, |s| *s == candidates[1]).is_err());
 }
 
 /// Blockings drawn at random (a fixed seed) on shapes drawn at random, with
