@@ -321,33 +321,44 @@ impl<E: Elem> Gen<'_, '_, E> {
         let (m, n) = (self.extent(lay.row), self.plan.range(lay.vector));
         let col_name = format!("{}_0", lay.vector.name);
         let row_name = format!("{}_1", lay.row.map_or("r", |r| r.name));
+        // A product walks column slivers outside row slivers (each column
+        // sliver of the packed operand serves every row); a statement
+        // without a reduction whose left side is stored along the vector
+        // index walks rows outside, so each thread writes few streams.
+        let rows_outside =
+            self.plan.reduced.is_empty() && self.plan.lhs.indices.last() == Some(&lay.vector);
         let regs =
             |env: &mut Env, ic: Dyn<i32>, mc: usize, d: Option<DepthTile>, packs: &[Pack<E>]| {
+                let kernel = |env: &mut Env, row, rows, col, cols| {
+                    let t = Tile {
+                        row,
+                        rows,
+                        col,
+                        cols,
+                    };
+                    self.kernel(env, t, d, packs);
+                };
+                let (rs, cs) = (self.b.rows, self.b.cols);
+                if rows_outside {
+                    self.tiles(&row_name, ic, mc, rs, false, false, &mut |row, rows, _| {
+                        let zero = Dyn::lit(0);
+                        self.tiles(&col_name, zero, n, cs, false, false, &mut |col, cols, _| {
+                            kernel(env, row, rows, col, cols)
+                        });
+                    });
+                    return;
+                }
                 self.tiles(
                     &col_name,
                     Dyn::lit(0),
                     n,
-                    self.b.cols,
+                    cs,
                     false,
                     false,
                     &mut |col, cols, _| {
-                        self.tiles(
-                            &row_name,
-                            ic,
-                            mc,
-                            self.b.rows,
-                            false,
-                            false,
-                            &mut |row, rows, _| {
-                                let t = Tile {
-                                    row,
-                                    rows,
-                                    col,
-                                    cols,
-                                };
-                                self.kernel(env, t, d, packs);
-                            },
-                        );
+                        self.tiles(&row_name, ic, mc, rs, false, false, &mut |row, rows, _| {
+                            kernel(env, row, rows, col, cols)
+                        });
                     },
                 );
             };
