@@ -1,9 +1,10 @@
 /* pdgemm beside augur-einsum's distributed product (issue: einsum over MPI).
  * Build: mpicc -O3 -march=native -o pdgemm scripts/pdgemm-bench.c -lscalapack-openmpi -lopenblas
- * Run:   OPENBLAS_NUM_THREADS=1 mpirun -n P ./pdgemm N PROW PCOL [REPS]
- * C = A B (N x N, double) in the 2D block layout augur's Layout::Block2D uses (MB = ceil(N/PROW),
+ * Run:   OPENBLAS_NUM_THREADS=1 mpirun -n P ./pdgemm N PROW PCOL [REPS] [T]
+ * C = A B, or with T C = A B^T (N x N, double) in the 2D block layout augur's Layout::Block2D uses (MB = ceil(N/PROW),
  * NB = ceil(N/PCOL)); prints the bytes each rank sent in the first call (MPI_Send and its kin
- * counted through PMPI; a broadcast counts (ranks - 1) copies at its root) and the best time. */
+ * counted through PMPI; a broadcast counts (ranks - 1) copies at its root, a reduction what each
+ * rank contributes) and the best time. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,10 @@ int MPI_Ssend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m) { 
 int MPI_Rsend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m) { sent_bytes += (long long)c * tsize(t); return PMPI_Rsend(b, c, t, d, g, m); }
 int MPI_Irsend(const void *b, int c, MPI_Datatype t, int d, int g, MPI_Comm m, MPI_Request *r) { sent_bytes += (long long)c * tsize(t); return PMPI_Irsend(b, c, t, d, g, m, r); }
 int MPI_Sendrecv(const void *sb, int sc, MPI_Datatype st, int d, int stg, void *rb, int rc, MPI_Datatype rt, int s, int rtg, MPI_Comm m, MPI_Status *x) { sent_bytes += (long long)sc * tsize(st); return PMPI_Sendrecv(sb, sc, st, d, stg, rb, rc, rt, s, rtg, m, x); }
+/* Reductions count what a rank contributes: its buffer, once (a non-root rank of a reduce; every
+ * rank of an all-reduce), a lower bound on what any algorithm for them sends. */
+int MPI_Reduce(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, int root, MPI_Comm m) { int me; PMPI_Comm_rank(m, &me); if (me != root) sent_bytes += (long long)c * tsize(t); return PMPI_Reduce(s, r, c, t, o, root, m); }
+int MPI_Allreduce(const void *s, void *r, int c, MPI_Datatype t, MPI_Op o, MPI_Comm m) { int n; PMPI_Comm_size(m, &n); if (n > 1) sent_bytes += (long long)c * tsize(t); return PMPI_Allreduce(s, r, c, t, o, m); }
 int MPI_Bcast(void *b, int c, MPI_Datatype t, int root, MPI_Comm m) { int me, n; PMPI_Comm_rank(m, &me); PMPI_Comm_size(m, &n); if (me == root) sent_bytes += (long long)c * tsize(t) * (n - 1); return PMPI_Bcast(b, c, t, root, m); }
 void Cblacs_pinfo(int *, int *); void Cblacs_get(int, int, int *); void Cblacs_gridinit(int *, const char *, int, int);
 void Cblacs_gridinfo(int, int *, int *, int *, int *); void Cblacs_gridexit(int);
@@ -24,6 +29,7 @@ void pdgemm_(char *, char *, int *, int *, int *, double *, double *, int *, int
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int n = atoi(argv[1]), prow = atoi(argv[2]), pcol = atoi(argv[3]), reps = argc > 4 ? atoi(argv[4]) : 3;
+  char *transb = argc > 5 && argv[5][0] == 'T' ? "T" : "N";
   int me, np, ctxt, myrow, mycol, zero = 0, one = 1, info;
   Cblacs_pinfo(&me, &np); Cblacs_get(-1, 0, &ctxt); Cblacs_gridinit(&ctxt, "Row", prow, pcol);
   Cblacs_gridinfo(ctxt, &prow, &pcol, &myrow, &mycol);
@@ -37,7 +43,7 @@ int main(int argc, char **argv) {
   for (int r = 0; r < reps; r++) {
     long long before = sent_bytes;
     MPI_Barrier(MPI_COMM_WORLD); double t0 = MPI_Wtime();
-    pdgemm_("N", "N", &n, &n, &n, &alpha, a, &one, &one, desc, b, &one, &one, desc, &beta, c, &one, &one, desc);
+    pdgemm_("N", transb, &n, &n, &n, &alpha, a, &one, &one, desc, b, &one, &one, desc, &beta, c, &one, &one, desc);
     MPI_Barrier(MPI_COMM_WORLD); double t = MPI_Wtime() - t0;
     if (t < best) best = t;
     if (r == 0) before = sent_bytes - before; 

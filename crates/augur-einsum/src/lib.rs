@@ -143,6 +143,7 @@ mod tensor;
 mod term;
 mod tile;
 mod tune;
+pub mod tutorial;
 
 pub use context::{Chosen, Config, Einsum, Movement};
 pub use elem::Elem;

@@ -42,6 +42,11 @@
 //!     specialised to its program, and [`resumable`](crate::resumable)
 //!     points, which make extraction linear in the program.
 //!
+//! A DSL's own chapter lives in its crate: `augur_einsum::tutorial` follows
+//! one tensor statement from the cores of one machine to MPI ranks, with
+//! communication planned by prophecy (its twin: `cargo run --release -p
+//! augur-einsum --example tutorial_ranks`).
+//!
 //! Every code block in these chapters is a test that runs. Each chapter also
 //! has a complete program in `crates/augur/examples/` that prints the
 //! generated C and checks its results against plain Rust:

@@ -9,6 +9,7 @@
 //! so a row cannot silently measure something else.
 
 pub mod compile;
+pub mod distributed;
 pub mod einsum;
 pub mod first_stage;
 pub mod fusion;
@@ -85,7 +86,7 @@ pub struct Experiment {
 }
 
 /// Every experiment, in the order `augur bench` runs them.
-pub const EXPERIMENTS: [Experiment; 10] = [
+pub const EXPERIMENTS: [Experiment; 11] = [
     Experiment {
         name: "first-stage",
         about: "first-stage runs and time of the paper's DSL programs, BuildIt's beside",
@@ -110,6 +111,11 @@ pub const EXPERIMENTS: [Experiment; 10] = [
         name: "kernels",
         about: "einsum's CPU kernels beyond matmul (batched matmul, TTM, MTTKRP, transpose, outer product) beside NumPy's fastest call",
         run: kernels::run,
+    },
+    Experiment {
+        name: "distributed",
+        about: "einsum over MPI (C = A B and C = A B^T on 1, 2, 4 ranks) beside ScaLAPACK's pdgemm: time, bytes sent per rank, the plan and the lower bound",
+        run: distributed::run,
     },
     Experiment {
         name: "paper",

@@ -779,3 +779,99 @@ int main(void) {
     assert!(fails(&["emit", "regex"]).contains("--pattern"));
     assert!(fails(&["emit", "regex", "--pattern", r"\bx"]).contains("word boundaries"));
 }
+
+/// The cells of one CSV line (quoted cells may hold commas).
+fn csv_cells(line: &str) -> Vec<String> {
+    let (mut cells, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cell.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+}
+
+/// `augur bench kernels --quick`: each statement's default layout beside
+/// NumPy's fastest call (checked equal by checksums), with what the
+/// default chose; without NumPy the table says how to install it.
+#[test]
+#[augur::staged]
+fn bench_kernels_sets_the_defaults_beside_numpy() {
+    let dir = scratch("bench_kernels");
+    let out = ok(&[
+        "bench",
+        "kernels",
+        "--quick",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(dir.join("kernels-cpu-vs-numpy.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.starts_with("statement,shapes,augur (auto),NumPy (best call),augur / NumPy"),
+        "{header}"
+    );
+    // Seven statements, each with what the default chose.
+    assert_eq!(csv.lines().count(), 1 + 7, "{csv}");
+    let rows: Vec<Vec<String>> = csv.lines().skip(1).map(csv_cells).collect();
+    let ttm = rows.iter().find(|r| r[0].starts_with("ttm:")).unwrap();
+    assert!(ttm.last().unwrap().contains("fused ij"), "{ttm:?}");
+    let numpy = std::process::Command::new("python3")
+        .args(["-c", "import numpy"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if numpy {
+        assert!(ttm[4].parse::<f64>().is_ok(), "{ttm:?}");
+    } else {
+        assert!(out.contains("pip install numpy"), "{out}");
+    }
+}
+
+/// `augur bench distributed --quick`: augur's MPI programs beside pdgemm
+/// (each checked against a single-process computation by the program
+/// itself), the product's bytes equal to the plan's; without MPI the
+/// table says how to install it.
+#[test]
+#[augur::staged]
+fn bench_distributed_sets_augur_beside_pdgemm() {
+    let dir = scratch("bench_distributed");
+    let out = ok(&[
+        "bench",
+        "distributed",
+        "--quick",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let csv = std::fs::read_to_string(dir.join("distributed-vs-pdgemm.csv")).unwrap();
+    let mpi = std::process::Command::new("mpicc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mpi {
+        assert!(out.contains("apt-get install openmpi-bin"), "{out}");
+        assert!(std::env::var_os("CI").is_none(), "CI installs MPI");
+        return;
+    }
+    // Two statements on 1, 2 and 4 ranks.
+    assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+    let header = csv_cells(csv.lines().next().unwrap());
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let rows: Vec<Vec<String>> = csv.lines().skip(1).map(csv_cells).collect();
+    for r in &rows {
+        assert!(r[col("augur (s)")].parse::<f64>().is_ok(), "{r:?}");
+    }
+    // The product on a 1x2 grid: each rank sends its block of A (n^2/2 of
+    // n = 192 doubles) to the other, as the plan says.
+    let two = &rows[1];
+    assert_eq!(two[col("grid")], "1x2", "{two:?}");
+    assert_eq!(two[col("augur bytes/rank (max)")], "147456", "{two:?}");
+    assert_eq!(two[col("plan bytes/rank (max)")], "147456", "{two:?}");
+}

@@ -83,7 +83,7 @@ mod summa;
 pub use layout::{Grid, Layout};
 pub use runtime::{mpi_c, simulated_c};
 pub use standalone::{mpi_program, Buffer, Role};
-pub use summa::summa;
+pub use summa::{summa, summa_transposed};
 
 use crate::context::Einsum;
 use crate::elem::Elem;
@@ -376,4 +376,26 @@ pub fn matmul_plan_bytes(m: usize, n: usize, k: usize, grid: Grid, elem: usize) 
 pub fn matmul_lower_bound_words(m: usize, n: usize, k: usize, p: usize, memory: usize) -> f64 {
     let work = m as f64 * n as f64 * k as f64 / p as f64;
     (work / (2.0 * 2f64.sqrt() * (memory as f64).sqrt()) - memory as f64).max(0.0)
+}
+
+/// A lower bound on the words some rank must send and receive, together,
+/// for an `m×n×k` product on `p` ranks when every rank starts with an equal
+/// share of each matrix and no copies (a 2D layout such as
+/// [`Layout::Block2D`] on sizes the grid divides): some rank performs at
+/// least `m n k / p` multiply-adds, which by the Loomis–Whitney inequality
+/// touch at least `3 (m n k / p)^(2/3)` elements of `A`, `B` and `C`; it
+/// holds `(m k + k n + m n) / p` of them, and every other one must reach it
+/// (an input) or leave it (a partial sum). At least 0.
+///
+/// ```
+/// use augur_einsum::dist::matmul_moved_lower_bound_words;
+/// assert_eq!(matmul_moved_lower_bound_words(64, 64, 64, 1), 0.0);
+/// // 4 ranks, 4096: 3 * 4096^2 * (4^(-2/3) - 1/4) words.
+/// let w = matmul_moved_lower_bound_words(4096, 4096, 4096, 4);
+/// assert!((w - 7_391_216.0).abs() < 1.0, "{w}");
+/// ```
+pub fn matmul_moved_lower_bound_words(m: usize, n: usize, k: usize, p: usize) -> f64 {
+    let (m, n, k, p) = (m as f64, n as f64, k as f64, p.max(1) as f64);
+    let touched = 3.0 * (m * n * k / p).powf(2.0 / 3.0);
+    (touched - (m * k + k * n + m * n) / p).max(0.0)
 }

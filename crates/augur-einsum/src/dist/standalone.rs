@@ -110,16 +110,17 @@ pub fn mpi_program<S: Copy>(
     let args: Vec<&str> = buffers.iter().map(|b| b.name.as_str()).collect();
     // Timed `reps` times (the second argument, 1 by default), the best
     // kept; the bytes are the first run's.
-    s.push_str("  int reps = argc > 2 ? atoi(argv[2]) : 1;\n  double best = 1e300;\n  long long mine = 0;\n");
+    s.push_str("  int reps = argc > 2 ? atoi(argv[2]) : 1;\n  double best = 1e300;\n  long long mine = 0, mine_in = 0;\n");
     s.push_str("  for (int rep = 0; rep < (reps > 0 ? reps : 1); rep++) {\n");
     s.push_str("    MPI_Barrier(MPI_COMM_WORLD);\n    double t0 = MPI_Wtime();\n");
     let _ = writeln!(s, "    {name}({});", args.join(", "));
     s.push_str("    MPI_Barrier(MPI_COMM_WORLD);\n    double t = MPI_Wtime() - t0;\n    if (t < best) best = t;\n");
-    s.push_str("    if (rep == 0) { int64_t st[4]; augur_dist_stats(st); mine = (long long)st[0]; }\n  }\n");
-    let _ = writeln!(s, "  long long sent[{p}];");
+    s.push_str("    if (rep == 0) { int64_t st[4]; augur_dist_stats(st); mine = (long long)st[0]; mine_in = (long long)st[2]; }\n  }\n");
+    let _ = writeln!(s, "  long long sent[{p}], received[{p}];");
     let _ = writeln!(
         s,
-        "  MPI_Gather(&mine, 1, MPI_LONG_LONG, sent, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);"
+        "  MPI_Gather(&mine, 1, MPI_LONG_LONG, sent, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);\n  \
+         MPI_Gather(&mine_in, 1, MPI_LONG_LONG, received, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);"
     );
     // Gather every buffer on rank 0 (inputs too: the reference reads them).
     for (b, (buf, sp)) in buffers.iter().zip(&splits).enumerate() {
@@ -181,6 +182,7 @@ pub fn mpi_program<S: Copy>(
     let _ = writeln!(s, "    printf(\"check: %s\\n\", ok ? \"ok\" : \"FAILED\");");
     let _ = writeln!(s, "    printf(\"time: %.6f s\\n\", best);");
     let _ = writeln!(s, "    printf(\"bytes sent per rank:\");\n    for (int r = 0; r < {p}; r++) printf(\" %lld\", sent[r]);\n    printf(\"\\n\");");
+    let _ = writeln!(s, "    printf(\"bytes received per rank:\");\n    for (int r = 0; r < {p}; r++) printf(\" %lld\", received[r]);\n    printf(\"\\n\");");
     let _ = writeln!(s, "  }}");
     let _ = writeln!(s, "  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);");
     let _ = writeln!(s, "  MPI_Finalize();\n  return ok ? 0 : 1;\n}}");

@@ -16,12 +16,23 @@ use augur_einsum::{
 type Four = unsafe extern "C" fn(*mut f32, *mut f32, *mut f32, *mut f32);
 type P = Dyn<*mut f32>;
 
+/// Plain Rust: a statement's output from its inputs and the shapes.
+type Reference = fn(&[Vec<f32>], &[Vec<usize>]) -> Vec<f32>;
+
+/// A case's name, extents, the fused indices and the parallel loop.
+type Expected = (
+    &'static str,
+    [usize; 4],
+    &'static [&'static str],
+    Option<&'static str>,
+);
+
 /// A statement over up to three inputs and an output.
 struct Case {
     name: &'static str,
     stage: fn(&Einsum, &[Tensor<f32>]),
     /// Plain Rust: the output from the inputs.
-    rust: fn(&[Vec<f32>], &[Vec<usize>]) -> Vec<f32>,
+    rust: Reference,
 }
 
 #[augur::staged]
@@ -314,7 +325,7 @@ fn random_blockings_and_thread_counts_are_exact_and_free_of_races() {
 #[test]
 #[augur::staged]
 fn default_layouts_are_exact_in_c_and_say_what_they_chose() {
-    let expect: [(&str, [usize; 4], &[&str], Option<&str>); 7] = [
+    let expect: [Expected; 7] = [
         ("ttm", [10, 9, 64, 50], &["ij"], Some("ij")),
         ("batched", [6, 20, 48, 50], &[], Some("n")),
         ("abt", [70, 60, 64, 1], &[], Some("i")),
