@@ -63,7 +63,14 @@ pub(crate) fn generate<E: Elem>(plan: &Plan<E>, lay: &Layout, b: Blocking, openm
         g.pack_columns(env, k, &packs);
         g.parallel_tiles(env, Some(k), &packs);
     });
-    for p in packs.iter().filter(|p| !p.by_rows) {
+    free(&packs, false);
+}
+
+/// Frees the buffers of the row-sliver packs (`by_rows`) or of the
+/// column-sliver ones.
+#[augur::staged]
+fn free<E: Elem>(packs: &[Pack<E>], by_rows: bool) {
+    for p in packs.iter().filter(|p| p.by_rows == by_rows) {
         runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
     }
 }
@@ -165,9 +172,7 @@ impl<E: Elem> Gen<'_, '_, E> {
         let packs = self.allocate(k, self.b.depth.min(self.plan.range(k)));
         self.pack_columns(env, k, &packs);
         self.parallel_tiles(env, Some(k), &packs);
-        for p in packs.iter().filter(|p| !p.by_rows) {
-            runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
-        }
+        free(&packs, false);
     }
 
     /// Packs the column-sliver operands over the whole reduction.
@@ -391,9 +396,7 @@ impl<E: Elem> Gen<'_, '_, E> {
                     regs(env, ic, mc, Some(d), packs);
                 },
             );
-            for p in packs.iter().filter(|p| p.by_rows) {
-                runtime::HOST_FREE.call(p.buffer.cast_ptr::<*mut u8>());
-            }
+            free(packs, true);
         };
         if lay.row.is_none() {
             // One row: the column slivers are the parallel tiles.

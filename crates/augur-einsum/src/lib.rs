@@ -156,8 +156,8 @@ pub use program::{
 };
 pub use runtime::{cuda_prelude, sim_c, Counters};
 pub use schedule::{
-    native_vector_bytes, Blocking, Schedule, Shape, AUTO_LARGE_WORK, AUTO_MIN_WORK,
-    AUTO_PARALLEL_MIN_WORK,
+    default_threads, native_vector_bytes, Blocking, Schedule, Shape, AUTO_LARGE_WORK,
+    AUTO_MIN_WORK, AUTO_PARALLEL_MIN_WORK,
 };
 pub use tensor::{Access, Tensor};
 pub use term::Term;

@@ -267,6 +267,18 @@ impl Case {
     }
 }
 
+/// Calls `prog` on `bufs` (the inputs, then the output; missing inputs
+/// are null).
+fn call(prog: &augur_einsum::Program<KernelFn>, bufs: &mut [Vec<f32>]) {
+    let mut p: Vec<*mut f32> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+    let out = p.pop().expect("an output");
+    p.resize(3, std::ptr::null_mut());
+    let f: KernelFn = prog.get();
+    // SAFETY: the buffers hold the element counts of the shapes the
+    // program was generated for; the null arguments are never read.
+    unsafe { f(p[0], p[1], p[2], out) }
+}
+
 /// A compiled case with its buffers.
 struct Ours {
     prog: augur_einsum::Program<KernelFn>,
@@ -288,13 +300,7 @@ impl Ours {
     }
 
     fn call(&mut self) {
-        let mut p: Vec<*mut f32> = self.bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
-        let out = p.pop().expect("an output");
-        p.resize(3, std::ptr::null_mut());
-        let f: KernelFn = self.prog.get();
-        // SAFETY: the buffers hold the element counts of the shapes the
-        // program was generated for; the null arguments are never read.
-        unsafe { f(p[0], p[1], p[2], out) }
+        call(&self.prog, &mut self.bufs);
     }
 
     fn min_ms(&mut self, reps: usize) -> f64 {
@@ -422,12 +428,7 @@ fn tuned(case: &Case, reps: usize) -> Result<Schedule> {
     let mut bufs = case.buffers();
     let build = |s: Schedule| compile_cpu(&case.extract(s)?, true);
     let t = tune(&key, &Schedule::candidates::<f32>(), reps, build, |prog| {
-        let mut p: Vec<*mut f32> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
-        let out = p.pop().expect("an output");
-        p.resize(3, std::ptr::null_mut());
-        let f: KernelFn = prog.get();
-        // SAFETY: as in `Ours::call`.
-        unsafe { f(p[0], p[1], p[2], out) };
+        call(prog, &mut bufs);
         checksums(bufs.last().expect("an output"))
     })?;
     Ok(t.best)

@@ -182,14 +182,9 @@ impl OpenBlas {
 }
 
 /// The thread count both sides use: `OMP_NUM_THREADS` when set (libgomp
-/// reads it), all cores otherwise.
-#[augur::staged]
+/// reads it), all cores otherwise ([`augur_einsum::default_threads`]).
 pub fn threads() -> usize {
-    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::env::var("OMP_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.split(',').next()?.trim().parse().ok())
-        .unwrap_or(all)
+    augur_einsum::default_threads()
 }
 
 /// Inputs of small integers: every sum of products is exact in `f32`
