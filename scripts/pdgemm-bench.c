@@ -1,8 +1,8 @@
 /* pdgemm beside augur-einsum's distributed product (issue: einsum over MPI).
  * Build: mpicc -O3 -march=native -o pdgemm scripts/pdgemm-bench.c -lscalapack-openmpi -lopenblas
- * Run:   OPENBLAS_NUM_THREADS=1 mpirun -n P ./pdgemm N PROW PCOL [REPS] [T]
- * C = A B, or with T C = A B^T (N x N, double) in the 2D block layout augur's Layout::Block2D uses (MB = ceil(N/PROW),
- * NB = ceil(N/PCOL)); prints the bytes each rank sent in the first call (MPI_Send and its kin
+ * Run:   OPENBLAS_NUM_THREADS=1 mpirun -n P ./pdgemm N PROW PCOL [REPS] [T|N] [M K]
+ * C = A B, or with T C = A B^T (C of M x N, A of M x K, double; M = K = N unless given) with each matrix in the 2D block
+ * layout augur's Layout::Block2D uses (rows in blocks of ceil(rows/PROW), columns of ceil(cols/PCOL)); prints the bytes each rank sent in the first call (MPI_Send and its kin
  * counted through PMPI; a broadcast counts (ranks - 1) copies at its root, a reduction what each
  * rank contributes) and the best time. */
 #include <mpi.h>
@@ -26,24 +26,33 @@ void Cblacs_gridinfo(int, int *, int *, int *, int *); void Cblacs_gridexit(int)
 int numroc_(int *, int *, int *, int *, int *);
 void descinit_(int *, int *, int *, int *, int *, int *, int *, int *, int *, int *);
 void pdgemm_(char *, char *, int *, int *, int *, double *, double *, int *, int *, int *, double *, int *, int *, int *, double *, double *, int *, int *, int *);
+/* A rows x cols matrix in 2D blocks on the grid (its descriptor in desc), filled with ((i * mul) % mod) - mod / 2. */
+static double *matrix(int rows, int cols, int prow, int pcol, int myrow, int mycol, int ctxt, int *desc, int mul, int mod) {
+  int zero = 0, info, mb = (rows + prow - 1) / prow, nb = (cols + pcol - 1) / pcol;
+  int lr = numroc_(&rows, &mb, &myrow, &zero, &prow), lc = numroc_(&cols, &nb, &mycol, &zero, &pcol);
+  int lld = lr > 1 ? lr : 1;
+  descinit_(desc, &rows, &cols, &mb, &nb, &zero, &zero, &ctxt, &lld, &info);
+  double *x = malloc(sizeof(double) * (size_t)lr * lc + 8);
+  for (long i = 0; i < (long)lr * lc; i++) x[i] = (double)((i * mul) % mod - mod / 2);
+  return x;
+}
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int n = atoi(argv[1]), prow = atoi(argv[2]), pcol = atoi(argv[3]), reps = argc > 4 ? atoi(argv[4]) : 3;
   char *transb = argc > 5 && argv[5][0] == 'T' ? "T" : "N";
-  int me, np, ctxt, myrow, mycol, zero = 0, one = 1, info;
+  int m = argc > 7 ? atoi(argv[6]) : n, k = argc > 7 ? atoi(argv[7]) : n;
+  int me, np, ctxt, myrow, mycol;
   Cblacs_pinfo(&me, &np); Cblacs_get(-1, 0, &ctxt); Cblacs_gridinit(&ctxt, "Row", prow, pcol);
   Cblacs_gridinfo(ctxt, &prow, &pcol, &myrow, &mycol);
-  int mb = (n + prow - 1) / prow, nb = (n + pcol - 1) / pcol;
-  int lr = numroc_(&n, &mb, &myrow, &zero, &prow), lc = numroc_(&n, &nb, &mycol, &zero, &pcol);
-  int lld = lr > 1 ? lr : 1, desc[9];
-  descinit_(desc, &n, &n, &mb, &nb, &zero, &zero, &ctxt, &lld, &info);
-  double *a = malloc(sizeof(double) * (size_t)lr * lc + 8), *b = malloc(sizeof(double) * (size_t)lr * lc + 8), *c = malloc(sizeof(double) * (size_t)lr * lc + 8);
-  for (long i = 0; i < (long)lr * lc; i++) { a[i] = (double)((i * 7) % 17 - 8); b[i] = (double)((i * 5) % 13 - 6); c[i] = 0; }
+  int da[9], db[9], dc[9], one = 1;
+  double *a = matrix(m, k, prow, pcol, myrow, mycol, ctxt, da, 7, 17);
+  double *b = transb[0] == 'T' ? matrix(n, k, prow, pcol, myrow, mycol, ctxt, db, 5, 13) : matrix(k, n, prow, pcol, myrow, mycol, ctxt, db, 5, 13);
+  double *c = matrix(m, n, prow, pcol, myrow, mycol, ctxt, dc, 0, 1);
   double alpha = 1, beta = 0, best = 1e30;
   for (int r = 0; r < reps; r++) {
     long long before = sent_bytes;
     MPI_Barrier(MPI_COMM_WORLD); double t0 = MPI_Wtime();
-    pdgemm_("N", transb, &n, &n, &n, &alpha, a, &one, &one, desc, b, &one, &one, desc, &beta, c, &one, &one, desc);
+    pdgemm_("N", transb, &m, &n, &k, &alpha, a, &one, &one, da, b, &one, &one, db, &beta, c, &one, &one, dc);
     MPI_Barrier(MPI_COMM_WORLD); double t = MPI_Wtime() - t0;
     if (t < best) best = t;
     if (r == 0) before = sent_bytes - before; 

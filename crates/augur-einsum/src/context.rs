@@ -216,6 +216,9 @@ pub(crate) struct Ctx {
     pub world: Cell<Option<crate::dist::WorldInfo>>,
     /// The CPU statements staged so far and how ([`Einsum::chosen`]).
     pub chosen: RefCell<Vec<Chosen>>,
+    /// The distributed statements staged so far and their plans
+    /// ([`World::plans`](crate::dist::World::plans)).
+    pub planned: RefCell<Vec<crate::dist::Planned>>,
 }
 
 /// How one CPU statement was generated ([`Einsum::chosen`]).
@@ -314,6 +317,7 @@ impl Einsum {
                 schedule: Cell::new(config.schedule),
                 world: Cell::new(None),
                 chosen: RefCell::new(Vec::new()),
+                planned: RefCell::new(Vec::new()),
             }),
         }
     }

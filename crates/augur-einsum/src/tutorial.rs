@@ -70,6 +70,19 @@
 //! hold corrects its prophecy, until every prediction holds. The program
 //! then sends exactly what some rank reads.
 //!
+//! That rule is *owner computes*. When every input splits a reduced index
+//! the same way, a second plan is made, *partial sums*: each rank reduces
+//! over the slice of it that it holds, for every block of the left side
+//! that slice reaches, sends each owner its partial block (one more
+//! prophecy each: "the owner adds it"), and owners add what they receive
+//! in rank order, so the sums are the same on every run. The first stage
+//! keeps whichever plan sends less, and
+//! [`World::plans`](crate::dist::World::plans) says which and how many
+//! bytes each rank sends. `C[i][j] = A[i][l] B[j][l]` with all three in 2D
+//! blocks takes partial sums, as ScaLAPACK's `pdgemm` does; the example
+//! below keeps owner computes (its partial sums would move parts of `X`
+//! and `Y`, far more than half of `U`).
+//!
 //! With `X`, `Y` and `U` all split by blocks of rows on two ranks, rank 0
 //! holds the first half of `X`'s `i` and of `U`'s `k`. Its rows of `Y`
 //! read all of `U`, so each rank sends its half of `U` to the other, and

@@ -860,8 +860,8 @@ fn bench_distributed_sets_augur_beside_pdgemm() {
         assert!(std::env::var_os("CI").is_none(), "CI installs MPI");
         return;
     }
-    // Two statements on 1, 2 and 4 ranks.
-    assert_eq!(csv.lines().count(), 1 + 2 * 3, "{csv}");
+    // Three statements on 1, 2 and 4 ranks.
+    assert_eq!(csv.lines().count(), 1 + 3 * 3, "{csv}");
     let header = csv_cells(csv.lines().next().unwrap());
     let col = |name: &str| header.iter().position(|c| c == name).unwrap();
     let rows: Vec<Vec<String>> = csv.lines().skip(1).map(csv_cells).collect();
@@ -874,4 +874,16 @@ fn bench_distributed_sets_augur_beside_pdgemm() {
     assert_eq!(two[col("grid")], "1x2", "{two:?}");
     assert_eq!(two[col("augur bytes/rank (max)")], "147456", "{two:?}");
     assert_eq!(two[col("plan bytes/rank (max)")], "147456", "{two:?}");
+    // A B^T on 1x2 by partial sums: each rank sends its partial half of C,
+    // as pdgemm does; TTM on 2 ranks: each sends its half of U (24 x 48).
+    let transposed = &rows[4];
+    assert_eq!(
+        transposed[col("augur bytes/rank (max)")],
+        "147456",
+        "{transposed:?}"
+    );
+    let ttm = &rows[7];
+    assert_eq!(ttm[col("grid")], "2x1", "{ttm:?}");
+    assert_eq!(ttm[col("augur bytes/rank (max)")], "9216", "{ttm:?}");
+    assert_eq!(ttm[col("plan bytes/rank (max)")], "9216", "{ttm:?}");
 }

@@ -74,6 +74,7 @@
 
 pub(crate) mod copy;
 pub(crate) mod layout;
+pub(crate) mod partial;
 pub(crate) mod plan;
 pub(crate) mod runtime;
 pub(crate) mod stage;
@@ -165,6 +166,44 @@ impl World {
     /// Ranks.
     pub fn ranks(&self) -> usize {
         self.info.grid.ranks()
+    }
+
+    /// The communication plan of every distributed statement staged so far,
+    /// in order: which rule it follows and the bytes each rank sends and
+    /// receives (the generated program's counters, [`Traffic`], equal
+    /// them).
+    ///
+    /// ```
+    /// use augur::{Builder, Dyn};
+    /// use augur_einsum::dist::{Layout, Rule};
+    /// use augur_einsum::{einsum, Config, Einsum};
+    ///
+    /// #[augur::staged]
+    /// fn plans() {
+    ///     let seen = std::cell::RefCell::new(Vec::new());
+    ///     Builder::new()
+    ///         .extract("abt", |a: Dyn<*mut f64>, b: Dyn<*mut f64>, c: Dyn<*mut f64>| {
+    ///             let ein = Einsum::new(Config::cpu());
+    ///             let world = ein.distribute(2);
+    ///             let (i, j, l) = (ein.index("i"), ein.index("j"), ein.index("l"));
+    ///             let a = world.tensor_with::<f64>("A", [8, 8], Layout::Block2D, a);
+    ///             let b = world.tensor_with::<f64>("B", [8, 8], Layout::Block2D, b);
+    ///             let c = world.tensor_with::<f64>("C", [8, 8], Layout::Block2D, c);
+    ///             einsum!(c[i, j] = a[i, l] * b[j, l]);
+    ///             *seen.borrow_mut() = world.plans();
+    ///             ein.finish();
+    ///         })
+    ///         .unwrap();
+    ///     let plans = seen.borrow();
+    ///     // Both ranks hold half of `l` in A and B: each sums over its half
+    ///     // and sends the other its partial block of C (8 x 4 doubles).
+    ///     assert_eq!(plans[0].rule, Rule::PartialSums);
+    ///     assert_eq!(plans[0].sent_bytes, [256, 256]);
+    /// }
+    /// # plans();
+    /// ```
+    pub fn plans(&self) -> Vec<Planned> {
+        self.ein.ctx.planned.borrow().clone()
     }
 
     /// A distributed tensor of global `shape` in the layout
@@ -273,6 +312,36 @@ pub fn gather<T: Copy + Default>(
         .collect()
 }
 
+/// Which rule a distributed statement's plan follows ([`World::plans`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Each rank computes the left-side elements it holds and receives the
+    /// input blocks they read (SUMMA's plan for `A B`).
+    OwnerComputes,
+    /// Each rank reduces over the slice of the reduction it holds and sends
+    /// each owner its partial block, which the owner adds in rank order
+    /// (`pdgemm`'s plan for `A Bᵀ`). Chosen when every input splits the
+    /// reduced indices alike and it sends less (in all, then the most any
+    /// rank sends); sums are then in another order than one process's, the
+    /// same on every run.
+    PartialSums,
+}
+
+/// The plan of one distributed statement ([`World::plans`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    /// The statement, as `C[i][j] = ...`.
+    pub statement: String,
+    /// Its line in the program (`file:line:column`).
+    pub location: String,
+    /// The rule its plan follows.
+    pub rule: Rule,
+    /// Bytes each rank sends.
+    pub sent_bytes: Vec<u64>,
+    /// Bytes each rank receives.
+    pub received_bytes: Vec<u64>,
+}
+
 /// What one rank sent and received, as its runtime counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Traffic {
@@ -366,6 +435,53 @@ pub fn matmul_plan_bytes(m: usize, n: usize, k: usize, grid: Grid, elem: usize) 
                 .filter(|&pp| pp != p && busy(grid.rank(pp, q)))
                 .count();
             ((a_block * a_to + b_block * b_to) * elem) as u64
+        })
+        .collect()
+}
+
+/// Bytes each rank sends for `C[m×n] = A[m×k] Bᵀ` (`B` of `n×k`,
+/// `C[i][j] = A[i][l] B[j][l]`) with all three in [`Layout::Block2D`] on
+/// `grid`, under the partial-sums plan ([`Rule::PartialSums`], which
+/// [`World::plans`] reports when it is the one chosen). Rank `(p, q)`
+/// holds columns `L_q` of both `A` and `B`; it reduces over them for its
+/// rows `I_p` of `C` and every column. It sends its block of `B` to the
+/// other ranks of its process column that compute something, and its
+/// partial block `C[I_p, J_q']` to each other rank `(p, q')` of its process
+/// row, as `pdgemm` reduces.
+///
+/// ```
+/// use augur_einsum::dist::{matmul_transposed_plan_bytes, Grid};
+/// // 2x2 ranks, n = 8: a 4x4 block of B and a 4x4 partial of C, 8 bytes each.
+/// assert_eq!(matmul_transposed_plan_bytes(8, 8, 8, Grid::new(2, 2), 8), vec![256; 4]);
+/// ```
+pub fn matmul_transposed_plan_bytes(
+    m: usize,
+    n: usize,
+    k: usize,
+    grid: Grid,
+    elem: usize,
+) -> Vec<u64> {
+    let a = split(&[m, k], Layout::Block2D, grid);
+    let b = split(&[n, k], Layout::Block2D, grid);
+    let c = split(&[m, n], Layout::Block2D, grid);
+    let rows_of_c = |p: usize| c.dims[0].local_extent(p);
+    let cols_of_c = |q: usize| c.dims[1].local_extent(q);
+    let slice = |q: usize| a.dims[1].local_extent(q);
+    (0..grid.ranks())
+        .map(|r| {
+            let (p, q) = grid.coords(r);
+            if slice(q) == 0 {
+                return 0;
+            }
+            let b_block = b.dims[0].local_extent(p) * slice(q);
+            let b_to = (0..grid.rows)
+                .filter(|&pp| pp != p && rows_of_c(pp) > 0)
+                .count();
+            let parts: usize = (0..grid.cols)
+                .filter(|&qq| qq != q)
+                .map(|qq| rows_of_c(p) * cols_of_c(qq))
+                .sum();
+            ((b_block * b_to + parts) * elem) as u64
         })
         .collect()
 }

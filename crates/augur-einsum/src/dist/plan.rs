@@ -3,13 +3,26 @@
 //! each index it computes, how the reduction is cut into pieces, and for
 //! each piece which blocks of which input it needs from which rank.
 //!
-//! The rule is owner-computes: a rank computes the elements of the left
-//! side it holds. A reduction index is cut where any input changes owner
-//! along it, so each piece of an input comes from one rank per block of
-//! its other dimensions. A rank computes its pieces whose inputs it holds
-//! first, while the others are in flight.
+//! Two plans are made and the one that sends less is kept
+//! ([`plan`]; ties go to the first):
+//!
+//! - **Owner computes**: a rank computes the elements of the left side it
+//!   holds. A reduction index is cut where any input changes owner along
+//!   it, so each piece of an input comes from one rank per block of its
+//!   other dimensions. A rank computes its pieces whose inputs it holds
+//!   first, while the others are in flight. Where cutting would copy
+//!   slices of an input held whole along the index (`X[i][j][k]` beside a
+//!   `U[k][r]` split along `k`), or the right side reads the left side,
+//!   the reduction stays whole: one piece over buffers gathered from
+//!   every owner.
+//! - **Partial sums** (`partial.rs`): when every input splits a reduced
+//!   index alike, each rank reduces over its own slice of it, for every
+//!   left-side block that slice contributes to, and sends each other
+//!   owner its partial block; owners add them in rank order. This is what
+//!   ScaLAPACK's `pdgemm` does for `A Bᵀ`.
 
 use super::layout::Split;
+use super::Rule;
 use crate::index::Index;
 use std::collections::BTreeMap;
 
@@ -72,13 +85,48 @@ pub(crate) struct RankPlan {
     /// Local pieces first.
     pub pieces: Vec<Piece>,
     pub buffers: Vec<Buffer>,
+    /// Partial sums of other ranks' blocks this rank computes and sends
+    /// (partial-sums plans only), each before its own pieces.
+    pub parts: Vec<Part>,
+    /// The partial sums this rank adds into its left side after its own
+    /// pieces: message ids, in order of sender.
+    pub adds: Vec<usize>,
 }
 
 impl RankPlan {
-    /// True when the rank computes no element.
+    /// True when the rank computes none of its own elements.
     pub fn idle(&self) -> bool {
         self.free.iter().any(|(_, v)| v.is_empty()) || self.pieces.is_empty()
     }
+
+    /// True when the rank computes anything: its own elements or a part.
+    pub fn computes(&self) -> bool {
+        !self.idle() || !self.parts.is_empty()
+    }
+}
+
+/// A block of another rank's left side that a rank computes over its own
+/// slice of the reduction (a partial sum) and sends to that owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Part {
+    /// The rank that holds the block; it is the whole of its local array.
+    pub owner: usize,
+    /// The owner's values of each left-side index.
+    pub free: Vec<(Index, Vec<usize>)>,
+    /// Its pieces, reading `RankPlan::buffers`.
+    pub pieces: Vec<Piece>,
+    /// The message that carries it.
+    pub message: usize,
+}
+
+/// What a message carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Carries {
+    /// Block `block` of the receiver's input buffer `buffer`.
+    Input { buffer: usize, block: usize },
+    /// The sender's part `part` (`RankPlan::parts`), which the receiver
+    /// adds into its left side.
+    Partial { part: usize },
 }
 
 /// A message of the plan.
@@ -86,40 +134,158 @@ impl RankPlan {
 pub(crate) struct Message {
     pub from: usize,
     pub to: usize,
-    /// Which buffer of the receiver, and which block of it.
-    pub buffer: usize,
-    pub block: usize,
+    pub carries: Carries,
     pub elements: usize,
 }
 
 /// The plan of a statement over every rank.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StatementPlan {
+    pub rule: Rule,
     pub ranks: Vec<RankPlan>,
     pub messages: Vec<Message>,
 }
 
+impl StatementPlan {
+    /// Elements each rank sends.
+    pub fn sent(&self) -> Vec<usize> {
+        let mut out = vec![0; self.ranks.len()];
+        for m in &self.messages {
+            out[m.from] += m.elements;
+        }
+        out
+    }
+
+    /// Elements the computing ranks copy from their own arrays into input
+    /// buffers.
+    fn copied(&self) -> usize {
+        let local = |(r, rp): (usize, &RankPlan)| -> usize {
+            rp.buffers
+                .iter()
+                .filter(|b| !b.direct)
+                .flat_map(|b| &b.blocks)
+                .filter(|k| k.source == r)
+                .map(Block::elements)
+                .sum()
+        };
+        self.ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, rp)| rp.computes())
+            .map(local)
+            .sum()
+    }
+
+    /// What the choice between plans minimizes: the total sent, then the
+    /// most any rank sends.
+    fn cost(&self) -> (usize, usize) {
+        let sent = self.sent();
+        (sent.iter().sum(), sent.iter().copied().max().unwrap_or(0))
+    }
+}
+
 /// The plan of `lhs[lhs_indices] op rhs` where `ranges` gives every
 /// index's extent and `reduced` the indices only the right side has.
+/// `partial_sums` allows the partial-sums plan (an `=` or `+=` whose
+/// right side does not read its left side); it is taken when it sends
+/// less than owner-computes. `one_piece` asks for the reduction whole on
+/// each rank (a right side that reads the left side: each piece would read
+/// it again).
 pub(crate) fn plan(
     ranks: usize,
     lhs: (&[Index], &Split),
     slots: &[SlotIn],
     reduced: &[Index],
     ranges: &[(Index, usize)],
+    partial_sums: bool,
+    one_piece: bool,
 ) -> StatementPlan {
     let range = |x: Index| ranges.iter().find(|(j, _)| *j == x).expect("checked").1;
-    let groups: Vec<(Index, Vec<Vec<usize>>)> = reduced
+    // The reduction cut where an input changes owner along it (pieces
+    // whose inputs are local start while the others travel), or whole.
+    let cut: Vec<(Index, Vec<Vec<usize>>)> = reduced
         .iter()
-        .map(|&x| (x, reduction_groups(x, range(x), slots)))
+        .map(|&x| (x, reduction_groups(x, (0..range(x)).collect(), slots)))
         .collect();
-    let mut rank_plans = Vec::with_capacity(ranks);
-    for r in 0..ranks {
-        rank_plans.push(rank_plan(r, lhs, slots, &groups));
+    let whole: Vec<(Index, Vec<Vec<usize>>)> = reduced
+        .iter()
+        .map(|&x| (x, vec![(0..range(x)).collect()]))
+        .collect();
+    let owner = if one_piece {
+        owner_computes(ranks, lhs, slots, &whole)
+    } else {
+        // Cutting copies a slice of each input that does not change owner
+        // where the cut is (`X[i][j][k]` held whole along `k`, cut where
+        // `U[k][r]` changes owner): whole when that copies less.
+        let pieces = owner_computes(ranks, lhs, slots, &cut);
+        let one = owner_computes(ranks, lhs, slots, &whole);
+        if one.copied() < pieces.copied() {
+            one
+        } else {
+            pieces
+        }
+    };
+    if partial_sums {
+        if let Some(p) = super::partial::plan(ranks, lhs, slots, reduced, ranges) {
+            if p.cost() < owner.cost() {
+                return p;
+            }
+        }
     }
+    owner
+}
+
+/// Owner-computes over the reduction's `groups` (each reduced index's
+/// values, grouped into pieces).
+fn owner_computes(
+    ranks: usize,
+    lhs: (&[Index], &Split),
+    slots: &[SlotIn],
+    groups: &[(Index, Vec<Vec<usize>>)],
+) -> StatementPlan {
+    let mut rank_plans: Vec<RankPlan> = (0..ranks)
+        .map(|r| {
+            let free = owned(r, lhs);
+            let mut buffers = Buffers::default();
+            let pieces = pieces(r, &free, slots, groups, &mut buffers);
+            RankPlan {
+                free,
+                pieces,
+                buffers: buffers.list,
+                parts: Vec::new(),
+                adds: Vec::new(),
+            }
+        })
+        .collect();
+    let messages = input_messages(&mut rank_plans);
+    StatementPlan {
+        rule: Rule::OwnerComputes,
+        ranks: rank_plans,
+        messages,
+    }
+}
+
+/// The values of each left-side index that rank `r` holds.
+pub(crate) fn owned(
+    r: usize,
+    (lhs_indices, lhs_split): (&[Index], &Split),
+) -> Vec<(Index, Vec<usize>)> {
+    lhs_indices
+        .iter()
+        .zip(&lhs_split.dims)
+        .map(|(&x, d)| {
+            let coord = lhs_split.coord(r, d.axis);
+            (x, (0..d.extent).filter(|&g| d.owner(g) == coord).collect())
+        })
+        .collect()
+}
+
+/// One message per block of an input buffer that a computing rank reads
+/// from another rank, in order of receiver, buffer and block.
+pub(crate) fn input_messages(rank_plans: &mut [RankPlan]) -> Vec<Message> {
     let mut messages = Vec::new();
     for (to, rp) in rank_plans.iter_mut().enumerate() {
-        if rp.idle() {
+        if !rp.computes() {
             continue;
         }
         for (b, buf) in rp.buffers.iter_mut().enumerate() {
@@ -129,26 +295,26 @@ pub(crate) fn plan(
                     messages.push(Message {
                         from: block.source,
                         to,
-                        buffer: b,
-                        block: k,
+                        carries: Carries::Input {
+                            buffer: b,
+                            block: k,
+                        },
                         elements: block.elements(),
                     });
                 }
             }
         }
     }
-    StatementPlan {
-        ranks: rank_plans,
-        messages,
-    }
+    messages
 }
 
-/// The values of reduced index `x` grouped by which coordinates hold them
-/// in every access that indexes with `x` (in order of first value).
-fn reduction_groups(x: Index, extent: usize, slots: &[SlotIn]) -> Vec<Vec<usize>> {
+/// The values of reduced index `x` among `values`, grouped by which
+/// coordinates hold them in every access that indexes with `x` (in order
+/// of first value).
+pub(crate) fn reduction_groups(x: Index, values: Vec<usize>, slots: &[SlotIn]) -> Vec<Vec<usize>> {
     let mut order: Vec<Vec<usize>> = Vec::new();
     let mut groups: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
-    for g in 0..extent {
+    for g in values {
         let key: Vec<usize> = slots
             .iter()
             .flat_map(|s| {
@@ -168,23 +334,24 @@ fn reduction_groups(x: Index, extent: usize, slots: &[SlotIn]) -> Vec<Vec<usize>
     order
 }
 
-fn rank_plan(
+/// Input buffers of one rank, shared by the pieces that read the same
+/// values of an access.
+#[derive(Default)]
+pub(crate) struct Buffers {
+    pub list: Vec<Buffer>,
+    by_values: BTreeMap<(usize, Vec<Vec<usize>>), usize>,
+}
+
+/// The pieces of rank `r` computing the left-side values `free` over the
+/// reduction's `groups` (each reduced index's values, grouped), their
+/// buffers added to `buffers`; local pieces first.
+pub(crate) fn pieces(
     r: usize,
-    (lhs_indices, lhs_split): (&[Index], &Split),
+    free: &[(Index, Vec<usize>)],
     slots: &[SlotIn],
     groups: &[(Index, Vec<Vec<usize>>)],
-) -> RankPlan {
-    let free: Vec<(Index, Vec<usize>)> = lhs_indices
-        .iter()
-        .zip(&lhs_split.dims)
-        .map(|(&x, d)| {
-            let coord = lhs_split.coord(r, d.axis);
-            (x, (0..d.extent).filter(|&g| d.owner(g) == coord).collect())
-        })
-        .collect();
-    let mut buffers: Vec<Buffer> = Vec::new();
-    // Buffers are shared by pieces that read the same values of an access.
-    let mut by_key: BTreeMap<(usize, Vec<usize>), usize> = BTreeMap::new();
+    buffers: &mut Buffers,
+) -> Vec<Piece> {
     let mut pieces = Vec::new();
     for choice in product(&groups.iter().map(|(_, g)| g.len()).collect::<Vec<_>>()) {
         let reduced: Vec<(Index, Vec<usize>)> = groups
@@ -201,21 +368,20 @@ fn rank_plan(
         };
         let mut piece_buffers = Vec::with_capacity(slots.len());
         for (s, slot) in slots.iter().enumerate() {
-            let key_groups: Vec<usize> = groups
-                .iter()
-                .zip(&choice)
-                .filter(|((x, _), _)| slot.indices.contains(x))
-                .map(|(_, &c)| c)
-                .collect();
-            let at = *by_key.entry((s, key_groups)).or_insert_with(|| {
-                buffers.push(buffer(r, s, slot, &values));
-                buffers.len() - 1
-            });
+            let key = (s, slot.indices.iter().map(|&x| values(x).clone()).collect());
+            let at = match buffers.by_values.get(&key) {
+                Some(&at) => at,
+                None => {
+                    buffers.list.push(buffer(r, s, slot, &values));
+                    buffers.by_values.insert(key, buffers.list.len() - 1);
+                    buffers.list.len() - 1
+                }
+            };
             piece_buffers.push(at);
         }
         let local = piece_buffers
             .iter()
-            .all(|&b| buffers[b].blocks.iter().all(|k| k.source == r));
+            .all(|&b| buffers.list[b].blocks.iter().all(|k| k.source == r));
         pieces.push(Piece {
             reduced,
             buffers: piece_buffers,
@@ -224,11 +390,7 @@ fn rank_plan(
     }
     // Local pieces first: they compute while the others arrive.
     pieces.sort_by_key(|p| !p.local);
-    RankPlan {
-        free,
-        pieces,
-        buffers,
-    }
+    pieces
 }
 
 /// The buffer of access `slot` over the index values `values` gives.

@@ -13,14 +13,19 @@
 //! Each rank's code posts its receives, packs and posts its sends, then
 //! computes its pieces local ones first, waiting for each remote block
 //! only where a piece reads it, so messages travel while local work runs.
+//! Under a partial-sums plan it first computes and sends the parts other
+//! owners add, then its own block, then adds the parts it receives in
+//! rank order; a part is read when its owner adds it, one prophecy each
+//! as for input blocks.
 
 use super::copy;
 use super::layout::Split;
-use super::plan::{self, Block, Pairs, RankPlan, SlotIn, StatementPlan};
+use super::plan::{self, Block, Carries, Pairs, Piece, RankPlan, SlotIn, StatementPlan};
 use super::runtime as rt;
 use super::WorldInfo;
 use crate::elem::Elem;
 use crate::error::ShapeError;
+use crate::index::Index;
 use crate::plan::{Op, Plan};
 use crate::statement::describe;
 use crate::tensor::{Access, Tensor};
@@ -81,23 +86,20 @@ pub(crate) fn statement<E: Elem>(plan: &Plan<E>, world: WorldInfo) {
             is_lhs: a.tensor.same(&plan.lhs.tensor),
         })
         .collect();
+    let reads_lhs = slots.iter().any(|s| s.is_lhs);
     let sp = plan::plan(
         grid.ranks(),
         (&plan.lhs.indices, &lhs_split),
         &slots,
         &plan.reduced,
         &plan.ranges,
+        !reads_lhs && matches!(plan.op, Op::Assign | Op::Add),
+        reads_lhs,
     );
-    let reads_lhs = slots.iter().any(|s| s.is_lhs);
-    if reads_lhs && sp.ranks.iter().any(|r| r.pieces.len() > 1) {
-        fail(format!(
-            "the right side reads `{}`, and the reduction is split over ranks: each part \
-             would read it again; write `{} += ...` without it on the right",
-            plan.lhs.tensor.name(),
-            plan.lhs.tensor.name()
-        ));
-    }
+    // Each piece would read the left side again.
+    debug_assert!(!reads_lhs || sp.ranks.iter().all(|r| r.pieces.len() <= 1));
     let size = std::mem::size_of::<E>();
+    record(plan, &sp, size);
     if let Some(m) = sp
         .messages
         .iter()
@@ -116,17 +118,21 @@ pub(crate) fn statement<E: Elem>(plan: &Plan<E>, world: WorldInfo) {
         .messages
         .iter()
         .map(|m| {
-            let slot = sp.ranks[m.to].buffers[m.buffer].slot;
-            Prophecy::named(
-                format!(
-                    "rank {} reads `{}` block {} from rank {}",
+            let what = match m.carries {
+                Carries::Input { buffer, block } => format!(
+                    "rank {} reads `{}` block {block} from rank {}",
                     m.to,
-                    accesses[slot].tensor.name(),
-                    m.block,
+                    accesses[sp.ranks[m.to].buffers[buffer].slot].tensor.name(),
                     m.from
                 ),
-                false,
-            )
+                Carries::Partial { .. } => format!(
+                    "rank {} adds rank {}'s partial sums of `{}`",
+                    m.to,
+                    m.from,
+                    plan.lhs.tensor.name()
+                ),
+            };
+            Prophecy::named(what, false)
         })
         .collect();
     let code = RankCode {
@@ -144,6 +150,24 @@ pub(crate) fn statement<E: Elem>(plan: &Plan<E>, world: WorldInfo) {
             code.emit(r);
         }
     }
+}
+
+/// Records the plan for [`World::plans`](super::World::plans).
+fn record<E: Elem>(plan: &Plan<E>, sp: &StatementPlan, size: usize) {
+    let Some(ctx) = plan.lhs.tensor.state.ctx.upgrade() else {
+        return;
+    };
+    let mut received = vec![0u64; sp.ranks.len()];
+    for m in &sp.messages {
+        received[m.to] += (m.elements * size) as u64;
+    }
+    ctx.planned.borrow_mut().push(super::Planned {
+        statement: describe(plan.lhs, plan.op),
+        location: plan.loc.to_string(),
+        rule: sp.rule,
+        sent_bytes: sp.sent().iter().map(|&e| (e * size) as u64).collect(),
+        received_bytes: received,
+    });
 }
 
 /// What generating one rank's part reads.
@@ -165,7 +189,7 @@ struct Posted<E: Elem> {
 
 impl<E: Elem> RankCode<'_, '_, E> {
     fn has_work(&self, r: usize) -> bool {
-        !self.sp.ranks[r].idle() || self.sp.messages.iter().any(|m| m.from == r)
+        self.sp.ranks[r].computes() || self.sp.messages.iter().any(|m| m.from == r)
     }
 
     #[augur::staged]
@@ -175,7 +199,7 @@ impl<E: Elem> RankCode<'_, '_, E> {
         let mut allocated: Vec<Dyn<*mut E>> = Vec::new();
         rt::BEGIN.call();
         // Buffers of the pieces this rank computes.
-        let idle = rp.idle();
+        let idle = !rp.computes();
         let buffers: Vec<Dyn<*mut E>> = rp
             .buffers
             .iter()
@@ -200,15 +224,22 @@ impl<E: Elem> RankCode<'_, '_, E> {
             if m.to != r || !self.reads[id].get() {
                 continue;
             }
-            let buf = &rp.buffers[m.buffer];
-            let block = &buf.blocks[m.block];
-            let whole = covers(&block.dims, &buf.shape, |p| p.0);
-            let (target, staging) = if whole {
-                (buffers[m.buffer], None)
-            } else {
-                let s = alloc::<E>(m.elements, "recv");
-                allocated.push(s);
-                (s, Some(s))
+            let (target, staging) = match m.carries {
+                Carries::Input { buffer, block } => {
+                    let buf = &rp.buffers[buffer];
+                    if covers(&buf.blocks[block].dims, &buf.shape, |p| p.0) {
+                        (buffers[buffer], None)
+                    } else {
+                        let s = alloc::<E>(m.elements, "recv");
+                        allocated.push(s);
+                        (s, Some(s))
+                    }
+                }
+                Carries::Partial { .. } => {
+                    let s = alloc::<E>(m.elements, "part_in");
+                    allocated.push(s);
+                    (s, Some(s))
+                }
             };
             let request = rt::IRECV.call(
                 target.cast_ptr::<*mut u8>(),
@@ -222,11 +253,14 @@ impl<E: Elem> RankCode<'_, '_, E> {
         // Sends: pack each block another rank reads.
         let mut sends: Vec<Dyn<i32>> = Vec::new();
         for (id, m) in self.sp.messages.iter().enumerate() {
+            let Carries::Input { buffer, block } = m.carries else {
+                continue; // parts are sent once computed
+            };
             if m.from != r || !self.reads[id].get() {
                 continue;
             }
-            let buf = &self.sp.ranks[m.to].buffers[m.buffer];
-            let block = &buf.blocks[m.block];
+            let buf = &self.sp.ranks[m.to].buffers[buffer];
+            let block = &buf.blocks[block];
             let access = self.accesses[buf.slot];
             let local_shape = self.splits[buf.slot].local_shape(r);
             let host = access.tensor.state.host;
@@ -252,16 +286,48 @@ impl<E: Elem> RankCode<'_, '_, E> {
             );
             sends.push(Dyn::named("request", request));
         }
-        if !idle {
-            let mut filled = vec![false; rp.buffers.len()];
-            for (k, piece) in rp.pieces.iter().enumerate() {
-                for &b in &piece.buffers {
-                    if !filled[b] {
-                        filled[b] = true;
-                        self.fill(r, b, buffers[b], &posted);
-                    }
+        let mut filled = vec![false; rp.buffers.len()];
+        let mut fill_for = |piece: &Piece| {
+            for &b in &piece.buffers {
+                if !filled[b] {
+                    filled[b] = true;
+                    self.fill(r, b, buffers[b], &posted);
                 }
-                self.compute(r, k, &buffers);
+            }
+        };
+        // Parts first, so their sums travel while this rank computes its own.
+        for part in &rp.parts {
+            if !self.reads[part.message].get() {
+                continue;
+            }
+            let elements = part.free.iter().map(|(_, v)| v.len()).product();
+            let out = alloc::<E>(elements, "part");
+            allocated.push(out);
+            for (k, piece) in part.pieces.iter().enumerate() {
+                fill_for(piece);
+                self.compute(r, (&part.free, piece, k), Op::Assign, out, &buffers);
+            }
+            let request = rt::ISEND.call(
+                out.cast_ptr::<*mut u8>(),
+                (elements * size) as i64,
+                part.owner as i32,
+                tag(part.message),
+            );
+            sends.push(Dyn::named("request", request));
+        }
+        if !rp.idle() {
+            let host = self.plan.lhs.tensor.state.host;
+            for (k, piece) in rp.pieces.iter().enumerate() {
+                fill_for(piece);
+                self.compute(r, (&rp.free, piece, k), self.plan.op, host, &buffers);
+            }
+        }
+        for &id in &rp.adds {
+            self.reads[id].require(true);
+            // Posted unless this attempt predicted no read (as in `fill`).
+            if let Some(p) = posted[id] {
+                rt::WAIT.call(p.request);
+                self.add(r, p.staging.expect("a part lands in its own buffer"));
             }
         }
         for s in sends {
@@ -308,19 +374,27 @@ impl<E: Elem> RankCode<'_, '_, E> {
         }
     }
 
-    /// Piece `k` of rank `r`: the statement over local views.
+    /// Piece `k` of the block of left-side values `free` on rank `r`: the
+    /// statement over local views, the block stored at `target` (the
+    /// left side's local array, or a part's buffer) and `op` the block's
+    /// (its first piece does `op`, later ones add their part in).
     #[augur::staged]
-    fn compute(&self, r: usize, k: usize, buffers: &[Dyn<*mut E>]) {
+    fn compute(
+        &self,
+        r: usize,
+        (free, piece, k): (&[(Index, Vec<usize>)], &Piece, usize),
+        op: Op,
+        target: Dyn<*mut E>,
+        buffers: &[Dyn<*mut E>],
+    ) {
         let rp = &self.sp.ranks[r];
-        let piece = &rp.pieces[k];
         let plan = self.plan;
         let lhs_tensor = &plan.lhs.tensor;
-        let lhs_shape: Vec<usize> = rp.free.iter().map(|(_, v)| v.len()).collect();
-        let lhs_view = lhs_tensor.view(lhs_tensor.name(), lhs_shape, lhs_tensor.state.host);
+        let lhs_shape: Vec<usize> = free.iter().map(|(_, v)| v.len()).collect();
+        let lhs_view = lhs_tensor.view(lhs_tensor.name(), lhs_shape, target);
         let mut slot = 0;
-        let offset = |x: crate::index::Index| -> Option<usize> {
-            let values = rp
-                .free
+        let offset = |x: Index| -> Option<usize> {
+            let values = free
                 .iter()
                 .chain(piece.reduced.iter())
                 .find(|(j, _)| *j == x)
@@ -373,7 +447,7 @@ impl<E: Elem> RankCode<'_, '_, E> {
         );
         // The first piece does what the statement does; later ones add
         // (or multiply) their part of the reduction in.
-        let op = match (plan.op, k) {
+        let op = match (op, k) {
             (Op::Assign, 0) => Op::Assign,
             (Op::Mul, _) => Op::Mul,
             _ => Op::Add,
@@ -384,6 +458,23 @@ impl<E: Elem> RankCode<'_, '_, E> {
             loc: plan.lhs.loc,
         };
         crate::statement::local(&lhs, op, rhs, plan.loc);
+    }
+
+    /// Adds a part received into rank `r`'s left side: the part is the
+    /// whole local array, in its order.
+    #[augur::staged]
+    fn add(&self, r: usize, part: Dyn<*mut E>) {
+        let plan = self.plan;
+        let lhs = &plan.lhs;
+        let shape: Vec<usize> = self.sp.ranks[r].free.iter().map(|(_, v)| v.len()).collect();
+        let local = |name: &str, at: Dyn<*mut E>| Access {
+            tensor: lhs.tensor.view(name, shape.clone(), at),
+            indices: lhs.indices.clone(),
+            loc: lhs.loc,
+        };
+        let dst = local(lhs.tensor.name(), lhs.tensor.state.host);
+        let src = local("part", part);
+        crate::statement::local(&dst, Op::Add, Term::Access(src), plan.loc);
     }
 }
 

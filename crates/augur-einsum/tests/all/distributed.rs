@@ -1,22 +1,36 @@
 //! Distributed statements on simulated ranks (every rank a thread): each
 //! program equals the single-process computation for 1 to 4 ranks, sizes
-//! the ranks do not divide included, and each rank receives exactly the
-//! elements its computation reads that it does not hold.
+//! the ranks do not divide included, and sends exactly the bytes its plan
+//! says. Under owner-computes each rank receives exactly the elements its
+//! computation reads that it does not hold; a partial-sums plan is chosen
+//! only where it sends less than that.
 
 use augur::{Builder, Dyn, Extracted};
-use augur_einsum::dist::{self, Grid, Layout, Traffic};
+use augur_einsum::dist::{self, Grid, Layout, Planned, Rule, Traffic};
 use augur_einsum::{einsum, Config, Einsum, ShapeError, Tensor};
+use std::cell::RefCell;
 use std::collections::HashSet;
 
 type Sig = unsafe extern "C" fn(*mut i64, *mut i64, *mut i64, i32);
 type Body = fn(&Einsum, &[Tensor<i64>; 3], Dyn<i32>);
 
-#[augur::staged]
 fn extract(
     ranks: usize,
     shapes: &[Vec<usize>; 3],
     layouts: [Layout; 3],
     body: Body,
+) -> augur::Result<Extracted<Sig>> {
+    extract_seen(ranks, shapes, layouts, body, &RefCell::new(Vec::new()))
+}
+
+/// As `extract`, the plans of the last run left in `seen`.
+#[augur::staged]
+fn extract_seen(
+    ranks: usize,
+    shapes: &[Vec<usize>; 3],
+    layouts: [Layout; 3],
+    body: Body,
+    seen: &RefCell<Vec<Planned>>,
 ) -> augur::Result<Extracted<Sig>> {
     let shapes = shapes.clone();
     Builder::new().extract(
@@ -30,6 +44,7 @@ fn extract(
                 world.tensor_with::<i64>("C", &shapes[2], layouts[2], c),
             ];
             body(&ein, &ts, n);
+            *seen.borrow_mut() = world.plans();
             ein.finish();
         },
     )
@@ -41,7 +56,8 @@ fn input(len: usize, seed: i64) -> Vec<i64> {
         .collect()
 }
 
-/// Runs the program on `ranks` simulated ranks; the gathered C and each rank's traffic.
+/// Runs the program on `ranks` simulated ranks; the gathered C and each
+/// rank's traffic, checked against the plans.
 fn run(
     ranks: usize,
     shapes: &[Vec<usize>; 3],
@@ -49,7 +65,22 @@ fn run(
     body: Body,
     turns: i32,
 ) -> (Vec<i64>, Vec<Traffic>) {
-    let ex = extract(ranks, shapes, layouts, body).unwrap();
+    let (c, traffic, _) = run_planned(ranks, shapes, layouts, body, (turns, 1));
+    (c, traffic)
+}
+
+/// As `run`, with the plans. Every rank sent and received what the plans
+/// say, `times` over (the turns, for a body whose statement is in a loop).
+fn run_planned(
+    ranks: usize,
+    shapes: &[Vec<usize>; 3],
+    layouts: [Layout; 3],
+    body: Body,
+    (turns, times): (i32, u64),
+) -> (Vec<i64>, Vec<Traffic>, Vec<Planned>) {
+    let seen = RefCell::new(Vec::new());
+    let ex = extract_seen(ranks, shapes, layouts, body, &seen).unwrap();
+    let plans = seen.into_inner();
     let program = dist::compile_ranks(&ex).unwrap();
     let grid = Grid::for_ranks(ranks);
     let len = |s: &Vec<usize>| s.iter().product::<usize>();
@@ -71,7 +102,25 @@ fn run(
     })
     .unwrap();
     let parts: Vec<Vec<i64>> = locals.iter().map(|l| l[2].clone()).collect();
-    (dist::gather(&parts, &shapes[2], layouts[2], grid), traffic)
+    // A statement in a dyn loop is staged more than once in a run, with
+    // the same plan: once per statement, and once per turn in the loop.
+    let mut plans = plans;
+    plans.dedup_by(|a, b| a.location == b.location);
+    let planned = |f: fn(&Planned) -> &Vec<u64>| -> Vec<u64> {
+        (0..ranks)
+            .map(|r| plans.iter().map(|p| f(p)[r]).sum::<u64>() * times)
+            .collect()
+    };
+    let what = format!("{ranks} ranks, {layouts:?}, {shapes:?}");
+    let sent: Vec<u64> = traffic.iter().map(|t| t.sent_bytes).collect();
+    let received: Vec<u64> = traffic.iter().map(|t| t.received_bytes).collect();
+    assert_eq!(sent, planned(|p| &p.sent_bytes), "{what}");
+    assert_eq!(received, planned(|p| &p.received_bytes), "{what}");
+    (
+        dist::gather(&parts, &shapes[2], layouts[2], grid),
+        traffic,
+        plans,
+    )
 }
 
 fn matmul(a: &[i64], b: &[i64], c: &mut [i64], (m, k, n): (usize, usize, usize)) {
@@ -143,11 +192,12 @@ const LAYOUT_SETS: [[Layout; 3]; 6] = [
 
 #[test]
 fn products_equal_the_single_process_one_and_receive_exactly_what_they_read() {
+    let mut partial_sums_chosen = 0;
     for &(m, k, n) in &[(7, 5, 6), (1, 3, 2), (4, 1, 5), (9, 8, 3)] {
         for ranks in 1..=4 {
             for layouts in LAYOUT_SETS {
                 let shapes = [vec![m, k], vec![k, n], vec![m, n]];
-                let (got, traffic) = run(ranks, &shapes, layouts, product, 0);
+                let (got, traffic, plans) = run_planned(ranks, &shapes, layouts, product, (0, 1));
                 let mut want = vec![0; m * n];
                 matmul(&input(m * k, 1), &input(k * n, 2), &mut want, (m, k, n));
                 let what = format!("{m}x{k}x{n} on {ranks} ranks, {layouts:?}");
@@ -156,17 +206,86 @@ fn products_equal_the_single_process_one_and_receive_exactly_what_they_read() {
                 let sent: u64 = traffic.iter().map(|t| t.sent_bytes).sum();
                 let received: u64 = traffic.iter().map(|t| t.received_bytes).sum();
                 assert_eq!(sent, received, "{what}");
-                for (r, t) in traffic.iter().enumerate() {
-                    assert_eq!(
-                        t.received_bytes,
-                        matmul_needs(r, (m, k, n), layouts, grid),
-                        "rank {r}, {what}"
-                    );
+                let needs: Vec<u64> = (0..ranks)
+                    .map(|r| matmul_needs(r, (m, k, n), layouts, grid))
+                    .collect();
+                match plans[0].rule {
+                    Rule::OwnerComputes => {
+                        let got: Vec<u64> = traffic.iter().map(|t| t.received_bytes).collect();
+                        assert_eq!(got, needs, "{what}");
+                    }
+                    Rule::PartialSums => {
+                        partial_sums_chosen += 1;
+                        assert!(received < needs.iter().sum(), "{what}: {received} bytes");
+                    }
                 }
-                if layouts == LAYOUT_SETS[0] {
+                if layouts == LAYOUT_SETS[0] && plans[0].rule == Rule::OwnerComputes {
                     let plan = dist::matmul_plan_bytes(m, n, k, grid, 8);
                     let sent: Vec<u64> = traffic.iter().map(|t| t.sent_bytes).collect();
                     assert_eq!(sent, plan, "{what}");
+                }
+            }
+        }
+    }
+    // Block columns of A beside block rows of B split `l` alike.
+    assert!(
+        partial_sums_chosen > 0,
+        "no case took the partial-sums plan"
+    );
+}
+
+#[augur::staged]
+fn product_transposed(ein: &Einsum, [a, b, c]: &[Tensor<i64>; 3], _: Dyn<i32>) {
+    let (i, j, l) = (ein.index("i"), ein.index("j"), ein.index("l"));
+    einsum!(c[i, j] = a[i, l] * b[j, l]);
+}
+
+#[augur::staged]
+fn product_transposed_added(ein: &Einsum, [a, b, c]: &[Tensor<i64>; 3], _: Dyn<i32>) {
+    let (i, j, l) = (ein.index("i"), ein.index("j"), ein.index("l"));
+    einsum!(c[i, j] += a[i, l] * b[j, l]);
+}
+
+#[test]
+fn transposed_products_add_partial_sums_exactly_and_send_what_pdgemm_sends() {
+    let block = [Layout::Block2D; 3];
+    let mut layout_sets = LAYOUT_SETS.to_vec();
+    layout_sets.push([Layout::BlockCols, Layout::BlockCols, Layout::BlockRows]);
+    for &(m, k, n) in &[(7, 5, 6), (8, 8, 8), (4, 1, 5)] {
+        let shapes = [vec![m, k], vec![n, k], vec![m, n]];
+        let (a, b, c0) = (input(m * k, 1), input(n * k, 2), input(m * n, 3));
+        let product: Vec<i64> = (0..m * n)
+            .map(|e| (0..k).map(|l| a[e / n * k + l] * b[e % n * k + l]).sum())
+            .collect();
+        for ranks in 1..=4 {
+            let grid = Grid::for_ranks(ranks);
+            for &layouts in &layout_sets {
+                let added = layouts == block || layouts == LAYOUT_SETS[5];
+                for (body, plus) in [
+                    (product_transposed as Body, false),
+                    (product_transposed_added, true),
+                ] {
+                    if plus && !added {
+                        continue;
+                    }
+                    let (got, _, plans) = run_planned(ranks, &shapes, layouts, body, (0, 1));
+                    let want: Vec<i64> = if plus {
+                        c0.iter().zip(&product).map(|(c, p)| c + p).collect()
+                    } else {
+                        product.clone()
+                    };
+                    let what = format!("{m}x{k}x{n} on {ranks} ranks, {layouts:?}, += {plus}");
+                    assert_eq!(got, want, "{what}");
+                    if layouts == block && ranks > 1 && k >= grid.cols {
+                        // pdgemm's plan: B's block down the process column,
+                        // partial blocks of C along the process row.
+                        assert_eq!(plans[0].rule, Rule::PartialSums, "{what}");
+                        assert_eq!(
+                            plans[0].sent_bytes,
+                            dist::matmul_transposed_plan_bytes(m, n, k, grid, 8),
+                            "{what}"
+                        );
+                    }
                 }
             }
         }
@@ -262,7 +381,13 @@ fn a_transpose_with_index_values_and_a_product_in_a_dyn_loop_are_exact() {
     matmul(&input(m * k, 1), &input(k * n, 2), &mut once, (m, k, n));
     for ranks in [2, 3, 4] {
         for turns in [0, 1, 3] {
-            let (got, traffic) = run(ranks, &shapes, LAYOUT_SETS[0], product_in_a_loop, turns);
+            let (got, traffic, _) = run_planned(
+                ranks,
+                &shapes,
+                LAYOUT_SETS[0],
+                product_in_a_loop,
+                (turns, turns as u64),
+            );
             let c0 = input(m * n, 3);
             let want: Vec<i64> = c0
                 .iter()
@@ -306,18 +431,31 @@ fn what_the_ranks_cannot_run_as_written_is_a_clear_error() {
     assert!(e.contains("index `i`") && e.contains("block layout"), "{e}");
     let e = distribution_error(extract(
         4,
-        &shapes,
-        [Layout::Block2D; 3],
-        reads_its_left_side,
-    ));
-    assert!(e.contains("reads `C`") && e.contains("+="), "{e}");
-    let e = distribution_error(extract(
-        4,
         &[vec![4], vec![4, 4], vec![4, 4]],
         [Layout::Block2D; 3],
         product,
     ));
     assert!(e.contains("splits 2 dimensions"), "{e}");
-    // With one rank nothing is split, so the same statements run.
-    assert!(extract(1, &shapes, [Layout::Block2D; 3], reads_its_left_side).is_ok());
+}
+
+/// A right side that reads the left side (`C[i,j] = C[i,j] + A[i,l]
+/// B[l,j]`, the sum over `l` of both terms) reduces whole on each rank, so
+/// every term reads `C` before it changes: exact on 1 to 4 ranks.
+#[test]
+fn a_right_side_that_reads_the_left_side_reduces_whole() {
+    let (m, k, n) = (5, 6, 4);
+    let shapes = [vec![m, k], vec![k, n], vec![m, n]];
+    let mut product = vec![0; m * n];
+    matmul(&input(m * k, 1), &input(k * n, 2), &mut product, (m, k, n));
+    let want: Vec<i64> = input(m * n, 3)
+        .iter()
+        .zip(&product)
+        .map(|(c, p)| c * k as i64 + p)
+        .collect();
+    for ranks in 1..=4 {
+        for layouts in [LAYOUT_SETS[0], LAYOUT_SETS[2]] {
+            let (got, _) = run(ranks, &shapes, layouts, reads_its_left_side, 0);
+            assert_eq!(got, want, "{ranks} ranks, {layouts:?}");
+        }
+    }
 }

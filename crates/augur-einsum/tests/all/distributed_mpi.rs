@@ -1,5 +1,6 @@
 //! The distributed product under real MPI: the standalone program from
-//! `dist::summa`, built with `mpicc` and run with `mpirun` on 1 to 4 ranks
+//! `dist::summa` (and `dist::summa_transposed`, whose plan sums partial
+//! blocks), built with `mpicc` and run with `mpirun` on 1 to 4 ranks
 //! (`--oversubscribe`), checks itself against a single-process product and
 //! sends exactly the plan's bytes. Without MPI installed the test says so
 //! and passes, except under CI (`CI` set), which installs OpenMPI and must
@@ -92,6 +93,14 @@ fn the_standalone_product_checks_itself_on_one_to_four_mpi_ranks() {
                     );
                 }
             }
+        }
+        // A Bᵀ: partial sums, pdgemm's plan, on more than one rank.
+        for (m, n, k) in [(7, 6, 5), (64, 64, 64)] {
+            let source = dist::summa_transposed(m, n, k, ranks, Layout::Block2D).unwrap();
+            let out = run(&source, ranks, &dir);
+            assert!(out.contains("check: ok"), "{ranks} ranks, A B^T: {out}");
+            let plan = dist::matmul_transposed_plan_bytes(m, n, k, Grid::for_ranks(ranks), 8);
+            assert_eq!(bytes_sent(&out), plan, "{out}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
