@@ -53,6 +53,11 @@ pub enum Error {
         /// engine keeps their turns apart for the rest of each run, so a dyn
         /// loop around one of them never repeats its state.
         plain_loops: Vec<SrcLoc>,
+        /// Where the first-stage state that changed between the last two
+        /// visits was made: a `Static::new`, or the `let` of a local
+        /// `#[augur::staged]` tracks. Empty when the engine cannot tell
+        /// (state it does not see, such as a plain loop's turn).
+        changing: Vec<SrcLoc>,
     },
     /// Code the engine would share (a loop closing, two paths joining)
     /// lies where it cannot see all the plain Rust state: code
@@ -248,10 +253,25 @@ impl fmt::Display for Error {
                 location,
                 iterations,
                 plain_loops,
+                changing,
             } if !plain_loops.is_empty() => write!(
                 f,
-                "dyn loop at {location} never closes: reached {iterations} times in one run{}",
+                "dyn loop at {location} never closes: reached {iterations} times in one run{}{}",
+                changing_hint(changing),
                 plain_loop_hint(plain_loops)
+            ),
+            Error::LoopNeverCloses {
+                location,
+                iterations,
+                changing,
+                ..
+            } if !changing.is_empty() => write!(
+                f,
+                "dyn loop at {location} never closes: reached {iterations} times in one run \
+                 with different first-stage state each time{}; keep loop-carried values in \
+                 Dyn variables, or raise Builder::max_loop_iterations if it is a first-stage \
+                 loop longer than the limit",
+                changing_hint(changing)
             ),
             Error::LoopNeverCloses {
                 location,
@@ -422,6 +442,22 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// hidden first-stage state (empty when none): inside a dyn loop, their
 /// turns stay apart for the rest of the run, so the dyn loop never repeats
 /// its state.
+/// `: the first-stage state made at L changes every turn` for a loop that
+/// never closes (empty when no site is known).
+fn changing_hint(changing: &[SrcLoc]) -> String {
+    match changing {
+        [] => String::new(),
+        [one] => format!(": the first-stage state made at {one} changes every turn"),
+        more => {
+            let at: Vec<String> = more.iter().map(|l| l.to_string()).collect();
+            format!(
+                ": the first-stage state made at {} changes every turn",
+                at.join(" and at ")
+            )
+        }
+    }
+}
+
 pub(crate) fn plain_loop_hint(plain_loops: &[SrcLoc]) -> String {
     if plain_loops.is_empty() {
         return String::new();

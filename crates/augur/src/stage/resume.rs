@@ -139,7 +139,7 @@ where
     loop {
         // The member's number is part of every tag in it, as a `Static`
         // would be: exact, where the key's hash could collide.
-        let slot = with(|r| Ok(r.static_register(member_term(member))));
+        let slot = with(|r| Ok(r.static_register(member_term(member), None)));
         let next = body(key);
         with(|r| {
             r.static_drop(slot);

@@ -222,12 +222,13 @@ impl Tracked {
         if !always && decided == 0 {
             return Tracked::untracked();
         }
+        let at = Location::caller();
         let slot = driver::with_gen(|e, gen| {
             let h = match hash {
                 Some(h) => h,
                 None => e.stand_in(m, decided),
             };
-            let (slot, depth) = e.track(h);
+            let (slot, depth) = e.track(h, at);
             (slot, depth, gen)
         });
         Tracked {

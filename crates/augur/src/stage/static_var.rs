@@ -49,10 +49,12 @@ pub struct Static<T: Clone + Hash + Eq + 'static> {
 impl<T: Clone + Hash + Eq + 'static> Static<T> {
     /// A new static value, registered with the extraction in progress (a
     /// `Static` made outside an extraction is a plain constant).
+    #[track_caller]
     pub fn new(value: T) -> Static<T> {
+        let at = std::panic::Location::caller();
         let slot = driver::current_gen().map(|gen| {
             let h = state_hash(&value);
-            (with(|e| Ok(e.static_register(h))), gen)
+            (with(|e| Ok(e.static_register(h, Some(at)))), gen)
         });
         Static { value, slot }
     }

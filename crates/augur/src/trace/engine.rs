@@ -159,16 +159,20 @@ impl Engine {
     // ----- first-stage state -----
 
     /// Registers a `Static` with the hash of its value; returns its slot.
-    pub(super) fn static_register(&mut self, hash: u64) -> u32 {
+    pub(super) fn static_register(
+        &mut self,
+        hash: u64,
+        at: Option<&'static std::panic::Location<'static>>,
+    ) -> u32 {
         let slot = self.run.statics.len();
-        self.run.statics.push(Some(hash));
+        self.run.statics.push((Some(hash), at));
         self.run.statics_hash ^= static_term(slot, hash);
         slot as u32
     }
 
     /// Records a new value hash for a `Static`.
     pub(super) fn static_update(&mut self, slot: u32, hash: u64) {
-        if let Some(s) = self.run.statics.get_mut(slot as usize) {
+        if let Some((s, _)) = self.run.statics.get_mut(slot as usize) {
             if let Some(old) = s.replace(hash) {
                 self.run.statics_hash ^= static_term(slot as usize, old);
             }
@@ -179,10 +183,10 @@ impl Engine {
     /// Forgets a dropped `Static`.
     pub(super) fn static_drop(&mut self, slot: u32) {
         let st = &mut self.run.statics;
-        if let Some(old) = st.get_mut(slot as usize).and_then(Option::take) {
+        if let Some(old) = st.get_mut(slot as usize).and_then(|s| s.0.take()) {
             self.run.statics_hash ^= static_term(slot as usize, old);
         }
-        while matches!(st.last(), Some(None)) {
+        while matches!(st.last(), Some((None, _))) {
             st.pop();
         }
     }

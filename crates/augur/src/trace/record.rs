@@ -180,6 +180,12 @@ impl Engine {
     pub(super) fn count_site(&mut self, loc: SrcLoc) -> Result<(), Ctl> {
         let c = self.run.site_visits.entry(loc).or_insert(0);
         *c += 1;
+        if *c == self.config.max_site_visits {
+            // The last visit allowed: what changes by the next one is
+            // what keeps the loop from closing.
+            let hashes = self.run.statics.iter().map(|s| s.0).collect();
+            self.run.statics_at_limit = Some((loc, hashes));
+        }
         if *c > self.config.max_site_visits {
             if let Some(&(loop_at, used, computed)) =
                 self.learned.carried.iter().find(|c| c.0 == loc)
@@ -199,13 +205,44 @@ impl Engine {
                     reached: None,
                 }));
             }
+            let iterations = *c;
             return Err(Ctl::fail(Error::LoopNeverCloses {
                 location: loc,
-                iterations: *c,
+                iterations,
                 plain_loops: self.learned.plain_loops.clone(),
+                changing: self.changed_since_limit(loc),
             }));
         }
         Ok(())
+    }
+
+    /// Where the first-stage state made that changed since `loc`'s last
+    /// allowed visit (a `Static`, a tracked local), in order of slot.
+    fn changed_since_limit(&self, loc: SrcLoc) -> Vec<SrcLoc> {
+        let Some((at, before)) = &self.run.statics_at_limit else {
+            return Vec::new();
+        };
+        if *at != loc {
+            return Vec::new();
+        }
+        let now = &self.run.statics;
+        let mut out: Vec<SrcLoc> = Vec::new();
+        for slot in 0..now.len().max(before.len()) {
+            let (a, b) = (
+                before.get(slot).copied().flatten(),
+                now.get(slot).and_then(|s| s.0),
+            );
+            if a == b {
+                continue;
+            }
+            let site = now.get(slot).and_then(|s| s.1);
+            if let Some(s) = site.map(SrcLoc::from_location) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
     }
 
     pub(super) fn new_node(

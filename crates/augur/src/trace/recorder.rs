@@ -226,8 +226,12 @@ impl<'e> Recorder<'e> {
 
     /// Registers a `Static` with the hash of its value; returns its slot.
     #[inline]
-    pub(crate) fn static_register(&mut self, hash: u64) -> u32 {
-        self.engine.static_register(hash)
+    pub(crate) fn static_register(
+        &mut self,
+        hash: u64,
+        at: Option<&'static std::panic::Location<'static>>,
+    ) -> u32 {
+        self.engine.static_register(hash, at)
     }
 
     /// Records a new value hash for a `Static`.
@@ -285,8 +289,12 @@ impl<'e> Recorder<'e> {
     /// the hash of its value; returns its slot and the depth that owns it
     /// (see `Frames::track`).
     #[inline]
-    pub(crate) fn track(&mut self, hash: u64) -> (u32, u32) {
-        let slot = self.engine.static_register(hash);
+    pub(crate) fn track(
+        &mut self,
+        hash: u64,
+        at: &'static std::panic::Location<'static>,
+    ) -> (u32, u32) {
+        let slot = self.engine.static_register(hash, Some(at));
         (slot, self.engine.run.frames.track(slot))
     }
 
@@ -318,7 +326,7 @@ impl<'e> Recorder<'e> {
             Some(h) => h,
             None => self.stand_in(mark, decided),
         };
-        let slot = self.engine.static_register(h);
+        let slot = self.engine.static_register(h, None);
         self.engine.run.frames.hold(mark, slot);
         super::context::HOLDING.set(true);
     }

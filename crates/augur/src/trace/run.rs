@@ -99,7 +99,13 @@ pub(super) struct Run {
     pub(super) path: Vec<(NodeId, Option<bool>)>,
     pub(super) site_visits: FastMap<SrcLoc, u64>,
     pub(super) pending_annotations: Vec<crate::ir::Annotation>,
-    pub(super) statics: Vec<Option<u64>>,
+    /// Per slot: the value's hash while it lives, and where it was made
+    /// (a `Static::new`, a tracked `let`), for errors that name the state
+    /// that changes.
+    pub(super) statics: Vec<(Option<u64>, Option<&'static std::panic::Location<'static>>)>,
+    /// The statics when a decision site reached its last allowed visit in
+    /// this run (see `Engine::count_site`).
+    pub(super) statics_at_limit: Option<(SrcLoc, Vec<Option<u64>>)>,
     /// The hash of the live statics, kept up to date as they change (see
     /// [`static_term`]).
     pub(super) statics_hash: u64,
@@ -143,6 +149,7 @@ impl Run {
             site_visits: FastMap::default(),
             pending_annotations: Vec::new(),
             statics: Vec::new(),
+            statics_at_limit: None,
             statics_hash: 0,
             ops: 0,
             no_link_until: 0,
@@ -181,6 +188,7 @@ impl Run {
         self.site_visits.clear();
         self.pending_annotations.clear();
         self.statics.clear();
+        self.statics_at_limit = None;
         self.statics_hash = 0;
         self.ops = 0;
         self.no_link_until = job.no_link_until;

@@ -64,20 +64,23 @@ fn panic_in_closure() {
 }
 
 /// A dyn loop whose `Static` state changes every iteration never closes:
-/// `Error::LoopNeverCloses` names the `is_true` line.
+/// `Error::LoopNeverCloses` names the `is_true` line (the loop's header)
+/// and the line that made the state that changes.
 #[test]
 #[augur::staged]
 fn loop_never_closes() {
-    let line = line_of("drift");
+    let (line, made) = (line_of("drift"), line_of("drift-state"));
     let err = Builder::new()
         .max_loop_iterations(50)
         .extract("drift", |n: Dyn<i32>| {
+            let keep = Static::new(7);
+            // @drift-state
             let mut s = Static::new(0);
             let i = Dyn::new(0);
             // @drift
             while i.lt(n).is_true() {
                 s += 1;
-                i.set(i + *s);
+                i.set(i + *s + *keep);
             }
             i
         })
@@ -87,14 +90,54 @@ fn loop_never_closes() {
             location,
             iterations,
             plain_loops,
+            changing,
         } => {
             assert!(plain_loops.is_empty(), "{plain_loops:?}");
             assert_eq!((location.file, location.line), (file!(), line));
             assert!(*iterations >= 50, "{iterations}");
+            let lines: Vec<_> = changing.iter().map(|l| (l.file, l.line)).collect();
+            assert_eq!(lines, [(file!(), made)], "only the Static that changes");
         }
         other => panic!("expected Error::LoopNeverCloses, got {other:?}"),
     }
     assert_names_line(&err, line);
+    assert!(
+        err.to_string()
+            .contains(&format!("made at {}:{made}:", file!())),
+        "{err}"
+    );
+}
+
+/// The same with the state in a plain local under `#[augur::staged]`: the
+/// error names the local's `let`.
+#[test]
+#[augur::staged]
+fn loop_never_closes_names_a_tracked_local() {
+    let (line, made) = (line_of("count"), line_of("count-state"));
+    let err = Builder::new()
+        .max_loop_iterations(50)
+        .extract("count", |n: Dyn<i32>| {
+            // @count-state
+            let mut k = 0;
+            let i = Dyn::new(0);
+            // @count
+            while i.lt(n).is_true() {
+                k += 2;
+                i.set(i + k);
+            }
+            i
+        })
+        .unwrap_err();
+    match &err {
+        Error::LoopNeverCloses {
+            location, changing, ..
+        } => {
+            assert_eq!((location.file, location.line), (file!(), line));
+            let lines: Vec<_> = changing.iter().map(|l| (l.file, l.line)).collect();
+            assert_eq!(lines, [(file!(), made)]);
+        }
+        other => panic!("expected Error::LoopNeverCloses, got {other:?}"),
+    }
 }
 
 /// A dyn loop whose turns read, through a plain Rust variable, the `Dyn`
