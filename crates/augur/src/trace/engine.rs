@@ -233,6 +233,9 @@ impl Engine {
         if self.detached.is_some() {
             return Ok(false);
         }
+        if matches!(&self.learned.watch, Some(w) if w.site == loc) {
+            self.watch_visit();
+        }
         let (n, d) = self.oracle(cond, loc)?;
         // What a closure decided is part of what it returns, and what a
         // `let` decided is part of what it binds (`frames.rs`), told by the

@@ -338,4 +338,20 @@ pub(super) struct Learned {
     /// The first point where code was not shared because the plain Rust
     /// state there is out of view (see `frames.rs`), and why.
     pub(super) hidden: Option<(SrcLoc, super::frames::Hidden)>,
+    /// A decision watched once the work limit comes in sight (see
+    /// `Engine::projected_work`).
+    pub(super) watch: Option<Watch>,
+}
+
+/// The first-stage state seen at each visit of one decision site, across
+/// runs, for a work-limit error to name the state that differs (an
+/// interpreter's program counter).
+pub(super) struct Watch {
+    pub(super) site: SrcLoc,
+    /// The slots' hashes at the last visit.
+    pub(super) last: Option<Vec<Option<u64>>>,
+    /// Where the state that differed between visits was made, in order found.
+    pub(super) changing: Vec<SrcLoc>,
+    /// Runs started since the certain bound passed the limit.
+    pub(super) runs_past: u32,
 }

@@ -180,13 +180,14 @@ impl Engine {
     pub(super) fn count_site(&mut self, loc: SrcLoc) -> Result<(), Ctl> {
         let c = self.run.site_visits.entry(loc).or_insert(0);
         *c += 1;
-        if *c == self.config.max_site_visits {
+        let visits = *c;
+        if visits == self.config.max_site_visits {
             // The last visit allowed: what changes by the next one is
             // what keeps the loop from closing.
             let hashes = self.run.statics.iter().map(|s| s.0).collect();
             self.run.statics_at_limit = Some((loc, hashes));
         }
-        if *c > self.config.max_site_visits {
+        if visits > self.config.max_site_visits {
             if let Some(&(loop_at, used, computed)) =
                 self.learned.carried.iter().find(|c| c.0 == loc)
             {
@@ -205,15 +206,34 @@ impl Engine {
                     reached: None,
                 }));
             }
-            let iterations = *c;
             return Err(Ctl::fail(Error::LoopNeverCloses {
                 location: loc,
-                iterations,
+                iterations: visits,
                 plain_loops: self.learned.plain_loops.clone(),
                 changing: self.changed_since_limit(loc),
             }));
         }
         Ok(())
+    }
+
+    /// A visit of the watched decision: the state that differs from the
+    /// last visit's (in this run or an earlier one) is what keeps its runs
+    /// apart.
+    pub(super) fn watch_visit(&mut self) {
+        let now: Vec<Option<u64>> = self.run.statics.iter().map(|s| s.0).collect();
+        let Some(w) = self.learned.watch.as_mut() else {
+            return;
+        };
+        if let Some(last) = &w.last {
+            for (slot, (a, b)) in last.iter().zip(&now).enumerate() {
+                let site = self.run.statics[slot].1.map(SrcLoc::from_location);
+                match site {
+                    Some(s) if a != b && !w.changing.contains(&s) => w.changing.push(s),
+                    _ => {}
+                }
+            }
+        }
+        w.last = Some(now);
     }
 
     /// Where the first-stage state made that changed since `loc`'s last

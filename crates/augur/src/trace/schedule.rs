@@ -19,6 +19,10 @@ const CARRIED_RUNS: u64 = 1000;
 
 /// What the work limit's errors suggest: the usual cause is a loop over
 /// first-stage state with an exit per state.
+/// Runs allowed past a certain work-limit bound while the watched decision
+/// has not yet shown the state its runs differ in.
+const WATCH_RUNS: u32 = 16;
+
 const QUADRATIC_HINT: &str = ". If a dyn decision is reached again and again after ever longer \
      replays (a loop over first-stage state with an exit per state, such as an interpreter's \
      program counter in a `Static`, whose work grows with the square of its length), write it \
@@ -115,9 +119,10 @@ impl Engine {
             return Err(Error::Limit {
                 what: format!(
                     "{} operations performed by the closure's runs (Builder::max_work; {} \
-                     runs){}{}",
+                     runs){}{}{}",
                     self.config.max_work,
                     self.stats.total_runs,
+                    self.watched_state(),
                     crate::error::plain_loop_hint(&self.learned.plain_loops),
                     QUADRATIC_HINT
                 ),
@@ -170,29 +175,71 @@ impl Engine {
     /// by a run that replays everything before it, so the work grows with
     /// the square of the program, and resumable points are the fix.
     /// `site`: the decision of the job about to run.
-    fn projected_work(&self, site: Option<SrcLoc>) -> Result<(), Error> {
+    fn projected_work(&mut self, site: Option<SrcLoc>) -> Result<(), Error> {
         let at_least = self.stats.operations + self.schedule.pending_replay;
         let done = self.stats.operations >= self.config.max_work;
-        if done || at_least < self.config.max_work || self.cells.has_pending() {
-            // Below the limit, or at it already (the limit's own error).
+        if done || self.cells.has_pending() {
+            // At the limit already (the limit's own error), or joins
+            // pending (the attempt's runs may be discarded).
             return Ok(());
         }
         let costliest = self.schedule.worklist.iter().max_by_key(|j| j.replay);
         let location = costliest.and_then(|j| j.site).or(site);
+        // In sight of the limit: watch the costliest decision, so that the
+        // error can name the state its runs differ in.
+        if at_least >= self.config.max_work / 2 && self.learned.watch.is_none() {
+            if let Some(site) = location {
+                self.learned.watch = Some(super::jobs::Watch {
+                    site,
+                    last: None,
+                    changing: Vec::new(),
+                    runs_past: 0,
+                });
+            }
+        }
+        if at_least < self.config.max_work {
+            return Ok(());
+        }
+        // Certain to pass it: a few more runs (bounded) to see the watched
+        // decision's state differ, then the error.
+        if let Some(w) = self.learned.watch.as_mut() {
+            if w.changing.is_empty() && w.runs_past < WATCH_RUNS {
+                w.runs_past += 1;
+                return Ok(());
+            }
+        }
         Err(Error::Limit {
             what: format!(
                 "{} operations (Builder::max_work), certain to be passed: {} runs are still \
                  to explore decisions, and replaying what comes before their decisions \
-                 alone takes {} more operations, {} of them before the decision named here{}{}",
+                 alone takes {} more operations, {} of them before the decision named here{}{}{}",
                 self.config.max_work,
                 self.schedule.worklist.len(),
                 self.schedule.pending_replay,
                 costliest.map_or(0, |j| j.replay),
+                self.watched_state(),
                 crate::error::plain_loop_hint(&self.learned.plain_loops),
                 QUADRATIC_HINT
             ),
             location,
         })
+    }
+
+    /// `; its runs reach it with the first-stage state made at L differing`
+    /// when the watched decision saw that.
+    fn watched_state(&self) -> String {
+        match &self.learned.watch {
+            Some(w) if !w.changing.is_empty() => {
+                let at: Vec<String> = w.changing.iter().map(|l| l.to_string()).collect();
+                format!(
+                    "; the runs reach the decision at {} with the first-stage state made at {} \
+                     differing",
+                    w.site,
+                    at.join(" and at ")
+                )
+            }
+            _ => String::new(),
+        }
     }
 
     /// What the extraction holds, estimated from the counts of what grows

@@ -732,3 +732,50 @@ fn a_panic_inside_the_engine_leaves_the_thread_ready() {
         .unwrap();
     assert_eq!(ok.interpret(&[2.into()]).unwrap(), 6.into());
 }
+
+/// An interpreter whose program counter is a `Static`, over a program of
+/// many loops in sequence, passes the work limit: each loop's exit is
+/// explored by a run that replays everything before it. The error names
+/// the decision, the line that made the program counter (the state its
+/// runs differ in), and the fix.
+#[test]
+#[augur::staged]
+fn the_work_limit_names_an_interpreter_s_program_counter() {
+    let made = line_of("interp-pc");
+    let prog: Vec<u8> = b"+[-]".iter().copied().cycle().take(4 * 400).collect();
+    // Each `[` at i matches the `]` at i + 2.
+    let jump = |pc: usize| if prog[pc] == b'[' { pc + 2 } else { pc - 2 };
+    let err = Builder::new()
+        .max_work(100_000)
+        .extract("interp", |x: Dyn<i32>| {
+            let acc = Dyn::new(x);
+            // @interp-pc
+            let mut pc = Static::new(0usize);
+            while *pc < prog.len() {
+                match prog[*pc] {
+                    b'+' => acc.set(acc + 1),
+                    b'-' => acc.set(acc - 1),
+                    b'[' => {
+                        if acc.eq(0).is_true() {
+                            pc.set(jump(*pc));
+                        }
+                    }
+                    _ => {
+                        if acc.ne(0).is_true() {
+                            pc.set(jump(*pc));
+                        }
+                    }
+                }
+                pc += 1;
+            }
+            acc
+        })
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Limit { .. }), "{text}");
+    assert!(
+        text.contains(&format!("state made at {}:{made}:", file!())),
+        "{text}"
+    );
+    assert!(text.contains("augur::resumable"), "{text}");
+}
