@@ -185,7 +185,7 @@ fn partial_messages(rank_plans: &mut [RankPlan], messages: &mut Vec<Message>) {
                 if part.owner != o {
                     continue;
                 }
-                let elements = part.free.iter().map(|(_, v)| v.len()).product();
+                let elements = part.elements();
                 let id = messages.len();
                 messages.push(Message {
                     from: r,

@@ -119,6 +119,18 @@ pub(crate) struct Part {
     pub message: usize,
 }
 
+impl Part {
+    /// Elements in the block.
+    pub fn elements(&self) -> usize {
+        shape(&self.free).iter().product()
+    }
+}
+
+/// The extents of a block given by its values of each index.
+pub(crate) fn shape(values: &[(Index, Vec<usize>)]) -> Vec<usize> {
+    values.iter().map(|(_, v)| v.len()).collect()
+}
+
 /// What a message carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Carries {
@@ -218,11 +230,15 @@ pub(crate) fn plan(
         // where the cut is (`X[i][j][k]` held whole along `k`, cut where
         // `U[k][r]` changes owner): whole when that copies less.
         let pieces = owner_computes(ranks, lhs, slots, &cut);
-        let one = owner_computes(ranks, lhs, slots, &whole);
-        if one.copied() < pieces.copied() {
-            one
+        if cut.iter().all(|(_, g)| g.len() <= 1) {
+            pieces // nothing cut: the same plan
         } else {
-            pieces
+            let one = owner_computes(ranks, lhs, slots, &whole);
+            if one.copied() < pieces.copied() {
+                one
+            } else {
+                pieces
+            }
         }
     };
     if partial_sums {

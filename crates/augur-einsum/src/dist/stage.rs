@@ -300,7 +300,7 @@ impl<E: Elem> RankCode<'_, '_, E> {
             if !self.reads[part.message].get() {
                 continue;
             }
-            let elements = part.free.iter().map(|(_, v)| v.len()).product();
+            let elements = part.elements();
             let out = alloc::<E>(elements, "part");
             allocated.push(out);
             for (k, piece) in part.pieces.iter().enumerate() {
@@ -390,8 +390,7 @@ impl<E: Elem> RankCode<'_, '_, E> {
         let rp = &self.sp.ranks[r];
         let plan = self.plan;
         let lhs_tensor = &plan.lhs.tensor;
-        let lhs_shape: Vec<usize> = free.iter().map(|(_, v)| v.len()).collect();
-        let lhs_view = lhs_tensor.view(lhs_tensor.name(), lhs_shape, target);
+        let lhs_view = lhs_tensor.view(lhs_tensor.name(), plan::shape(free), target);
         let mut slot = 0;
         let offset = |x: Index| -> Option<usize> {
             let values = free
@@ -466,7 +465,7 @@ impl<E: Elem> RankCode<'_, '_, E> {
     fn add(&self, r: usize, part: Dyn<*mut E>) {
         let plan = self.plan;
         let lhs = &plan.lhs;
-        let shape: Vec<usize> = self.sp.ranks[r].free.iter().map(|(_, v)| v.len()).collect();
+        let shape = plan::shape(&self.sp.ranks[r].free);
         let local = |name: &str, at: Dyn<*mut E>| Access {
             tensor: lhs.tensor.view(name, shape.clone(), at),
             indices: lhs.indices.clone(),

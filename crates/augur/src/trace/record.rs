@@ -225,13 +225,8 @@ impl Engine {
             return;
         };
         if let Some(last) = &w.last {
-            for (slot, (a, b)) in last.iter().zip(&now).enumerate() {
-                let site = self.run.statics[slot].1.map(SrcLoc::from_location);
-                match site {
-                    Some(s) if a != b && !w.changing.contains(&s) => w.changing.push(s),
-                    _ => {}
-                }
-            }
+            let slots = 0..last.len().min(now.len());
+            changed_sites(&self.run.statics, last, slots, &mut w.changing);
         }
         w.last = Some(now);
     }
@@ -245,23 +240,9 @@ impl Engine {
         if *at != loc {
             return Vec::new();
         }
-        let now = &self.run.statics;
-        let mut out: Vec<SrcLoc> = Vec::new();
-        for slot in 0..now.len().max(before.len()) {
-            let (a, b) = (
-                before.get(slot).copied().flatten(),
-                now.get(slot).and_then(|s| s.0),
-            );
-            if a == b {
-                continue;
-            }
-            let site = now.get(slot).and_then(|s| s.1);
-            if let Some(s) = site.map(SrcLoc::from_location) {
-                if !out.contains(&s) {
-                    out.push(s);
-                }
-            }
-        }
+        let mut out = Vec::new();
+        let slots = 0..self.run.statics.len().max(before.len());
+        changed_sites(&self.run.statics, before, slots, &mut out);
         out
     }
 
@@ -363,3 +344,24 @@ impl Engine {
 
 /// How far `peeled_turn` traces variables back through their definitions.
 const PEEL_DEPTH: u32 = 16;
+
+/// Adds to `out` (once each) where the live statics' slots among `slots`
+/// whose hash differs from `before`'s were made.
+fn changed_sites(
+    statics: &[(Option<u64>, Option<&'static std::panic::Location<'static>>)],
+    before: &[Option<u64>],
+    slots: std::ops::Range<usize>,
+    out: &mut Vec<SrcLoc>,
+) {
+    for slot in slots {
+        let now = statics.get(slot);
+        if before.get(slot).copied().flatten() == now.and_then(|s| s.0) {
+            continue;
+        }
+        if let Some(s) = now.and_then(|s| s.1).map(SrcLoc::from_location) {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+}

@@ -17,12 +17,12 @@ use crate::ir::{SrcLoc, VarData};
 /// so the general run limit would take hours.
 const CARRIED_RUNS: u64 = 1000;
 
-/// What the work limit's errors suggest: the usual cause is a loop over
-/// first-stage state with an exit per state.
 /// Runs allowed past a certain work-limit bound while the watched decision
 /// has not yet shown the state its runs differ in.
 const WATCH_RUNS: u32 = 16;
 
+/// What the work limit's errors suggest: the usual cause is a loop over
+/// first-stage state with an exit per state.
 const QUADRATIC_HINT: &str = ". If a dyn decision is reached again and again after ever longer \
      replays (a loop over first-stage state with an exit per state, such as an interpreter's \
      program counter in a `Static`, whose work grows with the square of its length), write it \
