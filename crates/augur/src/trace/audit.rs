@@ -3,7 +3,7 @@
 //! leaves without a decision was a plain Rust loop.
 
 use super::engine::{Ctl, Engine};
-use super::graph::{Node, NodeId, Op, Succ};
+use super::graph::{Cursor, Node, NodeId, Op, Succ};
 use super::jobs::{Check, Job, Visits};
 use super::run::{CheckRun, LinkCheck, Mode, Verify};
 use super::tag::{FastSet, Tag};
@@ -77,7 +77,7 @@ impl Engine {
             self.run.cursor = attach;
             self.link(head)?;
             self.stats.back_edges += 1;
-            self.schedule_loop_check(head, &turn);
+            self.schedule_loop_check(head, &turn, attach);
             return Err(Ctl::EndRun);
         }
         self.run.mode = Mode::Verify(v);
@@ -288,15 +288,32 @@ impl Engine {
     /// two more taking the other side of each of the turn's decisions,
     /// leaves the loop (after three turns: see `LOOP_CHECK_TURNS`), and
     /// compares everything to the end of the closure.
-    fn schedule_loop_check(&mut self, head: NodeId, turn: &[(NodeId, Option<bool>)]) {
+    ///
+    /// The loop's own decision comes first in `taken`: the one whose side
+    /// the back-edge leaves from (`attach`), where the turn ends with a
+    /// decision (`do { .. } while c`, an interpreter's `]`); else the
+    /// turn's first (`while c { .. }`, whose cycle starts at `c`).
+    fn schedule_loop_check(
+        &mut self,
+        head: NodeId,
+        turn: &[(NodeId, Option<bool>)],
+        attach: Cursor,
+    ) {
         let base = self.graph.nodes[head].base;
-        let taken: std::rc::Rc<[(NodeId, bool)]> = turn
+        let mut taken: Vec<(NodeId, bool)> = turn
             .iter()
             .filter_map(|&(n, d)| d.map(|d| (n, d)))
             .collect();
         if taken.is_empty() {
             return;
         }
+        if let Cursor::Side(n, d) = attach {
+            if let Some(i) = taken.iter().rposition(|&t| t == (n, d)) {
+                let own = taken.remove(i);
+                taken.insert(0, own);
+            }
+        }
+        let taken: std::rc::Rc<[(NodeId, bool)]> = taken.into();
         self.schedule.checks.push(Job {
             decisions: self.run.at,
             no_link_until: 0,
@@ -341,7 +358,12 @@ impl Engine {
         self.note_link_edge(&c.check);
         self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
-        let bound = 2 * self.graph.nodes.len() as u64 + 64;
+        let mut bound = 2 * self.graph.nodes.len() as u64 + 64;
+        if let Check::Batch(b) = &c.check {
+            // A batch stands for its members' runs: it may go as far as
+            // several of them would (nested loops' turns multiply).
+            bound *= b.members.len().clamp(1, BATCH_REACH) as u64;
+        }
         if past_decisions {
             c.ops += 1;
             if c.ops > bound {
@@ -373,6 +395,9 @@ impl Engine {
         }
     }
 }
+
+/// How many of its members' runs a batched check run may go as far as.
+const BATCH_REACH: usize = 8;
 
 /// The node after `n` along recorded code, and the decision taken there.
 /// A branch takes its first recorded side on its first visit and the other

@@ -65,6 +65,10 @@ pub(super) struct Batch {
     /// Each member's own check, to run if the batch does not cover it.
     pub(super) members: Vec<Job>,
     pub(super) kind: BatchKind,
+    /// Outside its members' turns the run takes the recorded second side
+    /// of a branch first (every second batch of loop checks: see
+    /// `batch.rs`).
+    pub(super) second_first: bool,
 }
 
 /// What a batched run needs to know of its members.
@@ -83,7 +87,7 @@ pub(super) enum BatchKind {
 
 impl Batch {
     /// An empty batch of loop checks (`loops`) or link checks.
-    pub(super) fn new(loops: bool) -> Batch {
+    pub(super) fn new(loops: bool, second_first: bool) -> Batch {
         let kind = if loops {
             BatchKind::Loops {
                 heads: FastMap::default(),
@@ -97,6 +101,7 @@ impl Batch {
         Batch {
             members: Vec::new(),
             kind,
+            second_first,
         }
     }
 
@@ -145,7 +150,14 @@ impl Batch {
                 if let Some(&side) = turns.get(&n) {
                     return if visits == 1 { side } else { !side };
                 }
-                (visits == 1) == recorded_first
+                let first = if self.second_first {
+                    !recorded_second
+                } else {
+                    recorded_first
+                };
+                // Alternating, so that the run leaves a loop none of its
+                // members closed within two visits of its decision.
+                (visits % 2 == 1) == first
             }
             // The linking runs took first sides: take the others.
             BatchKind::Links { .. } => !recorded_second,
@@ -168,8 +180,11 @@ pub(super) struct Mismatch {
 /// This attempt's batching (see `batch.rs`).
 #[derive(Default)]
 pub(super) struct Batching {
-    /// The loop checks were batched once this attempt.
-    pub(super) loops_tried: bool,
+    /// Batched runs of loop checks this attempt (at most
+    /// `MAX_LOOP_BATCHES`: see `batch.rs`).
+    pub(super) loop_batches: u8,
+    /// The last batched run covered a member.
+    pub(super) loop_progress: bool,
     /// The link checks were.
     pub(super) links_tried: bool,
     /// A batched run is in progress (its batch is in its `Check::Batch`).

@@ -562,3 +562,126 @@ fn runs_that_grow_without_end_stop_at_the_work_limit() {
         "{text}"
     );
 }
+
+/// One instruction of [`interpret`]'s bytecode.
+#[derive(Clone, Copy)]
+enum Ins {
+    /// `r[a] = k`.
+    Set(usize, i32),
+    /// `r[a] += k`.
+    Add(usize, i32),
+    /// `r[a] += r[b]`.
+    AddReg(usize, usize),
+    /// While `r[a] > 0`, up to the matching `End`.
+    While(usize),
+    End,
+}
+
+/// The index of the `End` matching the `While` at `pc`, or of the `While`
+/// matching the `End` at `pc`.
+fn matching(prog: &[Ins], pc: usize) -> usize {
+    let (mut depth, mut i) = (0i32, pc);
+    let forward = matches!(prog[pc], Ins::While(_));
+    loop {
+        match prog[i] {
+            Ins::While(_) => depth += 1,
+            Ins::End => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            return i;
+        }
+        i = if forward { i + 1 } else { i - 1 };
+    }
+}
+
+/// An interpreter with its program counter in a `Static` (the tutorial's
+/// chapter 3 form): register 0 holds the argument, register 1 the result.
+#[augur::staged]
+fn interpret(prog: &[Ins], n: Dyn<i32>) -> Dyn<i32> {
+    let r: Vec<Dyn<i32>> = (0..4).map(|_| Dyn::new(0)).collect();
+    r[0].set(n);
+    let mut pc = Static::new(0usize);
+    while *pc < prog.len() {
+        match prog[*pc] {
+            Ins::Set(a, k) => r[a].set(k),
+            Ins::Add(a, k) => r[a].set(r[a] + k),
+            Ins::AddReg(a, b) => r[a].set(r[a] + r[b]),
+            Ins::While(a) => {
+                // The first side recorded jumps over the loop (as
+                // Brainf***'s `[` does).
+                if r[a].lt(1).is_true() {
+                    pc.set(matching(prog, *pc) + 1);
+                    continue;
+                }
+            }
+            Ins::End => {
+                pc.set(matching(prog, *pc));
+                continue;
+            }
+        }
+        pc.set(*pc + 1);
+    }
+    r[1]
+}
+
+/// The same program in plain Rust.
+fn run_plain(prog: &[Ins], n: i32) -> i32 {
+    let mut r = [n, 0, 0, 0];
+    let mut pc = 0;
+    while pc < prog.len() {
+        match prog[pc] {
+            Ins::Set(a, k) => r[a] = k,
+            Ins::Add(a, k) => r[a] = r[a].wrapping_add(k),
+            Ins::AddReg(a, b) => r[a] = r[a].wrapping_add(r[b]),
+            Ins::While(a) if r[a] <= 0 => pc = matching(prog, pc),
+            Ins::End => {
+                pc = matching(prog, pc);
+                continue;
+            }
+            Ins::While(_) => {}
+        }
+        pc += 1;
+    }
+    r[1]
+}
+
+/// An interpreter's loops, in sequence and nested, over a `Static` program
+/// counter: one batched check run covers every loop (each loop's turns are
+/// made at its own decision, the `End` the back-edge leaves from), so no
+/// loop needs a check run of its own. The code does what the program does.
+#[test]
+fn interpreter_loops_are_checked_by_one_batched_run() {
+    use Ins::*;
+    let unit = [
+        Set(2, 3),
+        While(2),
+        Set(3, 2),
+        While(3),
+        AddReg(1, 0),
+        Add(3, -1),
+        End,
+        Add(2, -1),
+        End,
+        Add(1, 7),
+        Set(3, 4),
+        While(3),
+        Add(1, 1),
+        Add(3, -1),
+        End,
+    ];
+    let prog: Vec<Ins> = unit.iter().cycle().take(unit.len() * 6).copied().collect();
+    let p = prog.clone();
+    let ex = check(
+        "interpreter_loops",
+        move |n: Dyn<i32>| interpret(&p, n),
+        |&mut (n,): &mut (i32,)| run_plain(&prog, n),
+        &[(0,), (1,), (2,), (-3,), (25,)],
+    );
+    let s = ex.stats();
+    assert_eq!(s.back_edges, 18, "{s:?}");
+    // One batched run covers all 18 loops. It took 5 while a loop's own
+    // decision was taken to be its turn's first (the `While` of the loop
+    // inside it) rather than the one the back-edge leaves from.
+    assert_eq!(s.loop_check_runs, 1, "{s:?}");
+}
