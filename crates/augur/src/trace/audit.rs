@@ -313,6 +313,8 @@ impl Engine {
                 taken.insert(0, own);
             }
         }
+        let (own, stay) = taken[0];
+        self.schedule.batching.closed.insert(own, stay);
         let taken: std::rc::Rc<[(NodeId, bool)]> = taken.into();
         self.schedule.checks.push(Job {
             decisions: self.run.at,
@@ -358,12 +360,9 @@ impl Engine {
         self.note_link_edge(&c.check);
         self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
-        let mut bound = 2 * self.graph.nodes.len() as u64 + 64;
-        if let Check::Batch(b) = &c.check {
-            // A batch stands for its members' runs: it may go as far as
-            // several of them would (nested loops' turns multiply).
-            bound *= b.members.len().clamp(1, BATCH_REACH) as u64;
-        }
+        // A batched run of loop checks counts from the last member it
+        // left, so it goes as far as its members' runs would together.
+        let bound = 2 * self.graph.nodes.len() as u64 + 64;
         if past_decisions {
             c.ops += 1;
             if c.ops > bound {
@@ -395,9 +394,6 @@ impl Engine {
         }
     }
 }
-
-/// How many of its members' runs a batched check run may go as far as.
-const BATCH_REACH: usize = 8;
 
 /// The node after `n` along recorded code, and the decision taken there.
 /// A branch takes its first recorded side on its first visit and the other

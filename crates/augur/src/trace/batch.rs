@@ -14,16 +14,18 @@
 //! the batch it reaches, does what that loop's own check does: it makes
 //! [`LOOP_CHECK_TURNS`] turns, the first taking the recorded side of each
 //! decision of the turn and the later ones the other side, then leaves.
-//! Decisions outside the batch's loops take the first recorded side, then
-//! the other, alternating (so the run leaves, within two visits of its
-//! decision, a loop none of the members closed). The loops the run did not
+//! A loop the attempt closed that is not a member gets one turn (members
+//! may lie inside), then the run leaves it. Other decisions take the first
+//! recorded side, then the other. The loops the run did not
 //! take through its turns and out (they lie on a side the run did not take,
 //! or the run stopped first) make the next batch, whose run takes the
 //! recorded *second* side first outside its members' turns: a pass that
 //! skipped loops whose first recorded side jumps over them (an
 //! interpreter's `[`) is followed by one that enters them. Batches go on,
 //! alternating, while each covers a member, up to [`MAX_LOOP_BATCHES`];
-//! what is left gets its own check runs, as before.
+//! what is left gets its own check runs, as before. A batched run of loops
+//! counts the operations it may compare without learning anything (see
+//! `check_step`) from the last member it left.
 //!
 //! A difference seen by the batched run cannot be laid on one loop: every
 //! loop of the batch then gets its own check run, and the first that fails
@@ -117,7 +119,8 @@ impl Engine {
         } else {
             b.links_tried = true;
         }
-        let mut batch = Batch::new(loops, second_first);
+        let closed = loops.then(|| Rc::new(b.closed.clone()));
+        let mut batch = Batch::new(closed, second_first);
         // Members the batch cannot take (two loops closed at one head: a
         // plain Rust loop closes one per side of its branch, and one run
         // stays on one side; two links at one edge) keep their own runs.
