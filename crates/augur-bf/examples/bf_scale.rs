@@ -1,5 +1,5 @@
 //! Times extraction of `nested_loops(n)` in one form: `cargo run --release
-//! -p augur-bf --example scale -- N [--static-pc] [--fold]`.
+//! -p augur-bf --example bf_scale -- N [--static-pc] [--fold]`.
 
 use augur_bf::{extract, nested_loops, Form, Options};
 
