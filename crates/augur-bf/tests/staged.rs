@@ -192,25 +192,6 @@ fn extraction_over_points_is_linear_in_the_program() {
     );
 }
 
-/// The `Static`-pc form's loop checks take two batched runs whatever the
-/// program's length: the first takes each `[`'s first recorded side, which
-/// jumps over the loop, and covers no loop; the second takes second sides
-/// first and covers them all (each loop's own check replayed the program
-/// before it: 470 check runs, 39% of the work, at 4,000 commands).
-#[test]
-fn loop_checks_are_two_batched_runs() {
-    for n in [300, 2000] {
-        let opts = Options {
-            form: Form::StaticPc,
-            fold: false,
-        };
-        let f = extract(&nested_loops(n), opts, &Builder::new()).expect("extracts");
-        let s = f.stats();
-        assert!(s.back_edges > n as u64 / 10, "{s:?}");
-        assert_eq!(s.loop_check_runs, 2, "{s:?}");
-    }
-}
-
 #[test]
 fn unmatched_brackets_are_errors_naming_their_place() {
     assert_eq!(

@@ -525,7 +525,7 @@ fn bench_paper_regenerates_the_papers_tables() {
     assert!(
         first
             .lines()
-            .any(|l| l.starts_with("matmul,prophecy,adaptive,28,") && l.contains(",113,7,38.335,")),
+            .any(|l| l.starts_with("matmul,prophecy,adaptive,29,") && l.contains(",113,7,38.335,")),
         "{first}"
     );
     let conv = std::fs::read_to_string(dir.join("paper-conv-relu-conv-relu.csv")).unwrap();

@@ -3,7 +3,7 @@
 //! leaves without a decision was a plain Rust loop.
 
 use super::engine::{Ctl, Engine};
-use super::graph::{Cursor, Node, NodeId, Op, Succ};
+use super::graph::{Node, NodeId, Op, Succ};
 use super::jobs::{Check, Job, Visits};
 use super::run::{CheckRun, LinkCheck, Mode, Verify};
 use super::tag::{FastSet, Tag};
@@ -77,7 +77,7 @@ impl Engine {
             self.run.cursor = attach;
             self.link(head)?;
             self.stats.back_edges += 1;
-            self.schedule_loop_check(head, &turn, attach);
+            self.schedule_loop_check(head, &turn);
             return Err(Ctl::EndRun);
         }
         self.run.mode = Mode::Verify(v);
@@ -288,34 +288,15 @@ impl Engine {
     /// two more taking the other side of each of the turn's decisions,
     /// leaves the loop (after three turns: see `LOOP_CHECK_TURNS`), and
     /// compares everything to the end of the closure.
-    ///
-    /// The loop's own decision comes first in `taken`: the one whose side
-    /// the back-edge leaves from (`attach`), where the turn ends with a
-    /// decision (`do { .. } while c`, an interpreter's `]`); else the
-    /// turn's first (`while c { .. }`, whose cycle starts at `c`).
-    fn schedule_loop_check(
-        &mut self,
-        head: NodeId,
-        turn: &[(NodeId, Option<bool>)],
-        attach: Cursor,
-    ) {
+    fn schedule_loop_check(&mut self, head: NodeId, turn: &[(NodeId, Option<bool>)]) {
         let base = self.graph.nodes[head].base;
-        let mut taken: Vec<(NodeId, bool)> = turn
+        let taken: std::rc::Rc<[(NodeId, bool)]> = turn
             .iter()
             .filter_map(|&(n, d)| d.map(|d| (n, d)))
             .collect();
         if taken.is_empty() {
             return;
         }
-        if let Cursor::Side(n, d) = attach {
-            if let Some(i) = taken.iter().rposition(|&t| t == (n, d)) {
-                let own = taken.remove(i);
-                taken.insert(0, own);
-            }
-        }
-        let (own, stay) = taken[0];
-        self.schedule.batching.closed.insert(own, stay);
-        let taken: std::rc::Rc<[(NodeId, bool)]> = taken.into();
         self.schedule.checks.push(Job {
             decisions: self.run.at,
             no_link_until: 0,
@@ -360,8 +341,6 @@ impl Engine {
         self.note_link_edge(&c.check);
         self.advance(n);
         let past_decisions = self.run.pos >= self.run.prefix.len();
-        // A batched run of loop checks counts from the last member it
-        // left, so it goes as far as its members' runs would together.
         let bound = 2 * self.graph.nodes.len() as u64 + 64;
         if past_decisions {
             c.ops += 1;

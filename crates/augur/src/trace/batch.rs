@@ -14,18 +14,10 @@
 //! the batch it reaches, does what that loop's own check does: it makes
 //! [`LOOP_CHECK_TURNS`] turns, the first taking the recorded side of each
 //! decision of the turn and the later ones the other side, then leaves.
-//! A loop the attempt closed that is not a member gets one turn (members
-//! may lie inside), then the run leaves it. Other decisions take the first
-//! recorded side, then the other. The loops the run did not
-//! take through its turns and out (they lie on a side the run did not take,
-//! or the run stopped first) make the next batch, whose run takes the
-//! recorded *second* side first outside its members' turns: a pass that
-//! skipped loops whose first recorded side jumps over them (an
-//! interpreter's `[`) is followed by one that enters them. Batches go on,
-//! alternating, while each covers a member, up to [`MAX_LOOP_BATCHES`];
-//! what is left gets its own check runs, as before. A batched run of loops
-//! counts the operations it may compare without learning anything (see
-//! `check_step`) from the last member it left.
+//! Decisions outside the batch's loops take the first recorded side, then
+//! the other. A loop the run did not take through its turns and out (it
+//! lies on a side the run did not take, or the run stopped first) gets its
+//! own check run afterwards, as before.
 //!
 //! A difference seen by the batched run cannot be laid on one loop: every
 //! loop of the batch then gets its own check run, and the first that fails
@@ -71,14 +63,10 @@ use crate::ir::SrcLoc;
 use crate::Error;
 use std::rc::Rc;
 
-/// The most batched runs of loop checks in one attempt.
-pub(super) const MAX_LOOP_BATCHES: u8 = 8;
-
 impl Engine {
-    /// The next check run: a batch of the attempt's loop checks while there
-    /// are two or more (see the module's docs), then a batch of its link
-    /// checks the first time there are two or more, else the next check as
-    /// scheduled.
+    /// The next check run: a batch of the attempt's loop checks the first
+    /// time there are two or more, then a batch of its link checks likewise,
+    /// else the next check as scheduled.
     pub(super) fn next_check(&mut self) -> Option<Job> {
         self.batch(true)
             .or_else(|| self.batch(false))
@@ -99,28 +87,16 @@ impl Engine {
             })
             .count();
         let b = &mut self.schedule.batching;
-        let second_first = loops && b.loop_batches % 2 == 1;
         let tried = if loops {
-            // Another batch only after one that saw no difference, and
-            // past the second, one that covered a member.
-            let k = b.loop_batches;
-            k > 0
-                && (b.loop_mismatch.is_some()
-                    || (k >= 2 && !b.loop_progress)
-                    || k >= MAX_LOOP_BATCHES)
+            &mut b.loops_tried
         } else {
-            b.links_tried
+            &mut b.links_tried
         };
-        if tried || of_kind < 2 {
+        if *tried || of_kind < 2 {
             return None;
         }
-        if loops {
-            b.loop_batches += 1;
-        } else {
-            b.links_tried = true;
-        }
-        let closed = loops.then(|| Rc::new(b.closed.clone()));
-        let mut batch = Batch::new(closed, second_first);
+        *tried = true;
+        let mut batch = Batch::new(loops);
         // Members the batch cannot take (two loops closed at one head: a
         // plain Rust loop closes one per side of its branch, and one run
         // stays on one side; two links at one edge) keep their own runs.
@@ -191,9 +167,6 @@ impl Engine {
                     covered[i] = true;
                 }
             }
-        }
-        if b.is_loops() {
-            self.schedule.batching.loop_progress = covered.contains(&true);
         }
         for (job, covered) in b.members.iter().zip(covered) {
             if !covered {

@@ -29,7 +29,7 @@
 use super::config::Config;
 use super::decisions::{DecisionTree, PathId};
 use super::graph::{Cursor, Graph, Node, NodeId, Op, Operand, Succ};
-use super::jobs::{check_choice, leaves_member, Job, Learned, Schedule};
+use super::jobs::{check_choice, Job, Learned, Schedule};
 use super::output::Output;
 use super::run::{static_term, Mode, Run, Seen};
 use super::stats::Stats;
@@ -257,14 +257,9 @@ impl Engine {
                 // A check run past its decisions covers the other sides.
                 None => {
                     let run = &mut self.run;
-                    let choice = match &mut run.mode {
+                    let choice = match &run.mode {
                         Mode::Check(c) => {
-                            let side =
-                                check_choice(&c.check, &mut run.visits, &self.graph.nodes, n);
-                            if leaves_member(&c.check, n, run.visits.get(n)) {
-                                c.ops = 0;
-                            }
-                            side
+                            check_choice(&c.check, &mut run.visits, &self.graph.nodes, n)
                         }
                         _ => return Err(internal("replay reached a branch past its decisions")),
                     };

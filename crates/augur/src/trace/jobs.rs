@@ -65,10 +65,6 @@ pub(super) struct Batch {
     /// Each member's own check, to run if the batch does not cover it.
     pub(super) members: Vec<Job>,
     pub(super) kind: BatchKind,
-    /// Outside its members' turns the run takes the recorded second side
-    /// of a branch first (every second batch of loop checks: see
-    /// `batch.rs`).
-    pub(super) second_first: bool,
 }
 
 /// What a batched run needs to know of its members.
@@ -76,26 +72,22 @@ pub(super) struct Batch {
 pub(super) enum BatchKind {
     /// Closed loops: the head decision of each (its member and the side
     /// that stays), and the other decisions of their turns with the side
-    /// taken; and the own decision of every loop the attempt closed, with
-    /// the side that stays (`Batching::closed`).
+    /// taken.
     Loops {
         heads: FastMap<NodeId, (usize, bool)>,
         turns: FastMap<NodeId, bool>,
-        closed: Rc<FastMap<NodeId, bool>>,
     },
     /// Memo links: the edge each attached to shared code, to its member.
     Links { edges: FastMap<(NodeId, u8), usize> },
 }
 
 impl Batch {
-    /// An empty batch of loop checks (`loops`: the attempt's closed loops,
-    /// see `Batching::closed`) or link checks.
-    pub(super) fn new(loops: Option<Rc<FastMap<NodeId, bool>>>, second_first: bool) -> Batch {
-        let kind = if let Some(closed) = loops {
+    /// An empty batch of loop checks (`loops`) or link checks.
+    pub(super) fn new(loops: bool) -> Batch {
+        let kind = if loops {
             BatchKind::Loops {
                 heads: FastMap::default(),
                 turns: FastMap::default(),
-                closed,
             }
         } else {
             BatchKind::Links {
@@ -105,7 +97,6 @@ impl Batch {
         Batch {
             members: Vec::new(),
             kind,
-            second_first,
         }
     }
 
@@ -115,7 +106,7 @@ impl Batch {
     pub(super) fn admit(&mut self, job: &Job) -> bool {
         let i = self.members.len();
         match (&mut self.kind, &job.check) {
-            (BatchKind::Loops { heads, turns, .. }, Some(Check::Loop(_, taken))) => {
+            (BatchKind::Loops { heads, turns }, Some(Check::Loop(_, taken))) => {
                 let (head, stay) = taken[0];
                 if heads.contains_key(&head) {
                     return false;
@@ -147,28 +138,14 @@ impl Batch {
         recorded_second: bool,
     ) -> bool {
         match &self.kind {
-            BatchKind::Loops {
-                heads,
-                turns,
-                closed,
-            } => {
+            BatchKind::Loops { heads, turns } => {
                 if let Some(&(_, stay)) = heads.get(&n) {
                     return stay == (visits <= LOOP_CHECK_TURNS);
                 }
                 if let Some(&side) = turns.get(&n) {
                     return if visits == 1 { side } else { !side };
                 }
-                // A loop no member closed: one turn (members may lie
-                // inside), then out, however often the run comes back.
-                if let Some(&stay) = closed.get(&n) {
-                    return stay == (visits == 1);
-                }
-                let first = if self.second_first {
-                    !recorded_second
-                } else {
-                    recorded_first
-                };
-                (visits == 1) == first
+                (visits == 1) == recorded_first
             }
             // The linking runs took first sides: take the others.
             BatchKind::Links { .. } => !recorded_second,
@@ -191,15 +168,8 @@ pub(super) struct Mismatch {
 /// This attempt's batching (see `batch.rs`).
 #[derive(Default)]
 pub(super) struct Batching {
-    /// Batched runs of loop checks this attempt (at most
-    /// `MAX_LOOP_BATCHES`: see `batch.rs`).
-    pub(super) loop_batches: u8,
-    /// The last batched run covered a member.
-    pub(super) loop_progress: bool,
-    /// The own decision of each loop closed this attempt, with the side
-    /// that stays: a batched run leaves the loops that are not its members
-    /// after a turn.
-    pub(super) closed: FastMap<NodeId, bool>,
+    /// The loop checks were batched once this attempt.
+    pub(super) loops_tried: bool,
     /// The link checks were.
     pub(super) links_tried: bool,
     /// A batched run is in progress (its batch is in its `Check::Batch`).
@@ -315,20 +285,6 @@ pub(super) fn check_choice(
     };
     let side = if want { t } else { e };
     side.map(|_| want)
-}
-
-/// True if a check run leaves a member loop of its batch through `n` on
-/// this visit (`visits`, this one included), its turns done.
-pub(super) fn leaves_member(check: &Check, n: NodeId, visits: u32) -> bool {
-    match check {
-        Check::Batch(b) => match &b.kind {
-            BatchKind::Loops { heads, .. } => {
-                visits == LOOP_CHECK_TURNS + 1 && heads.contains_key(&n)
-            }
-            BatchKind::Links { .. } => false,
-        },
-        _ => false,
-    }
 }
 
 /// The runs left to an attempt, and the attempts so far.

@@ -44,8 +44,7 @@ pub(super) struct LinkCheck {
 pub(super) struct CheckRun {
     /// What a mismatch would disprove.
     pub(super) check: Check,
-    /// Operations compared past the run's decisions (for a batched run of
-    /// loop checks, since it last left a member: see `jobs::leaves_member`).
+    /// Operations compared past the run's decisions.
     pub(super) ops: u64,
 }
 

@@ -563,125 +563,146 @@ fn runs_that_grow_without_end_stop_at_the_work_limit() {
     );
 }
 
-/// One instruction of [`interpret`]'s bytecode.
-#[derive(Clone, Copy)]
-enum Ins {
-    /// `r[a] = k`.
-    Set(usize, i32),
-    /// `r[a] += k`.
-    Add(usize, i32),
-    /// `r[a] += r[b]`.
-    AddReg(usize, usize),
-    /// While `r[a] > 0`, up to the matching `End`.
-    While(usize),
-    End,
-}
-
-/// The index of the `End` matching the `While` at `pc`, or of the `While`
-/// matching the `End` at `pc`.
-fn matching(prog: &[Ins], pc: usize) -> usize {
-    let (mut depth, mut i) = (0i32, pc);
-    let forward = matches!(prog[pc], Ins::While(_));
-    loop {
-        match prog[i] {
-            Ins::While(_) => depth += 1,
-            Ins::End => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 {
-            return i;
-        }
-        i = if forward { i + 1 } else { i - 1 };
+/// Under the opt-out that trusts plain state, the loop checks are what
+/// stands between plain state carried by a loop and wrong code: the
+/// extraction is exact on every input here, or stops with an error. `got`
+/// is the extraction of a closure over `args`, `want` plain Rust.
+fn exact_or_refused<F: Copy>(
+    name: &str,
+    got: augur::Result<augur::Extracted<F>>,
+    want: impl Fn(&[i32]) -> i32,
+    inputs: &[Vec<i32>],
+) {
+    let Ok(f) = got else { return };
+    for args in inputs {
+        let values: Vec<augur::Value> = args.iter().map(|&x| x.into()).collect();
+        let v = f.interpret(&values).unwrap();
+        assert_eq!(
+            v,
+            want(args).into(),
+            "{name} on {args:?}: silently wrong code"
+        );
     }
 }
 
-/// An interpreter with its program counter in a `Static` (the tutorial's
-/// chapter 3 form): register 0 holds the argument, register 1 the result.
-#[augur::staged]
-fn interpret(prog: &[Ins], n: Dyn<i32>) -> Dyn<i32> {
-    let r: Vec<Dyn<i32>> = (0..4).map(|_| Dyn::new(0)).collect();
-    r[0].set(n);
-    let mut pc = Static::new(0usize);
-    while *pc < prog.len() {
-        match prog[*pc] {
-            Ins::Set(a, k) => r[a].set(k),
-            Ins::Add(a, k) => r[a].set(r[a] + k),
-            Ins::AddReg(a, b) => r[a].set(r[a] + r[b]),
-            Ins::While(a) => {
-                // The first side recorded jumps over the loop (as
-                // Brainf***'s `[` does).
-                if r[a].lt(1).is_true() {
-                    pc.set(matching(prog, *pc) + 1);
-                    continue;
+/// Two loops on the second side of a dyn `if`, the first counting its
+/// turns in a plain local read after both on a later `if`'s first side.
+/// (A batched check that reached those loops on second sides and kept
+/// taking second sides after them never compared the read.)
+#[test]
+fn loops_on_a_second_side_carrying_a_plain_count_are_exact_or_refused() {
+    let got = Builder::new().trust_unannotated(true).extract(
+        "second_side",
+        |x: Dyn<i32>, n: Dyn<i32>, y: Dyn<i32>| {
+            let s = Dyn::new(0);
+            let i = Dyn::new(0);
+            let mut k = 0;
+            if x.gt(0).is_true() {
+                while i.lt(n).is_true() {
+                    s.set(s + 1);
+                    i.set(i + 1);
+                }
+            } else {
+                while i.lt(n).is_true() {
+                    s.set(s + 2);
+                    i.set(i + 1);
+                    k += 1;
+                }
+                let j = Dyn::new(0);
+                while j.lt(n).is_true() {
+                    s.set(s + 3);
+                    j.set(j + 1);
+                }
+                if y.gt(0).is_true() {
+                    s.set(s + 1000);
+                    if k >= 2 {
+                        s.set(s + 100);
+                    }
+                } else {
+                    s.set(s + 7);
                 }
             }
-            Ins::End => {
-                pc.set(matching(prog, *pc));
-                continue;
-            }
-        }
-        pc.set(*pc + 1);
-    }
-    r[1]
-}
-
-/// The same program in plain Rust.
-fn run_plain(prog: &[Ins], n: i32) -> i32 {
-    let mut r = [n, 0, 0, 0];
-    let mut pc = 0;
-    while pc < prog.len() {
-        match prog[pc] {
-            Ins::Set(a, k) => r[a] = k,
-            Ins::Add(a, k) => r[a] = r[a].wrapping_add(k),
-            Ins::AddReg(a, b) => r[a] = r[a].wrapping_add(r[b]),
-            Ins::While(a) if r[a] <= 0 => pc = matching(prog, pc),
-            Ins::End => {
-                pc = matching(prog, pc);
-                continue;
-            }
-            Ins::While(_) => {}
-        }
-        pc += 1;
-    }
-    r[1]
-}
-
-/// An interpreter's loops, in sequence and nested, over a `Static` program
-/// counter: one batched check run covers every loop (each loop's turns are
-/// made at its own decision, the `End` the back-edge leaves from), so no
-/// loop needs a check run of its own. The code does what the program does.
-#[test]
-fn interpreter_loops_are_checked_by_one_batched_run() {
-    use Ins::*;
-    let unit = [
-        Set(2, 3),
-        While(2),
-        Set(3, 2),
-        While(3),
-        AddReg(1, 0),
-        Add(3, -1),
-        End,
-        Add(2, -1),
-        End,
-        Add(1, 7),
-        Set(3, 4),
-        While(3),
-        Add(1, 1),
-        Add(3, -1),
-        End,
-    ];
-    let prog: Vec<Ins> = unit.iter().cycle().take(unit.len() * 6).copied().collect();
-    let p = prog.clone();
-    let ex = check(
-        "interpreter_loops",
-        move |n: Dyn<i32>| interpret(&p, n),
-        |&mut (n,): &mut (i32,)| run_plain(&prog, n),
-        &[(0,), (1,), (2,), (-3,), (25,)],
+            s
+        },
     );
-    let s = ex.stats();
-    assert_eq!(s.back_edges, 18, "{s:?}");
-    // One batched run covers all 18 loops. It took 5 while a loop's own
-    // decision was taken to be its turn's first (the `While` of the loop
-    // inside it) rather than the one the back-edge leaves from.
-    assert_eq!(s.loop_check_runs, 1, "{s:?}");
+    let want = |a: &[i32]| {
+        let (x, t, y) = (a[0], a[1].max(0), a[2]);
+        if x > 0 {
+            t
+        } else {
+            5 * t
+                + if y > 0 {
+                    1000 + if t >= 2 { 100 } else { 0 }
+                } else {
+                    7
+                }
+        }
+    };
+    let mut inputs = Vec::new();
+    for x in [-1, 1] {
+        for n in [-1, 0, 1, 2, 3, 5] {
+            for y in [-1, 1] {
+                inputs.push(vec![x, n, y]);
+            }
+        }
+    }
+    exact_or_refused("second_side", got, want, &inputs);
+}
+
+/// Nested loops whose outer body ends with the inner loop (the back-edge
+/// leaves from the inner loop's exit), the outer counting its turns in a
+/// plain local read after a second such nest. (A loop check that took the
+/// inner loop's decision for the outer loop's own made one outer turn.)
+#[test]
+fn an_outer_loop_ending_with_an_inner_loop_carrying_a_plain_count_is_exact_or_refused() {
+    let got =
+        Builder::new()
+            .trust_unannotated(true)
+            .extract("nests", |n: Dyn<i32>, y: Dyn<i32>| {
+                let s = Dyn::new(0);
+                let i = Dyn::new(0);
+                let mut k = 0;
+                while i.lt(n).is_true() {
+                    i.set(i + 1);
+                    k += 1;
+                    let j = Dyn::new(0);
+                    while j.lt(i).is_true() {
+                        s.set(s + 1);
+                        j.set(j + 1);
+                    }
+                }
+                let i2 = Dyn::new(0);
+                while i2.lt(n).is_true() {
+                    i2.set(i2 + 1);
+                    let j = Dyn::new(0);
+                    while j.lt(2).is_true() {
+                        s.set(s + 10);
+                        j.set(j + 1);
+                    }
+                }
+                if y.gt(0).is_true() {
+                    s.set(s + 1000);
+                    if k >= 2 {
+                        s.set(s + 100);
+                    }
+                } else {
+                    s.set(s + 7);
+                }
+                s
+            });
+    let want = |a: &[i32]| {
+        let (t, y) = (a[0].max(0), a[1]);
+        t * (t + 1) / 2
+            + 20 * t
+            + if y > 0 {
+                1000 + if t >= 2 { 100 } else { 0 }
+            } else {
+                7
+            }
+    };
+    let inputs: Vec<Vec<i32>> = [-1, 0, 1, 2, 3, 5]
+        .iter()
+        .flat_map(|&n| [vec![n, -1], vec![n, 1]])
+        .collect();
+    exact_or_refused("nests", got, want, &inputs);
 }
