@@ -3,13 +3,15 @@
 //! functions' extractions, tab-separated (`docs/results/regex-scaling.txt`).
 //!
 //! `cargo run --release -p augur-regex --example scale -- '[a-q][^u-z]{13}x' bytes`
-//! (without `bytes`: Unicode classes over UTF-8). The limits are raised
-//! past the defaults so large DFAs can be measured.
+//! (without `bytes`: Unicode classes over UTF-8; `fresh` after it: every
+//! run from the top of the closure, `Builder::chain_runs(false)`). The
+//! limits are raised past the defaults so large DFAs can be measured.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let pattern = args.next().ok_or("usage: scale PATTERN [bytes]")?;
     let unicode = args.next().as_deref() != Some("bytes");
+    let chain = args.next().as_deref() != Some("fresh");
     let opts = augur_regex::Options {
         unicode,
         ..Default::default()
@@ -19,7 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max_runs(20_000_000)
         .max_work(u64::MAX)
         .max_memory(12 << 30)
-        .max_operations(64_000_000);
+        .max_operations(64_000_000)
+        .chain_runs(chain);
     let t = std::time::Instant::now();
     let s = re.stage(&builder)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;

@@ -108,6 +108,17 @@ impl Builder {
         self
     }
 
+    /// Let a run that ends at a resumable point recorded before go on as
+    /// the next run where that one starts in the same machine (default
+    /// on): it keeps the closure's frames instead of unwinding them and
+    /// executing the code before the machine again. The runs, their
+    /// counts and the generated code are the same either way
+    /// ([`Stats::chained_runs`](crate::Stats::chained_runs) counts them).
+    pub fn chain_runs(mut self, yes: bool) -> Self {
+        self.config.chain_runs = yes;
+        self
+    }
+
     /// Whether to trust bounded observation for code `#[augur::staged]`
     /// does not cover (see [`Config::trust_unannotated`]).
     ///

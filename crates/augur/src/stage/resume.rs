@@ -11,7 +11,7 @@
 
 use crate::ir::SrcLoc;
 use crate::trace::driver::{self, with};
-use crate::trace::points::{PointKey, Target};
+use crate::trace::points::{Goto, PointKey, Target};
 use crate::trace::tag::state_hash;
 use std::any::Any;
 use std::hash::Hash;
@@ -35,7 +35,10 @@ fn member_term(member: u32) -> u64 {
 /// a later `Some(k)` becomes a jump there (a loop, or a join). Each run of
 /// the extraction starts at the point it explores, so a machine of `n`
 /// points extracts in time about linear in `n`, where the same loop over a
-/// `Static` replays every point before the one it explores.
+/// `Static` replays every point before the one it explores; a run that
+/// ends at a recorded point goes on as the next run where that one starts
+/// in the same machine, without leaving this call
+/// ([`Builder::chain_runs`](crate::Builder::chain_runs)).
 ///
 /// **The body must be a function of its key.** It is a `Fn`, so it changes
 /// nothing it captures. State the engine sees (a `Static`, a DSL's
@@ -145,21 +148,33 @@ where
             r.static_drop(slot);
             Ok(())
         });
-        let Some(k) = next else {
-            with(|r| r.point_goto(Target::Exit, loc));
-            return;
+        let goto = match &next {
+            None => with(|r| r.point_goto(Target::Exit, loc)),
+            Some(k) => {
+                let same = |o: &dyn Any| o.downcast_ref::<K>() == Some(k);
+                let to = Target::Member {
+                    hash: state_hash(k),
+                    same: &same,
+                    key: &|| copy(k),
+                };
+                with(|r| r.point_goto(to, loc))
+            }
         };
-        let same = |o: &dyn Any| o.downcast_ref::<K>() == Some(&k);
-        let to = Target::Member {
-            hash: state_hash(&k),
-            same: &same,
-            key: &|| copy(&k),
-        };
-        match with(|r| r.point_goto(to, loc)) {
-            Some(m) => member = m,
-            // Only a run the engine ended leaves without a member.
-            None => return,
+        match (goto, next) {
+            (Goto::Member(m), Some(k)) => {
+                member = m;
+                key = k;
+            }
+            // The run is over, and the next one goes on here, at its key.
+            (Goto::Jump(m, next), _) => {
+                member = m;
+                key = next
+                    .downcast_ref::<K>()
+                    .expect("a key of this machine")
+                    .clone();
+            }
+            // The machine returns (or a run the engine ended leaves).
+            _ => return,
         }
-        key = k;
     }
 }

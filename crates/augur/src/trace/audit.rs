@@ -12,6 +12,7 @@ use crate::ir::{Arena, SrcLoc};
 impl Engine {
     pub(super) fn start_verify(&mut self, head_idx: usize, head: NodeId) -> NodeId {
         self.stats.loop_audits += 1;
+        self.run.pure = false;
         let cycle = self.run.path[head_idx..].to_vec();
         let last_decision = cycle[0].1;
         self.run.pending_annotations.clear();
@@ -171,6 +172,7 @@ impl Engine {
     /// requirements included), so this path's requirements are never
     /// skipped by the link.
     pub(super) fn start_link_check(&mut self, target: NodeId) -> Result<NodeId, Ctl> {
+        self.run.pure = false;
         let decisions = self.run.at;
         self.run.pending_annotations.clear();
         let mut c = LinkCheck {

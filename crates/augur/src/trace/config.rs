@@ -50,6 +50,11 @@ pub struct Config {
     /// Memory the engine may hold for the graph, the jobs and the
     /// variables, in bytes (estimated from their counts).
     pub max_memory: usize,
+    /// Let a run that ends at a resumable point recorded before go on as
+    /// the next run, where that one starts in the same machine: no
+    /// unwinding, no replay of the code before the machine (see
+    /// `trace/chain.rs`). The runs and the code are the same either way.
+    pub chain_runs: bool,
     /// Testing hook: the engine panics (as an internal bug would) before
     /// starting this run, so tests can check that the thread recovers.
     #[doc(hidden)]
@@ -75,6 +80,7 @@ impl Default for Config {
             prophecy_mode: ProphecyMode::Adaptive,
             max_prophecy_restarts: 1000,
             max_memory: DEFAULT_MAX_MEMORY,
+            chain_runs: true,
             panic_before_run: None,
         }
     }

@@ -55,6 +55,33 @@ impl DecisionTree {
         PathId(self.nodes.len() as u32 - 1)
     }
 
+    /// The first jump into a member on path `p`: the member, the path
+    /// before the jump and how many decisions it takes (`None`: no jump).
+    pub(super) fn first_start(&self, mut p: PathId) -> Option<(u32, PathId, usize)> {
+        let mut first = None;
+        while p != PathId::ROOT {
+            let (parent, step) = self.nodes[p.0 as usize];
+            if step >= 2 {
+                // Walking up: the last jump seen is the path's first.
+                first = Some((step - 2, parent));
+            }
+            p = parent;
+        }
+        let (member, parent) = first?;
+        Some((member, parent, self.decisions_on(parent)))
+    }
+
+    /// How many decisions path `p` takes.
+    fn decisions_on(&self, mut p: PathId) -> usize {
+        let mut n = 0;
+        while p != PathId::ROOT {
+            let (parent, step) = self.nodes[p.0 as usize];
+            n += usize::from(step < 2);
+            p = parent;
+        }
+        n
+    }
+
     /// The decisions of `p` from the first, with the path after each.
     #[cfg(test)]
     pub(super) fn unfold(&self, p: PathId) -> (Vec<bool>, Vec<PathId>) {

@@ -106,6 +106,8 @@ pub struct Engine {
     pub(super) stats: Stats,
     /// Identifies this extraction to the handles it made.
     pub(super) extraction: u64,
+    /// Runs that go on as the next one (see `chain.rs`).
+    pub(super) chain: super::chain::Chain,
 }
 
 impl Engine {
@@ -132,6 +134,7 @@ impl Engine {
             cells: Store::new(config_mode),
             stats,
             extraction,
+            chain: super::chain::Chain::new(),
         };
         e.start_attempt();
         e

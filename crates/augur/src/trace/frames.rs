@@ -298,7 +298,7 @@ struct Held {
 }
 
 /// The live activations of a run, innermost last.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Frames {
     stack: Vec<Activation>,
     /// The reasons activations are not covered (see `Activation::hidden`).
@@ -650,6 +650,14 @@ impl Frames {
     #[inline]
     pub(super) fn salt(&self) -> u64 {
         self.stack.last().map_or(0, |a| a.salt)
+    }
+
+    /// A copy with every activation's coverage computed: two stacks that
+    /// differ only in how much of it was computed so far compare equal.
+    pub(super) fn settled_copy(&self) -> Frames {
+        let mut f = self.clone();
+        f.settle();
+        f
     }
 
     /// Computes `hidden` for the activations entered since the last time.

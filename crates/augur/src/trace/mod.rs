@@ -10,6 +10,7 @@
 mod audit;
 mod batch;
 mod cells;
+mod chain;
 mod config;
 pub(crate) mod context;
 mod decisions;

@@ -21,7 +21,7 @@
 //! the code after the machine is recorded by the first run that leaves it,
 //! and later ones jump there.
 
-use super::decisions::PathId;
+use super::decisions::{PathId, Start};
 use super::engine::{internal, Ctl, Engine};
 use super::graph::{Cursor, NodeId, Op};
 use super::run::Mode;
@@ -102,7 +102,28 @@ pub(crate) enum Target<'a> {
     Exit,
 }
 
+/// Where a run goes on after a body returned (`Engine::point_goto`).
+pub(crate) enum Goto {
+    /// In the member of this key number.
+    Member(u32),
+    /// After the machine.
+    Exit,
+    /// The run is over and the next one goes on in the member of this
+    /// key number, at this key (see `chain.rs`).
+    Jump(u32, PointKey),
+}
+
 impl Points {
+    /// The path that first reached machine `n` (`None`: not a machine).
+    pub(super) fn reach(&self, n: NodeId) -> Option<PathId> {
+        self.instances.get(&n).map(|i| i.reach)
+    }
+
+    /// The machine member `m` belongs to.
+    pub(super) fn member_instance(&self, m: u32) -> Option<NodeId> {
+        self.members.get(m as usize).map(|m| m.instance)
+    }
+
     /// Resumable points recorded (for the counters): members and exits.
     pub(super) fn len(&self) -> usize {
         self.members.len() + self.instances.values().filter(|i| i.exit.is_some()).count()
@@ -144,31 +165,42 @@ impl Engine {
             };
             self.graph.points.instances.insert(n, instance);
         }
+        self.note_entry(n);
         let jump = self.run.starts.get(self.run.started).copied();
         let replaying = matches!(self.run.mode, Mode::CatchUp | Mode::Check(_));
         if let Some(s) = jump.filter(|s| replaying && s.pos == self.run.pos) {
-            self.run.started += 1;
-            let m = &self.graph.points.members[s.member as usize];
-            if m.instance != n {
-                return Err(internal("a replayed run jumped into another machine"));
+            let (number, key) = self.jump(n, s)?;
+            if self.chain.check {
+                self.check_prediction()?;
             }
-            let (label, key) = (m.label, m.key.clone());
-            self.run.cursor = Cursor::After(label);
-            // The jump is no edge of the graph: no loop may close along
-            // the path before it (a fresh entry starts at the first
-            // point, not here), so forget where the run has been.
-            self.sync_seen();
-            self.run.seen.clear();
-            self.run.path.push((label, None));
-            self.run.seen_upto = self.run.path.len();
-            self.run.at = s.root;
-            self.run.points.push((n, s.member));
-            return Ok((m_number(&self.graph.points, s.member), Some(key)));
+            return Ok((number, Some(key)));
         }
         let first = self.graph.points.instances[&n].first;
         self.run.at = self.graph.points.members[first as usize].root;
         self.run.points.push((n, first));
         Ok((number, None))
+    }
+
+    /// A replayed run at the entry of machine `n` jumps to the member of
+    /// start `s`: returns its key's number and the key.
+    pub(super) fn jump(&mut self, n: NodeId, s: Start) -> Result<(u32, PointKey), Ctl> {
+        self.run.started += 1;
+        let m = &self.graph.points.members[s.member as usize];
+        if m.instance != n {
+            return Err(internal("a replayed run jumped into another machine"));
+        }
+        let (label, key) = (m.label, m.key.clone());
+        self.run.cursor = Cursor::After(label);
+        // The jump is no edge of the graph: no loop may close along
+        // the path before it (a fresh entry starts at the first
+        // point, not here), so forget where the run has been.
+        self.sync_seen();
+        self.run.seen.clear();
+        self.run.path.push((label, None));
+        self.run.seen_upto = self.run.path.len();
+        self.run.at = s.root;
+        self.run.points.push((n, s.member));
+        Ok((m_number(&self.graph.points, s.member), key))
     }
 
     /// The number of key `key` of the machine at `loc` (see
@@ -194,9 +226,9 @@ impl Engine {
 
     /// The body of the innermost machine returned: go on at `to`.
     /// Returns the member the run goes on in (`None`: it left).
-    pub(super) fn point_goto(&mut self, to: Target<'_>, loc: SrcLoc) -> Result<Option<u32>, Ctl> {
+    pub(super) fn point_goto(&mut self, to: Target<'_>, loc: SrcLoc) -> Result<Goto, Ctl> {
         if self.detached.is_some() {
-            return Ok(None);
+            return Ok(Goto::Exit);
         }
         let Some(&(instance, _)) = self.run.points.last() else {
             return Err(internal("a resumable jump outside its machine"));
@@ -225,7 +257,10 @@ impl Engine {
         if !matches!(self.run.mode, Mode::Record) {
             // Replaying or comparing: the key's point must come next.
             let n = self.step(Op::Point(operand), loc)?;
-            return self.entered(n, number.is_none());
+            return Ok(match self.entered(n, number.is_none())? {
+                Some(k) => Goto::Member(k),
+                None => Goto::Exit,
+            });
         }
         let points = &self.graph.points;
         let found = match number {
@@ -251,6 +286,9 @@ impl Engine {
             }
             self.link(label)?;
             self.stats.point_jumps += 1;
+            if let Some((number, key)) = self.chain_next(instance)? {
+                return Ok(Goto::Jump(number, key));
+            }
             return Err(Ctl::EndRun);
         }
         // A label's path is its instance's own, so no operation's tag is
@@ -269,13 +307,13 @@ impl Engine {
                 let i = self.graph.points.instances.get_mut(&instance);
                 i.expect("the instance the run is in").exit = Some(label);
                 self.run.points.pop();
-                Ok(None)
+                Ok(Goto::Exit)
             }
             Some(k) => {
                 let m = self.new_member(instance, k, label);
                 self.run.at = self.graph.points.members[m as usize].root;
                 *self.run.points.last_mut().expect("checked above") = (instance, m);
-                Ok(Some(k))
+                Ok(Goto::Member(k))
             }
         }
     }

@@ -218,7 +218,7 @@ impl<'e> Recorder<'e> {
         &mut self,
         to: super::points::Target<'_>,
         loc: SrcLoc,
-    ) -> Result<Option<u32>, Ctl> {
+    ) -> Result<super::points::Goto, Ctl> {
         self.engine.point_goto(to, loc)
     }
 

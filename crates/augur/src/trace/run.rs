@@ -124,6 +124,12 @@ pub(super) struct Run {
     pub(super) visits: Visits,
     /// The `#[augur::staged]` bodies running now (see `frames.rs`).
     pub(super) frames: Frames,
+    /// The job's decision path (see `chain.rs`).
+    pub(super) job: PathId,
+    /// Every operation so far was replayed or recorded (no loop candidate
+    /// followed, no link checked): what the run holds is what a replay of
+    /// its decisions would (see `chain.rs`).
+    pub(super) pure: bool,
 }
 
 impl Run {
@@ -157,6 +163,8 @@ impl Run {
             cell_streaks: FastMap::default(),
             visits: Visits::default(),
             frames: Frames::default(),
+            job: PathId::ROOT,
+            pure: true,
         };
         run.reset(job, tree);
         run
@@ -196,6 +204,8 @@ impl Run {
         self.cell_streaks.clear();
         self.visits.clear();
         self.frames.reset();
+        self.job = job.decisions;
+        self.pure = true;
     }
 
     /// The next of the job's decisions, replayed (`None`: past them).

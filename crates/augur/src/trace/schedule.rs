@@ -64,6 +64,11 @@ impl Engine {
 
     /// Begins the next scheduled run; `None` when exploration is complete.
     pub fn next_run(&mut self, gen: u32) -> Result<bool, Error> {
+        // A run that went on as the next one found it over a limit.
+        if let Some(e) = self.chain.refused.take() {
+            return Err(e);
+        }
+        self.chain.entry = None;
         self.settle_batch();
         let job = loop {
             if self.attempt_done() {
@@ -97,6 +102,16 @@ impl Engine {
             self.may_restart()?;
             self.start_attempt();
         };
+        self.admit(&job)?;
+        self.count_run(&job);
+        self.gen = gen;
+        self.detached = None;
+        self.run.reset(job, &self.schedule.tree);
+        Ok(true)
+    }
+
+    /// The limits checked before every run, `job` the one about to start.
+    pub(super) fn admit(&mut self, job: &Job) -> Result<(), Error> {
         self.check_memory(None)?;
         if self.config.panic_before_run == Some(self.stats.total_runs) {
             panic!(
@@ -139,6 +154,12 @@ impl Engine {
                 location: None,
             });
         }
+        Ok(())
+    }
+
+    /// Counts the run of `job` about to start, and the operations of the
+    /// one before it.
+    pub(super) fn count_run(&mut self, job: &Job) {
         if let Some(check) = &job.check {
             // The run starts in `Mode::Check` (see `Run::new`).
             self.stats.check_runs += 1;
@@ -159,10 +180,6 @@ impl Engine {
         }
         self.stats.total_runs += 1;
         self.stats.operations += self.run.ops;
-        self.gen = gen;
-        self.detached = None;
-        self.run.reset(job, &self.schedule.tree);
-        Ok(true)
     }
 }
 

@@ -46,6 +46,10 @@ pub struct Stats {
     pub points: u64,
     /// Runs ended by a jump to a resumable point recorded before.
     pub point_jumps: u64,
+    /// Runs that went on from the run before them inside a resumable
+    /// machine, without leaving it (`Config::chain_runs`; counted in the
+    /// runs too).
+    pub chained_runs: u64,
     /// Loop candidates checked by re-running their cycle.
     pub loop_audits: u64,
     /// Memoization links that proved wrong when checked (first-stage state
@@ -105,7 +109,7 @@ impl fmt::Display for Stats {
             f,
             "runs {} (check runs {}: loops {}, links {}; total {}, attempts {}, loop restarts {}, \
              prophecy restarts {}), operations {}, memo hits {}, \
-             loops {}, audits {}, points {} (jumps {}), nodes {}, statements {}, tags {} ({}), \
+             loops {}, audits {}, points {} (jumps {}, chained runs {}), nodes {}, statements {}, tags {} ({}), \
              time trace {:?} structure {:?} passes {:?}",
             self.runs,
             self.check_runs,
@@ -121,6 +125,7 @@ impl fmt::Display for Stats {
             self.loop_audits,
             self.points,
             self.point_jumps,
+            self.chained_runs,
             self.nodes,
             self.statements,
             self.tags_frame_pointer + self.tags_unwinder,

@@ -413,3 +413,41 @@ fn a_cycle_without_a_decision_is_an_error_unless_allowed() {
         .expect("allowed");
     assert!(ex.c_code().contains("while (true)"), "{}", ex.c_code());
 }
+
+/// A run that ends at a point recorded before goes on as the next run
+/// where that one starts in the same machine (`Builder::chain_runs`): the
+/// same runs, counts and code as fresh runs, in every shape above.
+#[test]
+#[augur::staged]
+fn chained_runs_give_the_runs_and_code_of_fresh_runs() {
+    type Shape = fn(Dyn<i64>, Dyn<i64>) -> Dyn<i64>;
+    let shapes: [(&str, Shape); 5] = [
+        ("tuple_keys", tuple_keys),
+        ("counting", counting),
+        ("in_sequence", in_sequence),
+        ("around", around),
+        ("nested", nested),
+    ];
+    let mut chained = 0;
+    for (name, shape) in shapes {
+        let extract = |b: Builder| {
+            b.extract(name, move |x: Dyn<i64>, y: Dyn<i64>| shape(x, y))
+                .unwrap()
+        };
+        let (on, off) = (
+            extract(Builder::new()),
+            extract(Builder::new().chain_runs(false)),
+        );
+        assert_eq!(on.c_code(), off.c_code(), "{name}: the code differs");
+        let (a, b) = (on.stats(), off.stats());
+        let counts = |s: &augur::Stats| (crate::resumable_shapes::run_counts(s), s.nodes);
+        assert_eq!(counts(a), counts(b), "{name}: {a}\nagainst {b}");
+        assert_eq!(b.chained_runs, 0, "{name}: chained with chain_runs(false)");
+        chained += a.chained_runs;
+    }
+    // `AUGUR_CHAIN_CHECK=1` runs every run fresh (to compare each with the
+    // state chaining would have given it).
+    if std::env::var_os("AUGUR_CHAIN_CHECK").is_none() {
+        assert!(chained > 0, "no run was chained");
+    }
+}

@@ -29,6 +29,19 @@ fn pairs() -> Vec<(i64, i64)> {
 
 pub(crate) type Native = unsafe extern "C" fn(i64, i64) -> i64;
 
+/// What chained runs must count as fresh runs do: runs, check runs, all
+/// executions, operations, points and jumps.
+pub(crate) fn run_counts(s: &augur::Stats) -> [u64; 6] {
+    [
+        s.runs,
+        s.check_runs,
+        s.total_runs,
+        s.operations,
+        s.points,
+        s.point_jumps,
+    ]
+}
+
 #[track_caller]
 pub(crate) fn check_with<F>(
     b: Builder,
@@ -45,12 +58,24 @@ where
         .clone()
         .extract(name, f.clone())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let again = b.extract(name, f).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // The second extraction runs every run fresh (no run goes on as the
+    // next one in a machine): the same runs and the same code.
+    let again = b
+        .chain_runs(false)
+        .extract(name, f)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let code = ex.c_code();
     assert_eq!(
         code,
         again.c_code(),
-        "{name}: C differs between extractions"
+        "{name}: C differs between extractions (chained runs, then fresh ones)"
+    );
+    assert_eq!(
+        run_counts(ex.stats()),
+        run_counts(again.stats()),
+        "{name}: chained runs counted otherwise than fresh ones:\n{}\nagainst {}",
+        ex.stats(),
+        again.stats()
     );
     let c = ex
         .compile()
