@@ -114,6 +114,11 @@ impl Builder {
     /// executing the code before the machine again. The runs, their
     /// counts and the generated code are the same either way
     /// ([`Stats::chained_runs`](crate::Stats::chained_runs) counts them).
+    /// What changes is what the first stage does outside the engine: the
+    /// code before the machine runs once for a sequence of chained runs,
+    /// so a side effect there (a counter, a log line) happens fewer times;
+    /// as [`resumable`](crate::resumable) asks, state a body does not show
+    /// the engine must not change what a point does.
     pub fn chain_runs(mut self, yes: bool) -> Self {
         self.config.chain_runs = yes;
         self

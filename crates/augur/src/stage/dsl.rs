@@ -368,7 +368,10 @@ pub fn fail(
 /// Most DSL state belongs to one run ([`State`]); this is for what must
 /// outlive a run's handles, such as which instance is generating a kernel
 /// (a guard sets it, and runs end by unwinding anywhere). Use a type of
-/// the DSL's own, so no other DSL reaches the value.
+/// the DSL's own, so no other DSL reaches the value. The closure's code
+/// before a resumable machine runs once for the runs chained inside it
+/// ([`Builder::chain_runs`](crate::Builder::chain_runs)), so a count kept
+/// there counts executions of the closure, not runs.
 ///
 /// ```
 /// #[augur::staged]

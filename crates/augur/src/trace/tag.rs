@@ -96,8 +96,23 @@ pub fn call_path(tagger: Tagger, stop: usize, counts: &mut TagCounts) -> u64 {
 const MAX_FRAMES: usize = 100_000;
 
 fn walk_frame_pointers(stop: usize) -> Option<u64> {
-    let mut fp = frame_pointer();
-    if stop == 0 || fp == 0 || fp >= stop {
+    let here = 0u8;
+    walk_from(
+        frame_pointer(),
+        std::hint::black_box(std::ptr::addr_of!(here)) as usize,
+        stop,
+    )
+}
+
+/// Hashes the return addresses of the frame-pointer chain from `fp` up to
+/// the driver's frame `stop`, or `None` where `fp` is not such a chain:
+/// code built without frame pointers uses the register for anything. `low`
+/// is the address of a local of the caller, on this thread's stack below
+/// every frame the chain may hold, so that a value the register happens to
+/// hold is never read as a frame unless it lies on the stack between the
+/// caller and the driver.
+fn walk_from(mut fp: usize, low: usize, stop: usize) -> Option<u64> {
+    if stop == 0 || fp <= low || fp >= stop {
         return None;
     }
     let mut h = 0x243f_6a88_85a3_08d3;
@@ -108,9 +123,11 @@ fn walk_frame_pointers(stop: usize) -> Option<u64> {
         if fp > stop || fp % 16 != 0 {
             return None;
         }
-        // SAFETY: `fp` is 16-byte aligned and lies strictly between this
-        // function's own frame and the driver's frame, both on this thread's
-        // live stack, so `fp` and `fp + 8` (< stop) are readable stack words.
+        // SAFETY: `fp` is 16-byte aligned and lies strictly between `low`,
+        // a live local of the caller, and the driver's frame `stop` (the
+        // chain only climbs: `next > fp` below), both on this thread's live
+        // stack, so `fp` and `fp + 8` (< stop, which is aligned too) are
+        // readable stack words.
         let (next, ret) = unsafe { (*(fp as *const usize), *((fp + 8) as *const usize)) };
         h = mix(h, ret as u64);
         if next <= fp {
@@ -257,7 +274,36 @@ pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault
 
 #[cfg(test)]
 mod tests {
-    use super::{state_hash, FxHasher};
+    use super::{state_hash, walk_from, FxHasher};
+
+    /// Code built without frame pointers leaves anything in the register:
+    /// a value below the caller's frame (an address outside the stack, a
+    /// small integer) is refused without being read, so the engine falls
+    /// back to the unwinder instead of faulting; a chain on the stack up to
+    /// the driver's frame is hashed by its return addresses.
+    #[test]
+    fn a_frame_pointer_off_the_stack_is_never_read() {
+        let mut words = [0usize; 16];
+        let start = words.as_ptr() as usize;
+        let base = (start + 15) & !15;
+        let (f0, f1, stop) = (base, base + 32, base + 64);
+        let at = |a: usize| (a - start) / 8;
+        words[at(f0)] = f1;
+        words[at(f0) + 1] = 0xaa;
+        words[at(f1)] = stop;
+        words[at(f1) + 1] = 0xbb;
+        let words = std::hint::black_box(&mut words);
+        let low = f0 - 8;
+        let h = walk_from(f0, low, stop).expect("a chain on the stack");
+        words[at(f1) + 1] = 0xcc;
+        assert_ne!(walk_from(f0, low, stop), Some(h), "return addresses hashed");
+        words[at(f1)] = stop + 16;
+        assert_eq!(walk_from(f0, low, stop), None, "a chain past the driver");
+        for fp in [0, 16, 0x1000, low / 2 & !15, low - 8, low] {
+            assert_eq!(walk_from(fp, low, stop), None, "{fp:#x}");
+        }
+    }
+
     use std::collections::BTreeMap;
     use std::hash::{Hash, Hasher};
 
