@@ -299,7 +299,7 @@ mod tests {
         assert_ne!(walk_from(f0, low, stop), Some(h), "return addresses hashed");
         words[at(f1)] = stop + 16;
         assert_eq!(walk_from(f0, low, stop), None, "a chain past the driver");
-        for fp in [0, 16, 0x1000, low / 2 & !15, low - 8, low] {
+        for fp in [0, 16, 0x1000, (low / 2) & !15, low - 8, low] {
             assert_eq!(walk_from(fp, low, stop), None, "{fp:#x}");
         }
     }
