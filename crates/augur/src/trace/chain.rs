@@ -101,7 +101,6 @@ impl Engine {
             self.chain.entry = None;
             return;
         }
-        let path_decisions = run.path.iter().filter(|p| p.1.is_some()).count() as u32;
         self.chain.entry = Some(Box::new(Entry {
             instance: n,
             at: run.at,
@@ -116,7 +115,9 @@ impl Engine {
             cell_streaks: run.cell_streaks.clone(),
             frames: run.frames.clone(),
             path_len: run.path.len(),
-            path_decisions,
+            // A run that only replayed and recorded took each of its
+            // decisions at a branch of its path (the check compares it).
+            path_decisions: run.count,
         }));
     }
 
