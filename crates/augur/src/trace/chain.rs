@@ -126,9 +126,23 @@ impl Engine {
     /// Returns the member the next run jumps to and its key, or `None`
     /// (the run ends as usual).
     pub(super) fn chain_next(&mut self, instance: NodeId) -> Result<Option<(u32, PointKey)>, Ctl> {
-        let Some(entry) = self.chainable(instance) else {
+        if !self.chainable(instance) {
             return Ok(None);
-        };
+        }
+        // Taken, not cloned (a copy of the run state per chained run); every
+        // way out puts it back.
+        let entry = self.chain.entry.take().expect("chainable checked it");
+        let out = self.chain_with(instance, &entry);
+        self.chain.entry = Some(entry);
+        out
+    }
+
+    /// `chain_next` with the entry out of `self.chain`.
+    fn chain_with(
+        &mut self,
+        instance: NodeId,
+        entry: &Entry,
+    ) -> Result<Option<(u32, PointKey)>, Ctl> {
         let job = self.schedule.worklist.last().expect("chainable checked it");
         let (member, _, before) = self
             .schedule
@@ -137,7 +151,7 @@ impl Engine {
             .expect("checked");
         let decisions = job.decisions;
         if self.chain.check {
-            let state = self.chained_state(&entry, decisions, member, before);
+            let state = self.chained_state(entry, decisions, member, before);
             self.chain.predicted = Some((decisions, state));
             return Ok(None);
         }
@@ -157,21 +171,25 @@ impl Engine {
         self.detached = None;
         let old = std::mem::take(&mut self.run.path);
         self.run.reset(job, &self.schedule.tree);
-        restore(&mut self.run, &entry, old, before);
+        restore(&mut self.run, entry, old, before);
         let start = self.run.starts[0];
-        let jumped = self.jump(instance, start)?;
-        self.chain.entry = Some(entry);
-        Ok(Some(jumped))
+        self.jump(instance, start).map(Some)
     }
 
     /// The entry to restore, if the next run can go on from it: the run is
     /// in the outermost machine `instance`, entered as a replay; the next
     /// job (the one `next_run` would take) explores a decision in one of
     /// its members; nothing `next_run` does first would differ.
-    fn chainable(&mut self, instance: NodeId) -> Option<Box<Entry>> {
-        let entry = self.chain.entry.as_ref()?;
-        let job = self.schedule.worklist.last()?;
-        let (member, parent, before) = self.schedule.tree.first_start(job.decisions)?;
+    fn chainable(&self, instance: NodeId) -> bool {
+        let Some(entry) = self.chain.entry.as_ref() else {
+            return false;
+        };
+        let Some(job) = self.schedule.worklist.last() else {
+            return false;
+        };
+        let Some((member, parent, before)) = self.schedule.tree.first_start(job.decisions) else {
+            return false;
+        };
         let quiet = self.learned.watch.is_none()
             && self.config.panic_before_run != Some(self.stats.total_runs)
             && (self.config.prophecy_mode != ProphecyMode::Adaptive || self.cells.deferred() == 0)
@@ -183,7 +201,7 @@ impl Engine {
             && self.graph.points.member_instance(member) == Some(instance)
             && parent == entry.at
             && before == entry.count as usize;
-        ok.then(|| entry.clone())
+        ok
     }
 
     /// The run state a chained run would start with, for the comparison

@@ -200,11 +200,17 @@ impl Engine {
             // pending (the attempt's runs may be discarded).
             return Ok(());
         }
-        let costliest = self.schedule.worklist.iter().max_by_key(|j| j.replay);
-        let location = costliest.and_then(|j| j.site).or(site);
+        // The costliest job is found only in sight of the limit: a scan of
+        // the worklist before every run grows with the square of the runs.
+        fn costliest(worklist: &[super::jobs::Job]) -> Option<&super::jobs::Job> {
+            worklist.iter().max_by_key(|j| j.replay)
+        }
         // In sight of the limit: watch the costliest decision, so that the
         // error can name the state its runs differ in.
         if at_least >= self.config.max_work / 2 && self.learned.watch.is_none() {
+            let location = costliest(&self.schedule.worklist)
+                .and_then(|j| j.site)
+                .or(site);
             if let Some(site) = location {
                 self.learned.watch = Some(super::jobs::Watch {
                     site,
@@ -225,6 +231,8 @@ impl Engine {
                 return Ok(());
             }
         }
+        let costliest = costliest(&self.schedule.worklist);
+        let location = costliest.and_then(|j| j.site).or(site);
         Err(Error::Limit {
             what: format!(
                 "{} operations (Builder::max_work), certain to be passed: {} runs are still \
