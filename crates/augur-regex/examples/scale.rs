@@ -32,5 +32,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .sum();
     let mode = if unicode { "utf-8" } else { "bytes" };
     println!("{pattern}\t{mode}\t{ms:.0}\t{}\t{runs}", s.states.0);
+    if std::env::var_os("SCALE_STATS").is_some() {
+        // Each function's extraction statistics, one line each.
+        let stats = [s.is_match.stats(), s.find.stats(), s.rfind.stats()];
+        for (name, st) in ["is_match", "find", "rfind"].iter().zip(stats) {
+            println!("{name}: {st}");
+        }
+    }
     Ok(())
 }

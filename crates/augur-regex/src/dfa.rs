@@ -74,9 +74,9 @@ pub(crate) struct Sets {
     /// (`find`). Where it does not, sets are kept sorted, and sets that
     /// differ only in order are one state.
     ordered: bool,
-    class: Vec<u8>,
-    /// One byte of each class.
-    reps: Vec<u8>,
+    /// The runs of bytes of one class each, in byte order (a class may
+    /// have several): the first byte of a run stands for all of it.
+    runs: Vec<(u8, u8)>,
     steps: RefCell<HashMap<Set, Rc<Step>>>,
     /// The start sets computed, by (state, first anchor holds): every run
     /// of a staged search asks for them again.
@@ -88,18 +88,18 @@ impl Sets {
     /// [`Sets::unordered`]).
     pub fn new(nfa: Nfa, dir: Dir) -> Sets {
         let class = nfa.byte_classes();
-        let mut reps = Vec::new();
+        let mut runs: Vec<(u8, u8)> = Vec::new();
         for b in 0..256usize {
-            if b == 0 || class[b] != class[b - 1] {
-                reps.push(b as u8);
+            match runs.last_mut() {
+                Some((_, hi)) if class[b] == class[b - 1] => *hi = b as u8,
+                _ => runs.push((b as u8, b as u8)),
             }
         }
         Sets {
             nfa,
             dir,
             ordered: true,
-            class,
-            reps,
+            runs,
             steps: RefCell::new(HashMap::new()),
             starts: RefCell::new(HashMap::new()),
         }
@@ -184,21 +184,21 @@ impl Sets {
             [at(false, false), at(false, true)],
             [at(true, false), at(true, true)],
         ];
-        let mut groups: Vec<(Vec<u8>, Option<Set>)> = Vec::new();
+        // Runs come in byte order, so each list of ranges is built sorted.
+        let mut groups: Vec<(Vec<(u8, u8)>, Option<Set>)> = Vec::new();
         let mut stay = Vec::new();
-        for &b in &self.reps {
-            let next = self.next(set, b);
-            let bytes = self.bytes_of(b);
+        for &run in &self.runs {
+            let next = self.next(set, run.0);
             if next.as_deref() == Some(&set[..]) {
-                stay.extend(bytes);
+                push_range(&mut stay, run);
             } else if let Some(g) = groups.iter_mut().find(|g| g.1 == next) {
-                g.0.extend(bytes);
+                push_range(&mut g.0, run);
             } else {
-                groups.push((bytes, next));
+                groups.push((vec![run], next));
             }
         }
         // The largest group needs no test: it is what is left.
-        if let Some(big) = (0..groups.len()).max_by_key(|&i| (groups[i].0.len(), usize::MAX - i)) {
+        if let Some(big) = (0..groups.len()).max_by_key(|&i| (size(&groups[i].0), usize::MAX - i)) {
             let g = groups.remove(big);
             groups.push(g);
         }
@@ -206,18 +206,10 @@ impl Sets {
             matching,
             dead: set.is_empty(),
             stop_match,
-            leave: complement(&ranges(&stay)),
-            stay: ranges(&stay),
-            arms: groups.into_iter().map(|(b, n)| (ranges(&b), n)).collect(),
+            leave: complement(&stay),
+            stay,
+            arms: groups,
         }
-    }
-
-    /// The bytes of `rep`'s class.
-    fn bytes_of(&self, rep: u8) -> Vec<u8> {
-        let c = self.class[rep as usize];
-        (rep..=255)
-            .take_while(|&b| self.class[b as usize] == c)
-            .collect()
     }
 
     /// The set after byte `b` (`None`: empty).
@@ -337,16 +329,19 @@ fn complement(ranges: &[(u8, u8)]) -> Vec<(u8, u8)> {
     out
 }
 
-/// Sorted bytes as inclusive ranges.
-fn ranges(bytes: &[u8]) -> Vec<(u8, u8)> {
-    let mut v = bytes.to_vec();
-    v.sort_unstable();
-    let mut out: Vec<(u8, u8)> = Vec::new();
-    for b in v {
-        match out.last_mut() {
-            Some((_, hi)) if *hi as u16 + 1 == b as u16 => *hi = b,
-            _ => out.push((b, b)),
-        }
+/// Adds `run` to the sorted ranges `out`, joined to the last one where
+/// they touch.
+fn push_range(out: &mut Vec<(u8, u8)>, run: (u8, u8)) {
+    match out.last_mut() {
+        Some((_, hi)) if u16::from(*hi) + 1 == u16::from(run.0) => *hi = run.1,
+        _ => out.push(run),
     }
-    out
+}
+
+/// How many bytes `ranges` hold.
+fn size(ranges: &[(u8, u8)]) -> usize {
+    ranges
+        .iter()
+        .map(|&(lo, hi)| usize::from(hi - lo) + 1)
+        .sum()
 }
