@@ -23,7 +23,6 @@ use crate::error::Error;
 use crate::ir::{Arena, Block, Function, LabelId, Stmt, StmtKind};
 use crate::trace::graph::{Node, NodeId, Op};
 use crate::trace::Config;
-use std::collections::HashMap;
 
 /// The most points a graph structured as a whole may have: a small
 /// machine's loops read as loops (an interpreter's `while`s); past it the
@@ -33,6 +32,10 @@ pub(super) const WHOLE_MAX_POINTS: usize = 64;
 /// Labels of `goto`s to points, before they are numbered: above every
 /// block's label.
 const LEAVE_BASE: u32 = 1 << 31;
+
+/// A node's entry in `structure`'s table of point numbers when it is no
+/// point.
+const NOT_A_POINT: u32 = u32::MAX;
 
 /// The label a region's `goto` to point `n` carries until `structure`
 /// numbers it.
@@ -70,10 +73,13 @@ pub(super) fn structure(
     config: &Config,
 ) -> Result<(Function, u64), Error> {
     check_definitions(&Cfg::dominance(nodes, entry)?, nodes, &func)?;
-    let number: HashMap<NodeId, u32> = (points.iter().enumerate())
-        .map(|(k, &n)| (n, k as u32))
-        .collect();
-    let is_point = |n: NodeId| number.contains_key(&n);
+    // A point's number by node, dense: asked at every edge of every region.
+    // Nodes that splitting adds later lie past it and are no points.
+    let mut number = vec![NOT_A_POINT; nodes.len()];
+    for (k, &n) in points.iter().enumerate() {
+        number[n.0 as usize] = k as u32;
+    }
+    let is_point = |n: NodeId| number.get(n.0 as usize).is_some_and(|&k| k != NOT_A_POINT);
     let mut body = Block::new();
     let mut next_label = points.len() as u32;
     let mut gotos = 0;
@@ -91,7 +97,7 @@ pub(super) fn structure(
         renumber(&mut region, &mut |l| {
             if l.0 >= LEAVE_BASE {
                 gotos += 1;
-                LabelId(number[&NodeId(l.0 - LEAVE_BASE)])
+                LabelId(number[(l.0 - LEAVE_BASE) as usize])
             } else {
                 top = top.max(l.0 + 1);
                 LabelId(next_label + l.0)
