@@ -28,46 +28,61 @@ fn block(
     dead: &impl Fn(&Function, crate::ir::VarId) -> bool,
 ) -> bool {
     let mut changed = false;
-    let mut out = Vec::with_capacity(b.len());
-    for mut s in std::mem::take(b) {
-        let value = match &mut s.kind {
-            StmtKind::Decl { var, init } if dead(f, *var) => Some(*init),
-            StmtKind::Assign { place, value } => match f.exprs[*place].kind {
-                Expr::Var(v) if dead(f, v) => Some(Some(*value)),
-                _ => None,
-            },
+    let mut removes = false;
+    for s in b.iter_mut() {
+        match &mut s.kind {
             StmtKind::If { then_, else_, .. } => {
                 changed |= block(f, then_, dead);
                 changed |= block(f, else_, dead);
-                None
             }
             StmtKind::While { body, .. }
             | StmtKind::For { body, .. }
             | StmtKind::Launch(crate::ir::Launch { body, .. }) => {
                 changed |= block(f, body, dead);
-                None
             }
-            _ => None,
+            _ => removes |= dead_value(f, s, dead).is_some(),
+        }
+    }
+    // Most blocks lose nothing: only those that do are built anew.
+    if !removes {
+        return changed;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    for mut s in std::mem::take(b) {
+        let Some(init) = dead_value(f, &s, dead) else {
+            out.push(s);
+            continue;
         };
-        match value {
-            None => out.push(s),
-            Some(init) => {
-                changed = true;
-                let mut calls = Vec::new();
-                if let Some(x) = init {
-                    collect_calls(f, x, &mut calls);
-                }
-                for c in calls {
-                    let mut e = Stmt::new(StmtKind::Eval(c));
-                    e.loc = s.loc;
-                    e.annotations = std::mem::take(&mut s.annotations);
-                    out.push(e);
-                }
-            }
+        let mut calls = Vec::new();
+        if let Some(x) = init {
+            collect_calls(f, x, &mut calls);
+        }
+        for c in calls {
+            let mut e = Stmt::new(StmtKind::Eval(c));
+            e.loc = s.loc;
+            e.annotations = std::mem::take(&mut s.annotations);
+            out.push(e);
         }
     }
     *b = out;
-    changed
+    true
+}
+
+/// If `s` declares or assigns a dead variable: the value it computes
+/// (`Some(None)`: a declaration without one).
+fn dead_value(
+    f: &Function,
+    s: &Stmt,
+    dead: &impl Fn(&Function, crate::ir::VarId) -> bool,
+) -> Option<Option<ExprId>> {
+    match &s.kind {
+        StmtKind::Decl { var, init } if dead(f, *var) => Some(*init),
+        StmtKind::Assign { place, value } => match f.exprs[*place].kind {
+            Expr::Var(v) if dead(f, v) => Some(Some(*value)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Calls and intrinsics in `x`, innermost first (C evaluates arguments

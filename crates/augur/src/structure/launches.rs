@@ -20,6 +20,9 @@ pub const END: LabelId = LabelId(u32::MAX);
 
 /// Folds every launch's marked stretch of `f` into a `Launch` statement.
 pub fn fold(f: &mut Function) -> Result<(), Error> {
+    if !super::any_stmt(&f.body, &|s| is_open(s) || is_end(s)) {
+        return Ok(());
+    }
     let body = std::mem::take(&mut f.body);
     f.body = fold_block(body)?;
     Ok(())

@@ -82,6 +82,14 @@ fn emit_all(
     Ok((body, gotos, func))
 }
 
+/// True if a statement of `b` or of a block nested in it satisfies `p`: a
+/// walk that allocates nothing, for folds that most functions give nothing
+/// to do (they rebuild every block they walk).
+fn any_stmt(b: &[crate::ir::Stmt], p: &dyn Fn(&crate::ir::Stmt) -> bool) -> bool {
+    b.iter()
+        .any(|s| p(s) || s.kind.blocks().any(|inner| any_stmt(inner, p)))
+}
+
 /// A CFG emitted as a statement tree, its forward gotos made `break`s.
 struct Emission {
     cfg: Cfg,

@@ -52,6 +52,11 @@ fn is_end(s: &Stmt) -> bool {
 /// Folds every parallel loop's marked stretch of `f` into its `for` loop
 /// and checks the loops' rules.
 pub fn fold(f: &mut Function) -> Result<(), Error> {
+    // No markers: no loop to fold, and none to check (the loops checked
+    // are the ones folded here).
+    if !super::any_stmt(&f.body, &|s| is_open(s) || is_end(s)) {
+        return Ok(());
+    }
     let body = std::mem::take(&mut f.body);
     f.body = fold_block(f, body)?;
     check_all(f, &f.body)
