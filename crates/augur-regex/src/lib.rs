@@ -43,6 +43,57 @@ pub use stage::{ForwardFn, ReverseFn};
 use dfa::{Dir, Sets};
 use nfa::Nfa;
 use std::rc::Rc;
+use std::thread::{Scope, ScopedJoinHandle};
+
+/// The stack of a staging thread: as large as a main thread's usually is
+/// (extraction recurses through the first stage's code and the IR).
+const STAGING_STACK: usize = 64 << 20;
+
+/// A staging started on a thread, or done on this one.
+enum Staging<'s, T> {
+    Thread(ScopedJoinHandle<'s, augur::Result<T>>),
+    Done(augur::Result<T>),
+}
+
+/// Runs `f` on a thread of `scope`, named after the calling thread and
+/// `what` (dumps and panic messages name it); on this thread if none can
+/// start.
+fn spawn<'s, 'e, T: Send + 's>(
+    scope: &'s Scope<'s, 'e>,
+    what: &str,
+    f: impl FnOnce() -> augur::Result<T> + Send + 's,
+) -> Staging<'s, T> {
+    let name = format!("{}.{what}", std::thread::current().name().unwrap_or("main"));
+    // The closure comes back if the thread cannot start: it runs here.
+    let f = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let given = f.clone();
+    let started = std::thread::Builder::new()
+        .name(name)
+        .stack_size(STAGING_STACK)
+        .spawn_scoped(scope, move || {
+            let f = given
+                .lock()
+                .expect("taken once")
+                .take()
+                .expect("taken once");
+            f()
+        });
+    match started {
+        Ok(h) => Staging::Thread(h),
+        Err(_) => {
+            let f = f.lock().expect("not started").take().expect("not started");
+            Staging::Done(f())
+        }
+    }
+}
+
+/// The staging's result; a thread's panic goes on in the caller.
+fn join<T>(s: Staging<'_, T>) -> augur::Result<T> {
+    match s {
+        Staging::Thread(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        Staging::Done(r) => r,
+    }
+}
 
 /// How a pattern is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,32 +156,42 @@ impl Regex {
     }
 
     /// Stages the searches with `builder` (see [`Staged`]).
+    ///
+    /// The three functions are extracted side by side, each on a thread of
+    /// its own (an extraction's engine is its thread's; none shares state
+    /// with another): on a machine with more than one core the matcher is
+    /// staged in about the time of its largest function. The code is the
+    /// same as one after the other, and so is the error: the first, in the
+    /// order `is_match`, `find`, `rfind`.
     pub fn stage(&self, builder: &augur::Builder) -> Result<Staged, Error> {
         let mut fwd = self.forward.clone();
         let prefix = fwd.unanchored();
-        // Only the leftmost-first end needs its sets in priority order.
-        let any_sets = Rc::new(Sets::new(fwd.clone(), Dir::Forward).unordered());
-        let fwd = Rc::new(Sets::new(fwd, Dir::Forward));
         let rev_start = self.reverse.start;
-        let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse).unordered());
-        let forward = |name, sets: &Rc<Sets>, goal| {
-            stage::forward(
-                name,
-                sets.clone(),
-                prefix,
-                goal,
-                self.required.clone(),
-                builder,
-            )
+        let forward = |name, sets: Rc<Sets>, goal| {
+            stage::forward(name, sets, prefix, goal, self.required.clone(), builder)
         };
-        let any = forward("is_match", &any_sets, stage::Goal::Any)?;
-        let find = forward("find", &fwd, stage::Goal::End)?;
-        let rfind = stage::reverse(rev.clone(), rev_start, builder)?;
-        Ok(Staged {
-            is_match: any,
-            find,
-            rfind,
-            states: (fwd.len(), rev.len()),
+        std::thread::scope(|scope| {
+            // Only the leftmost-first end needs its sets in priority order.
+            let any = spawn(scope, "is_match", || {
+                let sets = Rc::new(Sets::new(fwd.clone(), Dir::Forward).unordered());
+                forward("is_match", sets, stage::Goal::Any)
+            });
+            let rfind = spawn(scope, "rfind", || {
+                let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse).unordered());
+                let rfind = stage::reverse(rev.clone(), rev_start, builder)?;
+                Ok((rfind, rev.len()))
+            });
+            let fwd = Rc::new(Sets::new(fwd.clone(), Dir::Forward));
+            let find = forward("find", fwd.clone(), stage::Goal::End);
+            let any = join(any);
+            let (find, (rfind, rev_states)) = (find?, join(rfind)?);
+            let any = any?;
+            Ok(Staged {
+                is_match: any,
+                find,
+                rfind,
+                states: (fwd.len(), rev_states),
+            })
         })
     }
 }
