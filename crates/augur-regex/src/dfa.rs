@@ -185,7 +185,7 @@ impl Sets {
             [at(true, false), at(true, true)],
         ];
         // Runs come in byte order, so each list of ranges is built sorted.
-        let mut groups: Vec<(Vec<(u8, u8)>, Option<Set>)> = Vec::new();
+        let mut groups: Vec<Arm> = Vec::new();
         let mut stay = Vec::new();
         for &run in &self.runs {
             let next = self.next(set, run.0);

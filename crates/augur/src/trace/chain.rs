@@ -194,14 +194,13 @@ impl Engine {
             && self.config.panic_before_run != Some(self.stats.total_runs)
             && (self.config.prophecy_mode != ProphecyMode::Adaptive || self.cells.deferred() == 0)
             && !self.cells.has_pending();
-        let ok = quiet
+        quiet
             && job.check.is_none()
             && self.run.points.len() == 1
             && entry.instance == instance
             && self.graph.points.member_instance(member) == Some(instance)
             && parent == entry.at
-            && before == entry.count as usize;
-        ok
+            && before == entry.count as usize
     }
 
     /// The run state a chained run would start with, for the comparison
