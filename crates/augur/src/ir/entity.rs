@@ -178,6 +178,18 @@ impl<K: EntityId, V: Clone> SecondaryMap<K, V> {
     }
 }
 
+impl<K: EntityId, V: Clone> SecondaryMap<K, V> {
+    /// A table that holds `default` for every handle, with room for the
+    /// first `n` made (a table filled in by handle grows no further).
+    pub fn with_len(n: usize, default: V) -> Self {
+        SecondaryMap {
+            items: vec![default.clone(); n],
+            default,
+            _k: PhantomData,
+        }
+    }
+}
+
 impl<K: EntityId, V: Clone> Index<K> for SecondaryMap<K, V> {
     type Output = V;
     fn index(&self, k: K) -> &V {
@@ -216,5 +228,10 @@ mod tests {
         let mut flags = SecondaryMap::with_default(true);
         flags[VarId(1)] = false;
         assert!(flags[VarId(0)] && !flags[VarId(1)] && flags[VarId(5)]);
+        // Made with room: the same reads, and writes past the room grow it.
+        let mut sized: SecondaryMap<VarId, u32> = SecondaryMap::with_len(4, 7);
+        sized[VarId(2)] = 1;
+        sized[VarId(6)] = 3;
+        assert_eq!([2, 3, 5, 6, 9].map(|i| sized[VarId(i)]), [1, 7, 7, 3, 7]);
     }
 }

@@ -169,7 +169,8 @@ impl Cfg {
 
     fn analyse(blocks: Arena<BlockId, Block>, loops: bool) -> Cfg {
         let rpo = reverse_postorder(&blocks);
-        let mut rpo_index = SecondaryMap::with_default(usize::MAX);
+        let n = blocks.len();
+        let mut rpo_index = SecondaryMap::with_len(n, usize::MAX);
         for (i, &b) in rpo.iter().enumerate() {
             rpo_index[b] = i;
         }
@@ -180,12 +181,12 @@ impl Cfg {
             rpo_index,
             rpo,
             idom,
-            dom_children: SecondaryMap::new(),
-            forward_preds: SecondaryMap::new(),
-            is_header: SecondaryMap::new(),
+            dom_children: SecondaryMap::with_len(n, Vec::new()),
+            forward_preds: SecondaryMap::with_len(n, 0),
+            is_header: SecondaryMap::with_len(n, false),
             loop_body: SecondaryMap::new(),
-            dom_pre: SecondaryMap::new(),
-            dom_post: SecondaryMap::new(),
+            dom_pre: SecondaryMap::with_len(n, 0),
+            dom_post: SecondaryMap::with_len(n, 0),
         };
         cfg.dom_tree();
         if loops {
@@ -451,7 +452,8 @@ fn make_blocks(
 }
 
 fn predecessors(blocks: &Arena<BlockId, Block>) -> SecondaryMap<BlockId, Vec<BlockId>> {
-    let mut preds: SecondaryMap<BlockId, Vec<BlockId>> = SecondaryMap::new();
+    let mut preds: SecondaryMap<BlockId, Vec<BlockId>> =
+        SecondaryMap::with_len(blocks.len(), Vec::new());
     for (b, block) in blocks.iter() {
         for s in block.succs() {
             preds[s].push(b);
@@ -462,20 +464,24 @@ fn predecessors(blocks: &Arena<BlockId, Block>) -> SecondaryMap<BlockId, Vec<Blo
 
 /// Reverse postorder from the entry, iteratively (then-sides first).
 fn reverse_postorder(blocks: &Arena<BlockId, Block>) -> Vec<BlockId> {
-    let mut visited = BlockSet::new();
+    let mut visited = BlockSet::with_len(blocks.len(), false);
     let mut post = Vec::with_capacity(blocks.len());
-    let mut stack: Vec<(BlockId, Vec<BlockId>)> = vec![(ENTRY, blocks[ENTRY].succs().collect())];
+    // Each block on the stack with how many of its successors it has tried.
+    let mut stack: Vec<(BlockId, usize)> = vec![(ENTRY, 0)];
     visited[ENTRY] = true;
-    while let Some((b, rest)) = stack.last_mut() {
-        if rest.is_empty() {
-            post.push(*b);
-            stack.pop();
-            continue;
-        }
-        let s = rest.remove(0);
-        if !visited[s] {
-            visited[s] = true;
-            stack.push((s, blocks[s].succs().collect()));
+    while let Some((b, tried)) = stack.last_mut() {
+        let next = blocks[*b].succs().nth(*tried);
+        *tried += 1;
+        match next {
+            None => {
+                post.push(*b);
+                stack.pop();
+            }
+            Some(s) if !visited[s] => {
+                visited[s] = true;
+                stack.push((s, 0));
+            }
+            Some(_) => {}
         }
     }
     post.reverse();
@@ -489,7 +495,7 @@ fn dominators(
     preds: &SecondaryMap<BlockId, Vec<BlockId>>,
 ) -> SecondaryMap<BlockId, BlockId> {
     // `None` until a block's first processed predecessor is seen.
-    let mut idom: SecondaryMap<BlockId, Option<BlockId>> = SecondaryMap::new();
+    let mut idom: SecondaryMap<BlockId, Option<BlockId>> = SecondaryMap::with_len(rpo.len(), None);
     idom[ENTRY] = Some(ENTRY);
     // Both walks go up through processed blocks only.
     let up = |idom: &SecondaryMap<BlockId, Option<BlockId>>, b| idom[b].expect("processed");
@@ -524,7 +530,7 @@ fn dominators(
             }
         }
     }
-    let mut done = SecondaryMap::with_default(ENTRY);
+    let mut done = SecondaryMap::with_len(rpo.len(), ENTRY);
     for &b in rpo {
         done[b] = up(&idom, b);
     }
@@ -539,8 +545,10 @@ fn fold_short_circuits(
     mut blocks: Arena<BlockId, Block>,
     nodes: &Arena<NodeId, Node>,
 ) -> Arena<BlockId, Block> {
-    let uses = use_counts(&blocks, nodes);
-    let mut preds: SecondaryMap<BlockId, u32> = SecondaryMap::new();
+    // Counted at the first candidate (folds move uses, never change them):
+    // most regions have none.
+    let mut uses: Option<FastMap<VarId, u32>> = None;
+    let mut preds: SecondaryMap<BlockId, u32> = SecondaryMap::with_len(blocks.len(), 0);
     for (_, b) in blocks.iter() {
         b.succs().for_each(|s| preds[s] += 1);
     }
@@ -552,8 +560,14 @@ fn fold_short_circuits(
                 continue;
             };
             for (inner, and) in [(t, true), (e, false)] {
-                if inner == a || preds[inner] != 1 || !condition_only(&blocks[inner], nodes, &uses)
+                if inner == a
+                    || preds[inner] != 1
+                    || !matches!(blocks[inner].term, Term::Branch(..))
                 {
+                    continue;
+                }
+                let uses = uses.get_or_insert_with(|| use_counts(&blocks, nodes));
+                if !condition_only(&blocks[inner], nodes, uses) {
                     continue;
                 }
                 let Term::Branch(cb, t2, e2) = blocks[inner].term.clone() else {
