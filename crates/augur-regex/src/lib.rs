@@ -33,6 +33,7 @@ mod error;
 mod matcher;
 mod nfa;
 mod prefilter;
+mod side;
 mod stage;
 
 pub use error::Error;
@@ -40,61 +41,10 @@ pub use matcher::{Matcher, Staged, LARGE_DFA};
 pub use nfa::MAX_NFA_STATES;
 pub use stage::{ForwardFn, ReverseFn};
 
+use augur::Extracted;
 use dfa::{Dir, Sets};
 use nfa::Nfa;
 use std::rc::Rc;
-use std::thread::{Scope, ScopedJoinHandle};
-
-/// The stack of a staging thread: as large as a main thread's usually is
-/// (extraction recurses through the first stage's code and the IR).
-const STAGING_STACK: usize = 64 << 20;
-
-/// A staging started on a thread, or done on this one.
-enum Staging<'s, T> {
-    Thread(ScopedJoinHandle<'s, augur::Result<T>>),
-    Done(augur::Result<T>),
-}
-
-/// Runs `f` on a thread of `scope`, named after the calling thread and
-/// `what` (dumps and panic messages name it); on this thread if none can
-/// start.
-fn spawn<'s, 'e, T: Send + 's>(
-    scope: &'s Scope<'s, 'e>,
-    what: &str,
-    f: impl FnOnce() -> augur::Result<T> + Send + 's,
-) -> Staging<'s, T> {
-    let name = format!("{}.{what}", std::thread::current().name().unwrap_or("main"));
-    // The closure comes back if the thread cannot start: it runs here.
-    let f = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
-    let given = f.clone();
-    let started = std::thread::Builder::new()
-        .name(name)
-        .stack_size(STAGING_STACK)
-        .spawn_scoped(scope, move || {
-            let f = given
-                .lock()
-                .expect("taken once")
-                .take()
-                .expect("taken once");
-            f()
-        });
-    match started {
-        Ok(h) => Staging::Thread(h),
-        Err(_) => {
-            let f = f.lock().expect("not started").take().expect("not started");
-            Staging::Done(f())
-        }
-    }
-}
-
-/// The staging's result; a thread's panic goes on in the caller.
-fn join<T>(s: Staging<'_, T>) -> augur::Result<T> {
-    match s {
-        Staging::Thread(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-        Staging::Done(r) => r,
-    }
-}
-
 /// How a pattern is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -160,38 +110,93 @@ impl Regex {
     /// The three functions are extracted side by side, each on a thread of
     /// its own (an extraction's engine is its thread's; none shares state
     /// with another): on a machine with more than one core the matcher is
-    /// staged in about the time of its largest function. The code is the
-    /// same as one after the other, and so is the error: the first, in the
-    /// order `is_match`, `find`, `rfind`.
+    /// staged in about the time of its largest function, holding the
+    /// memory of all three at once. The outcome is [`Regex::stage_here`]'s:
+    /// the same code, and the first error or panic in the order
+    /// `is_match`, `find`, `rfind`. Inside an extraction (a DSL that stages
+    /// a matcher as part of its own program) this is `stage_here`.
     pub fn stage(&self, builder: &augur::Builder) -> Result<Staged, Error> {
+        if augur::in_extraction() {
+            // The caller's extraction refuses another on its thread: no
+            // work on other threads that would fail there.
+            return self.stage_here(builder);
+        }
+        let (any, find, rfind) = std::thread::scope(|scope| {
+            let any = side::spawn(scope, "is_match", || self.is_match(builder));
+            let rfind = side::spawn(scope, "rfind", || self.rfind(builder));
+            let found = side::here(|| self.find(builder));
+            (side::join(any), found, side::join(rfind))
+        });
+        let any = side::settle(any)?;
+        let (find, fwd_states) = side::settle(find)?;
+        let (rfind, rev_states) = side::settle(rfind)?;
+        Ok(Staged {
+            is_match: any,
+            find,
+            rfind,
+            states: (fwd_states, rev_states),
+        })
+    }
+
+    /// Stages the searches with `builder` one after the other, on this
+    /// thread: the memory of one extraction at a time.
+    pub fn stage_here(&self, builder: &augur::Builder) -> Result<Staged, Error> {
+        let any = self.is_match(builder)?;
+        let (find, fwd_states) = self.find(builder)?;
+        let (rfind, rev_states) = self.rfind(builder)?;
+        Ok(Staged {
+            is_match: any,
+            find,
+            rfind,
+            states: (fwd_states, rev_states),
+        })
+    }
+
+    /// The forward automaton as a search runs it (unanchored), and the
+    /// state the search starts in.
+    fn search_nfa(&self) -> (Nfa, nfa::StateId) {
         let mut fwd = self.forward.clone();
         let prefix = fwd.unanchored();
-        let rev_start = self.reverse.start;
-        let forward = |name, sets: Rc<Sets>, goal| {
-            stage::forward(name, sets, prefix, goal, self.required.clone(), builder)
-        };
-        std::thread::scope(|scope| {
-            // Only the leftmost-first end needs its sets in priority order.
-            let any = spawn(scope, "is_match", || {
-                let sets = Rc::new(Sets::new(fwd.clone(), Dir::Forward).unordered());
-                forward("is_match", sets, stage::Goal::Any)
-            });
-            let rfind = spawn(scope, "rfind", || {
-                let rev = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse).unordered());
-                let rfind = stage::reverse(rev.clone(), rev_start, builder)?;
-                Ok((rfind, rev.len()))
-            });
-            let fwd = Rc::new(Sets::new(fwd.clone(), Dir::Forward));
-            let find = forward("find", fwd.clone(), stage::Goal::End);
-            let any = join(any);
-            let (find, (rfind, rev_states)) = (find?, join(rfind)?);
-            let any = any?;
-            Ok(Staged {
-                is_match: any,
-                find,
-                rfind,
-                states: (fwd.len(), rev_states),
-            })
-        })
+        (fwd, prefix)
+    }
+
+    /// Stages the match test. Its sets go sorted: only the leftmost-first
+    /// end needs them in priority order.
+    fn is_match(&self, builder: &augur::Builder) -> augur::Result<Extracted<ForwardFn>> {
+        let (fwd, prefix) = self.search_nfa();
+        let sets = Rc::new(Sets::new(fwd, Dir::Forward).unordered());
+        let required = self.required.clone();
+        stage::forward(
+            "is_match",
+            sets,
+            prefix,
+            stage::Goal::Any,
+            required,
+            builder,
+        )
+    }
+
+    /// Stages the search for a match's end, and counts its DFA's states.
+    fn find(&self, builder: &augur::Builder) -> augur::Result<(Extracted<ForwardFn>, usize)> {
+        let (fwd, prefix) = self.search_nfa();
+        let sets = Rc::new(Sets::new(fwd, Dir::Forward));
+        let required = self.required.clone();
+        let f = stage::forward(
+            "find",
+            sets.clone(),
+            prefix,
+            stage::Goal::End,
+            required,
+            builder,
+        )?;
+        Ok((f, sets.len()))
+    }
+
+    /// Stages the backward search for a match's start, and counts its
+    /// DFA's states.
+    fn rfind(&self, builder: &augur::Builder) -> augur::Result<(Extracted<ReverseFn>, usize)> {
+        let sets = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse).unordered());
+        let f = stage::reverse(sets.clone(), self.reverse.start, builder)?;
+        Ok((f, sets.len()))
     }
 }

@@ -1,7 +1,10 @@
 //! The refactoring check: with `AUGUR_DUMP_DIR` set, every function an
 //! extraction finishes is appended, as IR text, C, and for GPU programs
 //! CUDA and the CPU simulation, to a file in that folder named after the
-//! thread (a test's name under the test harness). Dumps of a test suite
+//! thread (a test's name under the test harness; a thread a DSL starts for
+//! its stagings has a file of its own, named as it names the thread:
+//! augur-regex's are `<caller>.is_match` and `<caller>.rfind`, so each file
+//! keeps one thread's deterministic order). Dumps of a test suite
 //! taken before and after a change that should not change behaviour must be
 //! byte-identical (`diff -r`); unset, this costs one cached lookup.
 

@@ -97,7 +97,10 @@ pub(super) fn structure(
         renumber(&mut region, &mut |l| {
             if l.0 >= LEAVE_BASE {
                 gotos += 1;
-                LabelId(number[(l.0 - LEAVE_BASE) as usize])
+                let k = number[(l.0 - LEAVE_BASE) as usize];
+                // As the map this table replaced: a leave names a point.
+                assert_ne!(k, NOT_A_POINT, "a region left for a node that is no point");
+                LabelId(k)
             } else {
                 top = top.max(l.0 + 1);
                 LabelId(next_label + l.0)
