@@ -3,15 +3,20 @@
 //! functions' extractions, tab-separated (`docs/results/regex-scaling.txt`).
 //!
 //! `cargo run --release -p augur-regex --example scale -- '[a-q][^u-z]{13}x' bytes`
-//! (without `bytes`: Unicode classes over UTF-8; `fresh` after it: every
-//! run from the top of the closure, `Builder::chain_runs(false)`). The
+//! (without `bytes`: Unicode classes over UTF-8; `fresh`: every run from
+//! the top of the closure, `Builder::chain_runs(false)`; `here`: the three
+//! functions one after the other on this thread, `Regex::stage_here`). The
 //! limits are raised past the defaults so large DFAs can be measured.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let pattern = args.next().ok_or("usage: scale PATTERN [bytes]")?;
-    let unicode = args.next().as_deref() != Some("bytes");
-    let chain = args.next().as_deref() != Some("fresh");
+    let pattern = args
+        .next()
+        .ok_or("usage: scale PATTERN [bytes] [fresh] [here]")?;
+    let flags: Vec<String> = args.collect();
+    let has = |f: &str| flags.iter().any(|a| a == f);
+    let unicode = !has("bytes");
+    let chain = !has("fresh");
     let opts = augur_regex::Options {
         unicode,
         ..Default::default()
@@ -24,7 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max_operations(64_000_000)
         .chain_runs(chain);
     let t = std::time::Instant::now();
-    let s = re.stage(&builder)?;
+    let s = if has("here") {
+        re.stage_here(&builder)?
+    } else {
+        re.stage(&builder)?
+    };
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let runs: u64 = [s.is_match.stats(), s.find.stats(), s.rfind.stats()]
         .iter()
