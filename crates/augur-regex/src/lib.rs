@@ -45,6 +45,7 @@ use augur::Extracted;
 use dfa::{Dir, Sets};
 use nfa::Nfa;
 use std::rc::Rc;
+
 /// How a pattern is read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -127,29 +128,19 @@ impl Regex {
             let found = side::here(|| self.find(builder));
             (side::join(any), found, side::join(rfind))
         });
-        let any = side::settle(any)?;
-        let (find, fwd_states) = side::settle(find)?;
-        let (rfind, rev_states) = side::settle(rfind)?;
-        Ok(Staged {
-            is_match: any,
-            find,
-            rfind,
-            states: (fwd_states, rev_states),
-        })
+        Ok(staged(
+            side::settle(any)?,
+            side::settle(find)?,
+            side::settle(rfind)?,
+        ))
     }
 
     /// Stages the searches with `builder` one after the other, on this
     /// thread: the memory of one extraction at a time.
     pub fn stage_here(&self, builder: &augur::Builder) -> Result<Staged, Error> {
         let any = self.is_match(builder)?;
-        let (find, fwd_states) = self.find(builder)?;
-        let (rfind, rev_states) = self.rfind(builder)?;
-        Ok(Staged {
-            is_match: any,
-            find,
-            rfind,
-            states: (fwd_states, rev_states),
-        })
+        let find = self.find(builder)?;
+        Ok(staged(any, find, self.rfind(builder)?))
     }
 
     /// The forward automaton as a search runs it (unanchored), and the
@@ -198,5 +189,20 @@ impl Regex {
         let sets = Rc::new(Sets::new(self.reverse.clone(), Dir::Reverse).unordered());
         let f = stage::reverse(sets.clone(), self.reverse.start, builder)?;
         Ok((f, sets.len()))
+    }
+}
+
+/// The matcher of three functions staged, each search with its DFA's
+/// state count.
+fn staged(
+    is_match: Extracted<ForwardFn>,
+    (find, fwd_states): (Extracted<ForwardFn>, usize),
+    (rfind, rev_states): (Extracted<ReverseFn>, usize),
+) -> Staged {
+    Staged {
+        is_match,
+        find,
+        rfind,
+        states: (fwd_states, rev_states),
     }
 }

@@ -21,30 +21,22 @@ pub(crate) enum Staging<'s, T> {
 
 /// Runs `f` on a thread of `scope`, named after the calling thread and
 /// `what` (`AUGUR_DUMP_DIR` files and panic messages name it); on this
-/// thread if none can start.
+/// thread if none can start (`f` is `Copy`: a closure over references,
+/// kept to run here).
 pub(crate) fn spawn<'s, 'e, T: Send + 's>(
     scope: &'s Scope<'s, 'e>,
     what: &str,
-    f: impl FnOnce() -> augur::Result<T> + Send + 's,
+    f: impl FnOnce() -> augur::Result<T> + Send + Copy + 's,
 ) -> Staging<'s, T> {
     let caller = std::thread::current();
     let name = format!("{}.{what}", caller.name().unwrap_or("unnamed"));
-    // The closure comes back if the thread cannot start: it runs here.
-    let f = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
-    let given = f.clone();
     let started = std::thread::Builder::new()
         .name(name)
         .stack_size(STAGING_STACK)
-        .spawn_scoped(scope, move || {
-            let f = given.lock().expect("taken once").take();
-            f.expect("taken once")()
-        });
+        .spawn_scoped(scope, f);
     match started {
         Ok(h) => Staging::Thread(h),
-        Err(_) => {
-            let f = f.lock().expect("not started").take();
-            Staging::Done(here(f.expect("not started")))
-        }
+        Err(_) => Staging::Done(here(f)),
     }
 }
 
