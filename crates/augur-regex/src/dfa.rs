@@ -120,14 +120,16 @@ impl Sets {
 
     fn compute_start(&self, from: StateId, first_holds: bool) -> Set {
         let first = self.dir.first();
-        let mut out = Vec::new();
+        let mut scratch = Scratch::new(self.nfa.states.len());
+        let Scratch { out, seen, stack } = &mut scratch;
         self.closure(
-            &[from],
+            from,
             &|a| (a == first).then_some(first_holds),
-            &mut out,
-            &mut Seen::new(self.nfa.states.len()),
+            out,
+            seen,
+            stack,
         );
-        self.finish(out)
+        self.finish(std::mem::take(out))
     }
 
     /// Sets without priority order, for searches that only ask whether a
@@ -179,22 +181,45 @@ impl Sets {
         let matching = set
             .iter()
             .any(|&s| self.nfa.states[s as usize] == State::Match);
-        let at = |p, f| self.ends_in_match(set, p, f);
+        let mut scratch = Scratch::new(self.nfa.states.len());
+        let mut at = |p, f| self.ends_in_match(set, p, f, &mut scratch);
         let stop_match = [
             [at(false, false), at(false, true)],
             [at(true, false), at(true, true)],
         ];
+        // Where a byte takes the set depends only on which of its threads
+        // take the byte (its signature): each signature's set is computed
+        // once, and the runs that share it go where it goes.
+        let words = set.len().div_ceil(64).max(1);
+        let mut sig = vec![0u64; words];
+        let mut sigs: Vec<u64> = Vec::new();
+        let mut dests: Vec<Dest> = Vec::new();
         // Runs come in byte order, so each list of ranges is built sorted.
         let mut groups: Vec<Arm> = Vec::new();
         let mut stay = Vec::new();
         for &run in &self.runs {
-            let next = self.next(set, run.0);
-            if next.as_deref() == Some(&set[..]) {
-                push_range(&mut stay, run);
-            } else if let Some(g) = groups.iter_mut().find(|g| g.1 == next) {
-                push_range(&mut g.0, run);
-            } else {
-                groups.push((vec![run], next));
+            self.signature(set, run.0, &mut sig);
+            let known = sigs.chunks(words).position(|c| c == &sig[..]);
+            let dest = match known {
+                Some(k) => dests[k],
+                None => {
+                    let next = self.next(set, &sig, &mut scratch);
+                    let dest = if next.as_deref() == Some(&set[..]) {
+                        Dest::Stay
+                    } else if let Some(g) = groups.iter().position(|g| g.1 == next) {
+                        Dest::Group(g)
+                    } else {
+                        groups.push((Vec::new(), next));
+                        Dest::Group(groups.len() - 1)
+                    };
+                    sigs.extend_from_slice(&sig);
+                    dests.push(dest);
+                    dest
+                }
+            };
+            match dest {
+                Dest::Stay => push_range(&mut stay, run),
+                Dest::Group(g) => push_range(&mut groups[g].0, run),
             }
         }
         // The largest group needs no test: it is what is left.
@@ -212,41 +237,55 @@ impl Sets {
         }
     }
 
-    /// The set after byte `b` (`None`: empty).
-    fn next(&self, set: &Set, b: u8) -> Option<Set> {
-        let mut out = Vec::new();
-        let mut seen = Seen::new(self.nfa.states.len());
-        let first = self.dir.first();
-        for &s in set.iter() {
-            if let State::Bytes { ranges, next } = &self.nfa.states[s as usize] {
+    /// Into `sig`, bit `k` for each thread `set[k]` that takes byte `b`.
+    fn signature(&self, set: &Set, b: u8, sig: &mut [u64]) {
+        sig.fill(0);
+        for (k, &s) in set.iter().enumerate() {
+            if let State::Bytes { ranges, .. } = &self.nfa.states[s as usize] {
                 if ranges.iter().any(|&(lo, hi)| lo <= b && b <= hi) {
-                    let hit = self.closure(
-                        &[*next],
-                        &|a| (a == first).then_some(false),
-                        &mut out,
-                        &mut seen,
-                    );
-                    if hit && self.dir == Dir::Forward {
-                        break;
-                    }
+                    sig[k / 64] |= 1 << (k % 64);
                 }
             }
         }
-        (!out.is_empty()).then(|| self.finish(out))
+    }
+
+    /// The set after a byte whose signature is `sig` (`None`: empty).
+    fn next(&self, set: &Set, sig: &[u64], scratch: &mut Scratch) -> Option<Set> {
+        let first = self.dir.first();
+        scratch.clear();
+        let Scratch { out, seen, stack } = scratch;
+        for (k, &s) in set.iter().enumerate() {
+            if sig[k / 64] & (1 << (k % 64)) == 0 {
+                continue;
+            }
+            if let State::Bytes { next, .. } = &self.nfa.states[s as usize] {
+                let hit = self.closure(*next, &|a| (a == first).then_some(false), out, seen, stack);
+                if hit && self.dir == Dir::Forward {
+                    break;
+                }
+            }
+        }
+        (!out.is_empty()).then(|| self.finish(std::mem::take(out)))
     }
 
     /// Whether the scan matches when it stops after `set`, where the
     /// pending anchor holds or not and the first one holds or not.
-    fn ends_in_match(&self, set: &Set, pending: bool, first_holds: bool) -> bool {
+    fn ends_in_match(
+        &self,
+        set: &Set,
+        pending: bool,
+        first_holds: bool,
+        scratch: &mut Scratch,
+    ) -> bool {
         let first = self.dir.first();
-        let mut out = Vec::new();
-        let mut seen = Seen::new(self.nfa.states.len());
+        scratch.clear();
+        let Scratch { out, seen, stack } = scratch;
         for &s in set.iter() {
             match &self.nfa.states[s as usize] {
                 State::Match => return true,
                 State::Assert(_, _) => {
                     let holds = |a: Anchor| Some(if a == first { first_holds } else { pending });
-                    if self.closure(&[s], &holds, &mut out, &mut seen) {
+                    if self.closure(s, &holds, out, seen, stack) {
                         return true;
                     }
                 }
@@ -256,19 +295,21 @@ impl Sets {
         false
     }
 
-    /// Follows the threads from `seeds` (in priority order) through splits
-    /// and assertions into `out`: `holds` says whether an anchor holds
+    /// Follows the threads from `seed` through splits and assertions into
+    /// `out` (in priority order): `holds` says whether an anchor holds
     /// here (`None`: not known yet, the assertion stays in the set).
     /// Returns true where a match was reached (forward, the threads after
-    /// it are dropped).
+    /// it are dropped). `stack` is scratch space.
     fn closure(
         &self,
-        seeds: &[StateId],
+        seed: StateId,
         holds: &dyn Fn(Anchor) -> Option<bool>,
         out: &mut Vec<StateId>,
         seen: &mut Seen,
+        stack: &mut Vec<StateId>,
     ) -> bool {
-        let mut stack: Vec<StateId> = seeds.iter().rev().copied().collect();
+        stack.clear();
+        stack.push(seed);
         let mut matched = false;
         while let Some(s) = stack.pop() {
             if !seen.insert(s) {
@@ -294,6 +335,36 @@ impl Sets {
             }
         }
         matched
+    }
+}
+
+/// Where the bytes of one signature take a set.
+#[derive(Clone, Copy)]
+enum Dest {
+    Stay,
+    Group(usize),
+}
+
+/// The buffers of one set's closures, reused from one to the next.
+struct Scratch {
+    out: Vec<StateId>,
+    seen: Seen,
+    stack: Vec<StateId>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Scratch {
+        Scratch {
+            out: Vec::new(),
+            seen: Seen::new(n),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Ready for the closures of one more set: nothing seen, nothing out.
+    fn clear(&mut self) {
+        self.out.clear();
+        self.seen.0.fill(0);
     }
 }
 
