@@ -74,7 +74,7 @@ pub struct Regex {
     pattern: String,
     forward: Nfa,
     reverse: Nfa,
-    required: Option<prefilter::Required>,
+    prefilter: Option<prefilter::Prefilter>,
 }
 
 impl Regex {
@@ -97,7 +97,7 @@ impl Regex {
             pattern: pattern.to_string(),
             forward: Nfa::new(&hir, false)?,
             reverse: Nfa::new(&hir, true)?,
-            required: prefilter::required(&hir),
+            prefilter: prefilter::prefilter(&hir),
         })
     }
 
@@ -156,13 +156,13 @@ impl Regex {
     fn is_match(&self, builder: &augur::Builder) -> augur::Result<Extracted<ForwardFn>> {
         let (fwd, prefix) = self.search_nfa();
         let sets = Rc::new(Sets::new(fwd, Dir::Forward).unordered());
-        let required = self.required.clone();
+        let prefilter = self.prefilter.clone();
         stage::forward(
             "is_match",
             sets,
             prefix,
             stage::Goal::Any,
-            required,
+            prefilter,
             builder,
         )
     }
@@ -171,13 +171,13 @@ impl Regex {
     fn find(&self, builder: &augur::Builder) -> augur::Result<(Extracted<ForwardFn>, usize)> {
         let (fwd, prefix) = self.search_nfa();
         let sets = Rc::new(Sets::new(fwd, Dir::Forward));
-        let required = self.required.clone();
+        let prefilter = self.prefilter.clone();
         let f = stage::forward(
             "find",
             sets.clone(),
             prefix,
             stage::Goal::End,
-            required,
+            prefilter,
             builder,
         )?;
         Ok((f, sets.len()))

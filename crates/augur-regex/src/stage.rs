@@ -19,11 +19,11 @@
 //! literal spends the search there, as a first-byte scan), else by a tight
 //! loop testing the ranges that keep it or, where fewer, those that leave
 //! it. The restart state of a bounded pattern with a literal in every
-//! match first jumps ahead to it ([`crate::prefilter`]).
+//! match (or one of a few) first jumps ahead to it ([`crate::prefilter`]).
 
 use crate::dfa::{Set, Sets, Step};
 use crate::nfa::StateId;
-use crate::prefilter::Required;
+use crate::prefilter::{Pairs, Prefilter, Required};
 use augur::{Builder, Dyn, Extracted};
 use std::rc::Rc;
 
@@ -145,10 +145,17 @@ fn jump_to_required(r: &Required, s: Scan) {
             }
         }
     }
+    land(s, found, n - r.max_len as i64);
+}
+
+/// Ends a prefilter's jump: to `found + by` if that is ahead, or to the end
+/// if nothing was found (`found < 0`).
+#[augur::staged]
+fn land(s: Scan, found: Dyn<i64>, by: i64) {
     if found.lt(0).is_true() {
         s.i.set(s.len);
     } else {
-        let jump = found + (n - r.max_len as i64);
+        let jump = found + by;
         if jump.gt(s.i).is_true() {
             s.i.set(jump);
         }
@@ -165,12 +172,119 @@ fn same_bytes(lit: &[u8], skip: usize, s: Scan, start: Dyn<i64>) -> bool {
         .all(|(k, &b)| s.hay.at(start + k as i64).eq(b).is_true())
 }
 
+/// The prefilter's jump by pairs (see [`crate::prefilter`]): to
+/// `max_len - min_k(|w_k| - a_k)` bytes before the first position `q` where
+/// a literal's pair shows and the literal is there, or to the end if there
+/// is none.
+#[augur::staged]
+fn jump_to_pairs(p: &Pairs, s: Scan) {
+    let first = p.lits.iter().map(|&(_, a)| a).min().unwrap_or(0) as i64;
+    let ahead = p.lits.iter().map(|(l, a)| l.len() - a).min().unwrap_or(0) as i64;
+    // The next position a pair may start at; where one was verified, or -1.
+    let q = Dyn::named("q", s.i + first);
+    let found = Dyn::named("found", -1i64);
+    // The haystack's words at `q` and `q + 1` (byte k of each is the byte
+    // at `q + k` and `q + 1 + k`, in either byte order).
+    let w = Dyn::named("w", 0u64);
+    let v = Dyn::named("v", 0u64);
+    while found.lt(0).is_true() && (q + 1).lt(s.len).is_true() {
+        while (q + 9).le(s.len).is_true() && no_pair_in_words(p, s, q, w, v) {
+            q.set(q + 8);
+        }
+        // Position by position through the word where a pair showed (or
+        // the tail, shorter than a word).
+        let end = Dyn::named("end", q + 8);
+        while found.lt(0).is_true() && q.lt(end).is_true() && (q + 1).lt(s.len).is_true() {
+            if literal_at_pair(p, s, q) {
+                found.set(q);
+            }
+            q.set(q + 1);
+        }
+    }
+    land(s, found, ahead - p.max_len as i64);
+}
+
+/// Loads the words at `q` and `q + 1` into `w` and `v` (the C library's
+/// `memcpy`: any alignment) and tells whether none of the literals' pairs
+/// shows in them.
+#[augur::staged]
+fn no_pair_in_words(p: &Pairs, s: Scan, q: Dyn<i64>, w: Dyn<u64>, v: Dyn<u64>) -> bool {
+    augur::libc::MEMCPY.call(w.addr().cast_ptr::<*mut u8>(), s.hay.offset(q), 8u64);
+    augur::libc::MEMCPY.call(v.addr().cast_ptr::<*mut u8>(), s.hay.offset(q + 1), 8u64);
+    let mut hits = p
+        .lits
+        .iter()
+        .map(|(l, a)| byte_lanes(w, l[*a]) & byte_lanes(v, l[*a + 1]));
+    let first = hits.next().unwrap_or_else(|| Dyn::lit(0u64));
+    hits.fold(first, |acc, h| acc | h).eq(0u64).is_true()
+}
+
+/// Loads the word at `s.i` into `w` and tells whether it holds none of
+/// `bytes`.
+#[augur::staged]
+fn none_in_word(bytes: &[u8], s: Scan, w: Dyn<u64>) -> bool {
+    augur::libc::MEMCPY.call(w.addr().cast_ptr::<*mut u8>(), s.hay.offset(s.i), 8u64);
+    let mut hits = bytes.iter().map(|&b| byte_lanes(w, b));
+    let first = hits.next().unwrap_or_else(|| Dyn::lit(0u64));
+    hits.fold(first, |acc, h| acc | h).eq(0u64).is_true()
+}
+
+/// The word with the high bit of each byte set where `x`'s byte is `b`,
+/// and no other bit: a zero byte of `x ^ b...b` is one whose low seven
+/// bits plus `0x7f` leave the high bit clear, and whose own high bit is
+/// clear (no carry crosses a byte: each sum is at most `0xfe`).
+#[augur::staged]
+fn byte_lanes(x: Dyn<u64>, b: u8) -> Dyn<u64> {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let t = x ^ (u64::from(b) * 0x0101_0101_0101_0101);
+    !(((t & LOW) + LOW) | t | LOW)
+}
+
+/// Whether one of the literals has its pair at `q` and lies all in the
+/// haystack there.
+#[augur::staged]
+fn literal_at_pair(p: &Pairs, s: Scan, q: Dyn<i64>) -> bool {
+    p.lits.iter().any(|(lit, a)| {
+        let start = q - *a as i64;
+        s.hay.at(q).eq(lit[*a]).is_true()
+            && s.hay.at(q + 1).eq(lit[*a + 1]).is_true()
+            && start.ge(0).is_true()
+            && (start + lit.len() as i64).le(s.len).is_true()
+            && same_bytes(lit, *a, s, start)
+    })
+}
+
+/// The bytes that leave a state the others keep, where they are two to
+/// [`MAX_WORD_LANES`] (the restart state's skip tests them a word at
+/// a time).
+fn few_bytes_leave(st: &Step) -> Option<Vec<u8>> {
+    let count: usize = st
+        .leave
+        .iter()
+        .map(|&(lo, hi)| usize::from(hi - lo) + 1)
+        .sum();
+    ((2..=MAX_WORD_LANES).contains(&count) && !st.stay.is_empty())
+        .then(|| st.leave.iter().flat_map(|&(lo, hi)| lo..=hi).collect())
+}
+
+/// The most bytes a word skip tests: each adds about six operations a word
+/// of eight bytes.
+const MAX_WORD_LANES: usize = 3;
+
 /// Moves the scan forward past the bytes that keep the state. Where a
 /// single byte leaves it, the C library's `memchr` finds that byte (a
-/// literal's first byte in a search's start state: the prefilter);
-/// otherwise a loop tests each byte.
+/// literal's first byte in a search's start state: the prefilter); where
+/// a few do and `words` is set (the restart state, where a search spends
+/// its time), whole words of eight bytes that hold none of them are
+/// skipped first; otherwise a loop tests each byte.
 #[augur::staged]
-fn skip_forward(st: &Step, s: Scan) {
+fn skip_forward(st: &Step, s: Scan, words: bool) {
+    if let Some(bytes) = few_bytes_leave(st).filter(|_| words) {
+        let w = Dyn::named("w", 0u64);
+        while (s.i + 8).le(s.len).is_true() && none_in_word(&bytes, s, w) {
+            s.i.set(s.i + 8);
+        }
+    }
     if let Some(c) = single_byte_leaves(st) {
         if s.i.lt(s.len).is_true() {
             let rest = (s.len - s.i).cast::<u64>();
@@ -189,16 +303,18 @@ fn skip_forward(st: &Step, s: Scan) {
     }
 }
 
+/// Where a forward state's code is: in the restart state (where the
+/// prefilter jumps and the skip goes a word at a time) or elsewhere.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    restart: bool,
+    prefilter: Option<&'a Prefilter>,
+}
+
 /// One state's code, forward: the next set, or `None` when the scan is
 /// over.
 #[augur::staged]
-fn forward_state(
-    st: &Step,
-    set: &Set,
-    s: Scan,
-    goal: Goal,
-    jump: Option<&Required>,
-) -> Option<Set> {
+fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal, at: At) -> Option<Set> {
     if st.matching {
         s.last.set(s.i);
         if goal == Goal::Any {
@@ -208,11 +324,14 @@ fn forward_state(
     if st.dead {
         return None;
     }
-    if let Some(r) = jump.filter(|_| single_byte_leaves(st).is_none()) {
-        jump_to_required(r, s);
+    let jump = at.prefilter.filter(|_| at.restart);
+    match jump.filter(|_| single_byte_leaves(st).is_none()) {
+        Some(Prefilter::Required(r)) => jump_to_required(r, s),
+        Some(Prefilter::Pairs(p)) => jump_to_pairs(p, s),
+        None => {}
     }
     if !st.stay.is_empty() {
-        skip_forward(st, s);
+        skip_forward(st, s, at.restart);
         // Each byte skipped in a matching state matched too.
         if st.matching {
             s.last.set(s.i);
@@ -298,7 +417,7 @@ pub(crate) fn forward(
     sets: Rc<Sets>,
     from: StateId,
     goal: Goal,
-    required: Option<Required>,
+    prefilter: Option<Prefilter>,
     builder: &Builder,
 ) -> augur::Result<Extracted<ForwardFn>> {
     builder.extract(
@@ -307,17 +426,15 @@ pub(crate) fn forward(
             let s = Scan::new(hay, len, at, at);
             let start = sets.start_where(from, || at.eq(0).is_true());
             // The set the scan is in with no match in progress, where the
-            // prefilter may jump.
+            // prefilter may jump and the skip reads words.
             let restart = sets.start(from, false);
             augur::resumable(start, |set: Set| {
                 let st = sets.step(&set);
-                forward_state(
-                    &st,
-                    &set,
-                    s,
-                    goal,
-                    required.as_ref().filter(|_| set == restart),
-                )
+                let at = At {
+                    restart: set == restart,
+                    prefilter: prefilter.as_ref(),
+                };
+                forward_state(&st, &set, s, goal, at)
             });
             if goal == Goal::Any {
                 s.last.ge(0).cast::<i64>()

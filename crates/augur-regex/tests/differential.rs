@@ -445,3 +445,80 @@ fn the_literal_jump_misses_no_match_on_any_short_haystack() {
         }
     }
 }
+
+/// The prefilter's jump by pairs (one of a few literals in every match of
+/// a bounded pattern, found by two adjacent bytes of each, a word of eight
+/// bytes at a time) on [`pieces`]. No rare byte lies in every match (that
+/// would take `memchr`). A match that starts a byte later cannot end where
+/// it ends shows a jump one byte too far (elsewhere the reverse search
+/// finds the same start).
+#[test]
+fn the_pair_jump_misses_no_match_on_random_haystacks() {
+    for p in [
+        "[ae]{2}(?:jx|kv)",
+        "[ae](?:jx|kv)e",
+        "(?:qzj|xk)[a-z ]{0,3}",
+        "(?:jx|zq)(?:va|ae)",
+        "[ae]{1,2}(?:qzjx|kvq|jj)",
+    ] {
+        pieces(p, b"qzjxkvae ");
+    }
+}
+
+/// The restart state's skip a word at a time (two or three bytes leave
+/// it, and no prefilter applies: the patterns are unbounded) on
+/// [`pieces`], with long runs of bytes that keep it.
+#[test]
+fn the_word_skip_misses_no_match_on_random_haystacks() {
+    for p in ["[xz]a+", "(?:x|kq)[ae]*", "[jqv]e*v?", "[xz]a+$"] {
+        pieces(p, b"aaaaaeee \nxzjqkv");
+    }
+}
+
+/// `p` against the regex crate on 4,000 haystacks of up to about 48 bytes
+/// of runs of `alphabet` and of matches (repeats often at their longest),
+/// so that what the restart state reads a word at a time shows at every
+/// position of a word, across words, in the tail shorter than a word and
+/// at either end; on the JIT, on C and on the interpreter (which checks
+/// every byte the word loads read). The match test's code must load
+/// words.
+fn pieces(p: &str, alphabet: &[u8]) {
+    let jit = CompileOptions::default().with_backend(Backend::Jit);
+    let opts = Options::default();
+    let want = reference(p, &opts).expect("the regex crate builds it");
+    let staged = Regex::with(p, &opts)
+        .and_then(|re| re.stage(&Builder::new()))
+        .unwrap_or_else(|e| panic!("{p}: {e}"));
+    assert!(
+        staged.is_match.c_code().contains("memcpy"),
+        "{p} reads words"
+    );
+    let by_jit = staged.compile(&jit).expect("JIT");
+    let by_c = staged.compile(&CompileOptions::default()).expect("C");
+    let hir = parse(p, &opts);
+    let mut r = Rng(11);
+    for case in 0..4000 {
+        let n = r.below(49) as usize;
+        let mut hay = Vec::new();
+        while hay.len() < n {
+            if r.chance(50) {
+                sample(&mut r, &hir, &mut hay);
+            } else {
+                for _ in 0..r.below(12) {
+                    hay.push(alphabet[r.below(alphabet.len() as u64) as usize]);
+                }
+            }
+        }
+        let exp = expected(&want, &hay);
+        let shown = String::from_utf8_lossy(&hay);
+        assert_eq!(ours(&by_jit, &hay), exp, "{p} over {shown:?} (JIT)");
+        assert_eq!(ours(&by_c, &hay), exp, "{p} over {shown:?} (C)");
+        if case % 20 == 0 {
+            assert_eq!(
+                interpreted(&staged, &hay),
+                (exp.0, exp.1),
+                "{p} over {shown:?} (interpreter)"
+            );
+        }
+    }
+}
