@@ -15,8 +15,10 @@ use std::rc::Rc;
 #[derive(Clone, Debug)]
 pub(super) struct Job {
     pub(super) decisions: PathId,
-    /// Memoization stays off until the run has performed this many
-    /// operations (set when a link audit failed there).
+    /// Memoization stays off for the run's operations before this one (set
+    /// when a link audit failed at it: the link that failed starts earlier,
+    /// and the operation that differed may link to other code, such as
+    /// where two paths that tags could not tell apart join again).
     pub(super) no_link_until: u64,
     /// For a check run: what a mismatch would disprove.
     pub(super) check: Option<Check>,

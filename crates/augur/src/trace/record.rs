@@ -42,7 +42,7 @@ impl Engine {
         }
         let occ = seen.map_or(0, |s| s.count);
         let linkable =
-            self.run.ops > self.run.no_link_until && !self.learned.no_link.contains(&(key, occ));
+            self.run.ops >= self.run.no_link_until && !self.learned.no_link.contains(&(key, occ));
         if self.config.memoize && linkable {
             let found = (self.graph).memo_find((key, occ), |n| self.same_op(n, &op, loc));
             let found = match found {

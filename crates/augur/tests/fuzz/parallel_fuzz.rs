@@ -353,15 +353,16 @@ fn random_parallel_loops_run_as_their_rust_model() {
 }
 
 /// Found by this suite at 400 cases (`AUGUR_PAR_CASES=400`), shrunk by
-/// hand: a spurious `Error::Parallel` ("ends in different first-stage
-/// states"), never wrong code. Open. The likely cause, not confirmed: the
-/// two arms of the dyn `if` call `stage_steps` with different slices, which
-/// the compiler may merge into one call site, so both arms' stores get one
-/// tag; the else arm links to the then arm's code, the link check finds
-/// that they differ (the then arm adds after its store), and the re-recorded
-/// tail gives the body a second end, which folding refuses.
+/// hand: it stopped with a spurious `Error::Parallel` ("ends in different
+/// first-stage states"), never wrong code. The two arms of the dyn `if`
+/// call `stage_steps` with different slices, which the compiler merges into
+/// one call site, so both arms' stores get one tag: the else arm links to
+/// the then arm's code, the link check finds that they differ (the then arm
+/// adds after its store), and the run again with no link up to there
+/// refused a link at the operation that differed too, the body's end: so
+/// the else arm recorded a second end, which folding refuses. That
+/// operation may link now, and the arms join at the end.
 #[test]
-#[ignore = "engine bug: a failed link check inside a parallel body re-records its end"]
 fn arms_that_differ_only_after_a_shared_store_stay_one_body() {
     use Step::*;
     let p = Program {
