@@ -355,6 +355,37 @@ impl Engine {
         Ok(n)
     }
 
+    /// True where a check run goes around code it compared already: it
+    /// jumped to member `label` past its decisions a second time since it
+    /// last entered or left a machine, and its sides depend on the branch
+    /// alone (`Check::sides_by_branch`). Nothing more can show then:
+    /// * between the two jumps the run stayed in one call of the innermost
+    ///   machine, whose frames above it wait in `resumable`, unchanged;
+    /// * what a member does is a function of its key (a `Fn` body; the
+    ///   state tags see, checked at every jump, is the instance's), and the
+    ///   run takes the same side at every branch it meets again,
+    ///
+    /// so from the second jump on the run would do what it did from the
+    /// first, around the same cycle of members until its bound. (A link
+    /// check in a DFA took `2 × nodes` operations that way.)
+    pub(super) fn check_goes_around(&mut self, label: NodeId) -> bool {
+        let past_decisions = self.run.pos >= self.run.prefix.len();
+        match &mut self.run.mode {
+            Mode::Check(c) if past_decisions && c.check.sides_by_branch() => {
+                !c.labels.insert(label)
+            }
+            _ => false,
+        }
+    }
+
+    /// The run enters or leaves a machine: a check run's jumps before it
+    /// say nothing of the code after it (see `check_goes_around`).
+    pub(super) fn check_forget_labels(&mut self) {
+        if let Mode::Check(c) = &mut self.run.mode {
+            c.labels.clear();
+        }
+    }
+
     /// A check run saw the first stage do something else than the shared
     /// code: never share it that way again, and start over.
     pub(super) fn check_failed(&mut self, check: &Check, at: SrcLoc) -> Ctl {

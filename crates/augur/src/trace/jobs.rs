@@ -60,6 +60,19 @@ pub(super) enum Check {
     Batch(Rc<Batch>),
 }
 
+impl Check {
+    /// True where the side the check takes at a branch past its decisions
+    /// depends on the branch alone (a link's, or a batch of links'), not
+    /// on how often the run has been there (a loop's).
+    pub(super) fn sides_by_branch(&self) -> bool {
+        match self {
+            Check::Loop(..) => false,
+            Check::Link(..) => true,
+            Check::Batch(b) => !b.is_loops(),
+        }
+    }
+}
+
 /// Check runs of one kind done as one run from the top of the closure
 /// (see `batch.rs`).
 #[derive(Debug)]

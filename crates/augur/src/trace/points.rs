@@ -148,6 +148,7 @@ impl Engine {
             return Err(internal("a machine entered at its exit"));
         };
         let number = self.key_number(loc, hash, same, key);
+        self.check_forget_labels();
         let n = self.step(Op::Point(LABEL | u64::from(number)), loc)?;
         if !self.graph.points.instances.contains_key(&n) {
             if !matches!(self.run.mode, Mode::Record) {
@@ -257,6 +258,11 @@ impl Engine {
         if !matches!(self.run.mode, Mode::Record) {
             // Replaying or comparing: the key's point must come next.
             let n = self.step(Op::Point(operand), loc)?;
+            if number.is_none() {
+                self.check_forget_labels();
+            } else if self.check_goes_around(n) {
+                return Err(Ctl::EndRun);
+            }
             return Ok(match self.entered(n, number.is_none())? {
                 Some(k) => Goto::Member(k),
                 None => Goto::Exit,

@@ -5,7 +5,7 @@ use super::decisions::{DecisionTree, PathId, Start};
 use super::frames::Frames;
 use super::graph::{Cursor, NodeId};
 use super::jobs::{Check, Job, Visits};
-use super::tag::{FastMap, Tag};
+use super::tag::{FastMap, FastSet, Tag};
 use crate::ir::SrcLoc;
 
 /// The latest occurrence of a key in the current run.
@@ -46,6 +46,10 @@ pub(super) struct CheckRun {
     pub(super) check: Check,
     /// Operations compared past the run's decisions.
     pub(super) ops: u64,
+    /// The member labels the run jumped to past its decisions since it
+    /// last entered or left a resumable machine (see
+    /// `Engine::check_goes_around`).
+    pub(super) labels: FastSet<NodeId>,
 }
 
 /// What the run in progress does with each operation. Each mode's state
@@ -182,7 +186,11 @@ impl Run {
         self.at = PathId::ROOT;
         self.count = 0;
         self.mode = match job.check {
-            Some(check) => Mode::Check(Box::new(CheckRun { check, ops: 0 })),
+            Some(check) => Mode::Check(Box::new(CheckRun {
+                check,
+                ops: 0,
+                labels: FastSet::default(),
+            })),
             None => Mode::CatchUp,
         };
         self.cursor = Cursor::Root;

@@ -3,6 +3,7 @@
 //! and the first stage's other features inside bodies. Each machine is
 //! compared with its plain-Rust meaning on C, the JIT and the interpreter.
 
+mod checks;
 mod dyn_loops;
 mod features;
 mod random;
