@@ -30,7 +30,8 @@
 //! Every memo link is owed a check run (see `schedule_link_check` in
 //! `audit.rs`): it replays the path that made the link, then takes the
 //! other side at every decision past it and compares everything to the end
-//! of the closure with the recorded code. Each such run replays its whole
+//! of the closure with the recorded code (or until it goes around a
+//! machine: `Engine::check_goes_around` in `audit.rs`). Each such run replays its whole
 //! path, so `n` sequential ifs cost `n` runs of `n` ifs each: half of the
 //! first stage's work in BuildIt's sample18 shape.
 //!
@@ -38,7 +39,10 @@
 //! run did not take (the recorded second side), whatever came before. One
 //! run from the top of the closure that takes that side at *every* branch
 //! therefore does, past each link it passes, exactly what that link's own
-//! check does: the same choices, the same comparisons to the end. Only the
+//! check does: the same choices, the same comparisons to the end (where the
+//! batched run stops going around a machine at a member it jumped to before
+//! the link, the link's own check would go on from its first jump there
+//! and do what the batched run did from that member on). Only the
 //! way in differs (the batched run reaches the link along second sides, the
 //! link's own check along the linking run's path). A link is covered when
 //! the batched run passes along its edge (the side or statement the linking

@@ -44,7 +44,8 @@ impl Job {
 
 /// A check run replays a path that the shared code it follows was never
 /// recorded on, comparing every operation with the recorded code to the
-/// end of the closure. Past its decisions it takes, at each recorded
+/// end of the closure (a link's, until it goes around a machine: see
+/// `Engine::check_goes_around`). Past its decisions it takes, at each recorded
 /// branch, the side the path that made the shared code did *not* take
 /// (see [`check_choice`]), so one check run covers the other sides.
 #[derive(Clone, Debug)]
