@@ -29,6 +29,8 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) -> Effects {
         fx.push(e);
     }
     let mut removed = vec![false; b.len()];
+    // The variables a candidate reads, one buffer for all of the block's.
+    let mut reads = Vec::new();
     for i in 0..b.len() {
         let StmtKind::Decl { var, init: Some(e) } = b[i].kind else {
             continue;
@@ -45,7 +47,8 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) -> Effects {
         if !within(f, e, &mut 48) {
             continue;
         }
-        if let Some((j, use_node)) = find_reader(f, b, &fx, &removed, i, var, e) {
+        let found = find_reader(f, b, &fx, &removed, (i, var, e), &mut reads);
+        if let Some((j, use_node)) = found {
             f.exprs[use_node] = f.exprs[e].clone();
             removed[i] = true;
             let notes = std::mem::take(&mut b[i].annotations);
@@ -81,17 +84,17 @@ fn within(f: &Function, e: ExprId, budget: &mut u32) -> bool {
 }
 
 /// Finds the statement that reads `var` (defined as `e` at `i`) and checks
-/// that moving `e` there keeps its value and the order of effects.
+/// that moving `e` there keeps its value and the order of effects (`reads`:
+/// scratch space for the variables `e` reads).
 fn find_reader(
     f: &Function,
     b: &Block,
     fx: &[Effects],
     removed: &[bool],
-    i: usize,
-    var: VarId,
-    e: ExprId,
+    (i, var, e): (usize, VarId, ExprId),
+    reads: &mut Vec<VarId>,
 ) -> Option<(usize, ExprId)> {
-    let mut reads = Vec::new();
+    reads.clear();
     f.for_each_var(e, &mut |v| reads.push(v));
     let e_mem = f.reads_memory(e);
     let e_call = f.has_call(e);
@@ -107,7 +110,7 @@ fn find_reader(
             return ok.then_some((j, node));
         }
         let k = &fx[j];
-        let clobbers = k.writes_any(&reads) || (e_mem && (k.writes_memory || k.calls)) || k.jumps;
+        let clobbers = k.writes_any(reads) || (e_mem && (k.writes_memory || k.calls)) || k.jumps;
         if clobbers || e_call || k.calls && e_mem {
             return None;
         }

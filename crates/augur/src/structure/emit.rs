@@ -257,7 +257,9 @@ impl<'a> Emitter<'a> {
     /// is returned as the continuation.
     fn emit_node(&mut self, b: BlockId, ctx: &mut Vec<Ctx>) -> (Block, Option<BlockId>) {
         self.emitted[b] = true;
-        let mut out = vec![Stmt::new(StmtKind::Label(label(b)))];
+        // The label, the nodes and a terminator (an `if` or a jump).
+        let mut out = Vec::with_capacity(self.cfg.blocks[b].nodes.len() + 2);
+        out.push(Stmt::new(StmtKind::Label(label(b))));
         for &n in &self.cfg.blocks[b].nodes {
             out.push(lower::stmt(self.func, &self.nodes[n]));
         }

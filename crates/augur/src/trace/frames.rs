@@ -298,7 +298,7 @@ struct Held {
 }
 
 /// The live activations of a run, innermost last.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct Frames {
     stack: Vec<Activation>,
     /// The reasons activations are not covered (see `Activation::hidden`).
@@ -324,6 +324,40 @@ pub(super) struct Frames {
     sides: Vec<Side>,
     /// The values held now, in order.
     held: Vec<Held>,
+}
+
+/// As derived, but `clone_from` keeps this value's buffers: a chained
+/// run restores the frames of its machine's entry into the run's own
+/// (`chain.rs`) once per run, and a fresh clone's vectors, exactly as long
+/// as their contents, grew again at the run's first activation and first
+/// decision.
+impl Clone for Frames {
+    fn clone(&self) -> Frames {
+        let mut f = Frames::default();
+        f.clone_from(self);
+        f
+    }
+
+    fn clone_from(&mut self, from: &Frames) {
+        let Frames {
+            stack,
+            hidden,
+            settled,
+            rooted,
+            poisoned,
+            tracked,
+            sides,
+            held,
+        } = from;
+        self.stack.clone_from(stack);
+        self.hidden.clone_from(hidden);
+        self.settled = *settled;
+        self.rooted = *rooted;
+        self.poisoned.clone_from(poisoned);
+        self.tracked.clone_from(tracked);
+        self.sides.clone_from(sides);
+        self.held.clone_from(held);
+    }
 }
 
 const NOWHERE_LOC: SrcLoc = SrcLoc {
