@@ -31,9 +31,9 @@
 //! `audit.rs`): it replays the path that made the link, then takes the
 //! other side at every decision past it and compares everything to the end
 //! of the closure with the recorded code (or until it goes around a
-//! machine: `Engine::check_goes_around` in `audit.rs`). Each such run replays its whole
-//! path, so `n` sequential ifs cost `n` runs of `n` ifs each: half of the
-//! first stage's work in BuildIt's sample18 shape.
+//! machine: `Engine::check_goes_around` in `audit.rs`). Each such run
+//! replays its whole path, so `n` sequential ifs cost `n` runs of `n` ifs
+//! each: half of the first stage's work in BuildIt's sample18 shape.
 //!
 //! Past its link a link's check takes, at each branch, the side the linking
 //! run did not take (the recorded second side), whatever came before. One
