@@ -11,8 +11,11 @@
 //! priority among the matches that remain is unchanged.) Two ways to find
 //! the occurrence:
 //!
-//! * [`Required`]: one literal with a rare byte. The C library's `memchr`
-//!   finds that byte, then the literal's other bytes are compared.
+//! * [`Required`]: one literal with a rare byte. A literal of one byte is
+//!   found by the C library's `memchr`; a longer one by that byte together
+//!   with its next rarest ([`augur::bytes::find_pair`]: both tested at 16
+//!   positions at a time, where `memchr` would stop at every occurrence of
+//!   the one), then the literal's other bytes are compared.
 //! * [`Pairs`]: every match holds one of a few literals (an alternation
 //!   whose branches share no rare byte: `([A-Za-z]awyer|[A-Za-z]inn)\s`),
 //!   each found by two adjacent bytes of it. The scan reads the haystack
@@ -35,7 +38,8 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 /// docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Prefilter {
-    /// Jump ahead of one literal's next occurrence, found by `memchr`.
+    /// Jump ahead of one literal's next occurrence, found by `memchr` or
+    /// by a pair of its bytes.
     Required(Required),
     /// Jump ahead of the next occurrence of any of a few literals, found
     /// by their pairs, a word at a time.
@@ -47,8 +51,11 @@ pub(crate) enum Prefilter {
 pub(crate) struct Required {
     /// A literal every match holds.
     pub lit: Vec<u8>,
-    /// The index in `lit` of the byte `memchr` looks for.
+    /// The index in `lit` of its rarest byte, the one `memchr` looks for.
     pub at: usize,
+    /// For a literal of two or more bytes, the index of its next rarest
+    /// byte: the search looks for the pair of `lit[at]` and `lit[also]`.
+    pub also: Option<usize>,
     /// The longest match, in bytes.
     pub max_len: usize,
 }
@@ -119,7 +126,14 @@ pub(crate) fn required(hir: &Hir) -> Option<Required> {
         .filter_map(|lit| usable(&lit).map(|at| (rank(lit[at]), lit, at)))
         .enumerate()
         .max_by_key(|(k, (r, _, _))| (*r, *k))
-        .map(|(_, (_, lit, at))| Required { lit, at, max_len })
+        .map(|(_, (_, lit, at))| Required {
+            also: (0..lit.len())
+                .filter(|&k| k != at)
+                .max_by_key(|&k| (rank(lit[k]), k)),
+            lit,
+            at,
+            max_len,
+        })
 }
 
 /// Literals every match of `hir` holds, in the order they appear: those of
@@ -250,6 +264,10 @@ mod tests {
         // A literal of common bytes, found by its least common one.
         assert_eq!(lit(r"\s[a-zA-Z]{0,12}ing\s"), Some(("ing".into(), b'g')));
         assert_eq!(lit("Sherlock"), Some(("Sherlock".into(), b'k')));
+        // The pair's other byte: the next rarest.
+        assert_eq!(of("Sherlock").and_then(|r| r.also), Some(0));
+        assert_eq!(of(r"\s[a-zA-Z]{0,12}ing\s").and_then(|r| r.also), Some(1));
+        assert_eq!(of("[a-q][^u-z]{9}x").and_then(|r| r.also), None);
     }
 
     fn pair_lits(p: &str) -> Option<Vec<(String, String)>> {

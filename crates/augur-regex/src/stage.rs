@@ -126,6 +126,15 @@ fn single_byte_leaves(st: &Step) -> Option<u8> {
 /// is none.
 #[augur::staged]
 fn jump_to_required(r: &Required, s: Scan) {
+    match r.also {
+        Some(also) => jump_by_pair(r, also, s),
+        None => jump_by_byte(r, s),
+    }
+}
+
+/// [`jump_to_required`] for a literal of one byte, found by `memchr`.
+#[augur::staged]
+fn jump_by_byte(r: &Required, s: Scan) {
     let n = r.lit.len() as i64;
     let at = r.at as i64;
     // Where `memchr` looks from; the occurrence found, or -1.
@@ -141,6 +150,35 @@ fn jump_to_required(r: &Required, s: Scan) {
             from.set(start + at + 1);
             // `start >= s.i` holds: `memchr` looked from `s.i + at`.
             if (start + n).le(s.len).is_true() && same_bytes(&r.lit, r.at, s, start) {
+                found.set(start);
+            }
+        }
+    }
+    land(s, found, n - r.max_len as i64);
+}
+
+/// [`jump_to_required`] for a longer literal, found by the pair of its
+/// bytes `at` and `also` ([`augur::bytes::find_pair`]).
+#[augur::staged]
+fn jump_by_pair(r: &Required, also: usize, s: Scan) {
+    let n = r.lit.len() as i64;
+    let (first, second) = (r.at.min(also), r.at.max(also));
+    let (lead, dist) = (first as i64, (second - first) as i64);
+    // Where the search looks from (the pair's first byte); the occurrence
+    // found, or -1.
+    let from = Dyn::named("from", s.i + lead);
+    let found = Dyn::named("found", -1i64);
+    while found.lt(0).is_true() && from.lt(s.len).is_true() {
+        let (x, y) = (r.lit[first], r.lit[second]);
+        let k = augur::bytes::find_pair(s.hay.offset(from), s.len - from, x, y, dist);
+        if k.lt(0).is_true() {
+            from.set(s.len);
+        } else {
+            // `start >= s.i` holds: the search looked from `s.i + lead`.
+            let start = from + k - lead;
+            from.set(start + lead + 1);
+            if (start + n).le(s.len).is_true() && same_bytes_but(&r.lit, &[first, second], s, start)
+            {
                 found.set(start);
             }
         }
@@ -166,9 +204,15 @@ fn land(s: Scan, found: Dyn<i64>, by: i64) {
 /// a test per byte, each read only once the one before it matched.
 #[augur::staged]
 fn same_bytes(lit: &[u8], skip: usize, s: Scan, start: Dyn<i64>) -> bool {
+    same_bytes_but(lit, &[skip], s, start)
+}
+
+/// [`same_bytes`] but for each byte of `seen`.
+#[augur::staged]
+fn same_bytes_but(lit: &[u8], seen: &[usize], s: Scan, start: Dyn<i64>) -> bool {
     lit.iter()
         .enumerate()
-        .filter(|&(k, _)| k != skip)
+        .filter(|(k, _)| !seen.contains(k))
         .all(|(k, &b)| s.hay.at(start + k as i64).eq(b).is_true())
 }
 
@@ -324,8 +368,15 @@ fn forward_state(st: &Step, set: &Set, s: Scan, goal: Goal, at: At) -> Option<Se
     if st.dead {
         return None;
     }
-    let jump = at.prefilter.filter(|_| at.restart);
-    match jump.filter(|_| single_byte_leaves(st).is_none()) {
+    // Where a single byte leaves the restart state, its skip's `memchr`
+    // stops at each occurrence of that byte: a literal's pair shows far
+    // less often.
+    let jump = at.prefilter.filter(|p| {
+        at.restart
+            && (single_byte_leaves(st).is_none()
+                || matches!(p, Prefilter::Required(r) if r.also.is_some()))
+    });
+    match jump {
         Some(Prefilter::Required(r)) => jump_to_required(r, s),
         Some(Prefilter::Pairs(p)) => jump_to_pairs(p, s),
         None => {}

@@ -403,7 +403,8 @@ fn the_benchmark_patterns_find_the_regex_crates_matches() {
 }
 
 /// The prefilter's jump (a literal every match of a bounded pattern
-/// holds, found by `memchr` on one of its bytes, then compared) on every
+/// holds, found by `memchr` on one of its bytes or by a pair of them, then
+/// compared) on every
 /// haystack of up to 7 bytes over the pattern's own bytes: false
 /// candidates right before true ones, overlapping occurrences, literals
 /// at either end.
@@ -446,6 +447,26 @@ fn the_literal_jump_misses_no_match_on_any_short_haystack() {
     }
 }
 
+/// The literal jump of a literal of two or more bytes, found by the pair of
+/// its two rarest bytes ([`augur::bytes::find_pair`], 16 positions at a
+/// time), on [`pieces`] up to 100 bytes long: pairs in the blocks of 16,
+/// across them and in the tail, false pairs right before true ones.
+#[test]
+fn the_pair_of_a_literal_misses_no_match_on_random_haystacks() {
+    for p in [
+        "[ab]xa",
+        "xaxb",
+        // The pair's bytes are alike: a false candidate one byte before a
+        // true one (`xxxab`).
+        "xxab",
+        "[ab]{1,3}xab",
+        r"\sxa\s",
+        "b[ab ]{0,5}xbbx",
+    ] {
+        pieces(p, b"abx  ", "augur_find_pair", 101);
+    }
+}
+
 /// The prefilter's jump by pairs (one of a few literals in every match of
 /// a bounded pattern, found by two adjacent bytes of each, a word of eight
 /// bytes at a time) on [`pieces`]. No rare byte lies in every match (that
@@ -461,7 +482,7 @@ fn the_pair_jump_misses_no_match_on_random_haystacks() {
         "(?:jx|zq)(?:va|ae)",
         "[ae]{1,2}(?:qzjx|kvq|jj)",
     ] {
-        pieces(p, b"qzjxkvae ");
+        pieces(p, b"qzjxkvae ", "memcpy", 49);
     }
 }
 
@@ -471,18 +492,18 @@ fn the_pair_jump_misses_no_match_on_random_haystacks() {
 #[test]
 fn the_word_skip_misses_no_match_on_random_haystacks() {
     for p in ["[xz]a+", "(?:x|kq)[ae]*", "[jqv]e*v?", "[xz]a+$"] {
-        pieces(p, b"aaaaaeee \nxzjqkv");
+        pieces(p, b"aaaaaeee \nxzjqkv", "memcpy", 49);
     }
 }
 
-/// `p` against the regex crate on 4,000 haystacks of up to about 48 bytes
-/// of runs of `alphabet` and of matches (repeats often at their longest),
-/// so that what the restart state reads a word at a time shows at every
-/// position of a word, across words, in the tail shorter than a word and
-/// at either end; on the JIT, on C and on the interpreter (which checks
-/// every byte the word loads read). The match test's code must load
-/// words.
-fn pieces(p: &str, alphabet: &[u8]) {
+/// `p` against the regex crate on 4,000 haystacks of up to about `longest`
+/// bytes of runs of `alphabet` and of matches (repeats often at their
+/// longest), so that what the restart state reads a word (or 16 bytes) at
+/// a time shows at every position of a word, across words, in the tail
+/// shorter than a word and at either end; on the JIT, on C and on the
+/// interpreter (which checks every byte the word loads read). The match
+/// test's code must hold `reads` (how it loads words, or the pair search).
+fn pieces(p: &str, alphabet: &[u8], reads: &str, longest: u64) {
     let jit = CompileOptions::default().with_backend(Backend::Jit);
     let opts = Options::default();
     let want = reference(p, &opts).expect("the regex crate builds it");
@@ -490,15 +511,15 @@ fn pieces(p: &str, alphabet: &[u8]) {
         .and_then(|re| re.stage(&Builder::new()))
         .unwrap_or_else(|e| panic!("{p}: {e}"));
     assert!(
-        staged.is_match.c_code().contains("memcpy"),
-        "{p} reads words"
+        staged.is_match.c_code().contains(reads),
+        "{p} holds {reads}"
     );
     let by_jit = staged.compile(&jit).expect("JIT");
     let by_c = staged.compile(&CompileOptions::default()).expect("C");
     let hir = parse(p, &opts);
     let mut r = Rng(11);
     for case in 0..4000 {
-        let n = r.below(49) as usize;
+        let n = r.below(longest) as usize;
         let mut hay = Vec::new();
         while hay.len() < n {
             if r.chance(50) {

@@ -118,6 +118,7 @@ pub use error::{Error, Result};
 pub use exec::interp::{Interpreter, Value};
 pub use module::{CompiledModule, ExtractedModule, Module, DEFAULT_MAX_FUNCTIONS};
 pub use prophecy::{History, Prophecy, ProphecyMode};
+pub use stage::bytes;
 pub use stage::ctype::{CChar, CScalar, CType};
 pub use stage::dsl;
 pub use stage::dyn_val::{annotate, in_extraction, AnyArg, Dyn, IntoArg, IntoIndex};

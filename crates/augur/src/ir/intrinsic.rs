@@ -11,6 +11,7 @@
 //! | `@shared(offset, bytes)` | `u32`, `u32` constants | `*mut u8` | the address `offset` bytes into the block's shared memory, of which the kernel uses `offset + bytes` at most |
 //! | `@atomic_add(p, v)` | `*mut T`, `T` | `T` | adds `v` to `*p` as one step, giving the old value (`T`: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`) |
 //! | `@checked(i, len, slice)` | `i64`, `i64`, `i32` | `i64` | `i` if `0 <= i < len`, else the program stops, naming slice number `slice` (-1: a local array) |
+//! | `@find_pair(p, n, a, b, d)` | `*const u8` or `*mut u8`, `i64`, `u8`, `u8`, `i64` | `i64` | the least `i >= 0` with `i + d < n`, `p[i] == a` and `p[i + d] == b`, or -1 if there is none (or `d < 0`); it may read any of the `n` bytes at `p` |
 //!
 //! The barriers appear only as whole statements (`Eval`); the others may
 //! be operands. Passes keep every intrinsic where it is, in order, as they
@@ -33,6 +34,9 @@ pub enum Intrinsic {
     AtomicAdd,
     /// A bounds check of checked functions ([`passes::bounds`](crate::passes::bounds)).
     Checked,
+    /// The first position of a pair of bytes a fixed distance apart
+    /// ([`bytes::find_pair`](crate::bytes::find_pair)): host code only.
+    FindPair,
 }
 
 /// Shared memory a block may use: CUDA's limit without opting in per kernel.
@@ -40,12 +44,13 @@ pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
 
 impl Intrinsic {
     /// Every intrinsic.
-    pub const ALL: [Intrinsic; 5] = [
+    pub const ALL: [Intrinsic; 6] = [
         Intrinsic::GridSync,
         Intrinsic::SyncThreads,
         Intrinsic::Shared,
         Intrinsic::AtomicAdd,
         Intrinsic::Checked,
+        Intrinsic::FindPair,
     ];
 
     /// The name of the text form (`@name(..)`).
@@ -56,6 +61,7 @@ impl Intrinsic {
             Intrinsic::Shared => "shared",
             Intrinsic::AtomicAdd => "atomic_add",
             Intrinsic::Checked => "checked",
+            Intrinsic::FindPair => "find_pair",
         }
     }
 
@@ -82,6 +88,7 @@ impl Intrinsic {
             Intrinsic::Shared => "gpu::shared",
             Intrinsic::AtomicAdd => "gpu::atomic_add",
             Intrinsic::Checked => "the bounds check of a checked function",
+            Intrinsic::FindPair => "bytes::find_pair",
         }
     }
 
@@ -98,7 +105,14 @@ impl Intrinsic {
 
     /// True for the operations a kernel may run but host code may not.
     pub fn is_device_only(self) -> bool {
-        self != Intrinsic::Checked
+        !self.is_host_only()
+    }
+
+    /// True for the operations host code may run but a kernel may not: the
+    /// bounds check (it stops the host process) and the byte search (the
+    /// CUDA writer has no device version).
+    pub fn is_host_only(self) -> bool {
+        matches!(self, Intrinsic::Checked | Intrinsic::FindPair)
     }
 
     /// The type a node of it has, given its operands' types (`None` when
@@ -117,6 +131,15 @@ impl Intrinsic {
             }
             (Intrinsic::Checked, [i, n, k])
                 if *i == s(Scalar::I64) && *n == s(Scalar::I64) && *k == s(Scalar::I32) =>
+            {
+                Some(s(Scalar::I64))
+            }
+            (Intrinsic::FindPair, [Type::Ptr { to, .. }, n, a, b, d])
+                if **to == s(Scalar::U8)
+                    && *n == s(Scalar::I64)
+                    && *a == s(Scalar::U8)
+                    && *b == s(Scalar::U8)
+                    && *d == s(Scalar::I64) =>
             {
                 Some(s(Scalar::I64))
             }
@@ -229,5 +252,24 @@ mod tests {
             "augur_atomic_add_u64"
         );
         assert_eq!(Intrinsic::GridSync.c_name(&Type::Void), "augur_grid_sync");
+        let (i64_, u8_) = (s(Scalar::I64), s(Scalar::U8));
+        let bytes = Type::cptr(u8_);
+        assert_eq!(
+            Intrinsic::FindPair.result_type(&[bytes, i64_, u8_, u8_, i64_]),
+            Some(i64_)
+        );
+        assert_eq!(
+            Intrinsic::FindPair.result_type(&[Type::ptr(u8_), i64_, u8_, u8_, i64_]),
+            Some(i64_),
+            "a writable buffer is searched as well"
+        );
+        assert_eq!(
+            Intrinsic::FindPair.result_type(&[Type::cptr(i64_), i64_, u8_, u8_, i64_]),
+            None
+        );
+        assert_eq!(
+            Intrinsic::FindPair.result_type(&[bytes, i64_, s(Scalar::I32), u8_, i64_]),
+            None
+        );
     }
 }

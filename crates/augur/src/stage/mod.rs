@@ -1,6 +1,7 @@
 //! The first-stage API: `Dyn`, `Static`, operators, externs, annotations,
 //! the DSL kit, and `DynValue` (a `Dyn` whose type is first-stage data).
 
+pub mod bytes;
 pub mod ctype;
 pub mod dsl;
 pub mod dyn_val;

@@ -18,6 +18,7 @@ mod cuda_backend;
 mod cuda_kernel_checks;
 mod cuda_kernel_shapes;
 mod filetests;
+mod find_pair;
 mod gpu_block;
 mod ir_text;
 mod jit;

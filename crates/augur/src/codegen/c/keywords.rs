@@ -149,6 +149,7 @@ pub const HELPERS: &[&str] = &[
     "augur_shared",
     "augur_smem",
     "augur_checked",
+    "augur_find_pair",
     "augur_atomic_add_i32",
     "augur_atomic_add_u32",
     "augur_atomic_add_i64",

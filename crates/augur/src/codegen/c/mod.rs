@@ -19,6 +19,7 @@ pub(crate) mod atomics;
 pub mod build;
 pub mod keywords;
 pub(crate) mod print;
+pub(crate) mod search;
 pub(crate) mod writer;
 
 pub use keywords::RESERVED;

@@ -57,6 +57,7 @@ pub fn write_module_with(fs: &[&Function], opts: &CodegenOptions) -> String {
     write_file_macro(&mut out, opts);
     write_checked_helper(&mut out, fs);
     super::atomics::write_helpers(&mut out, fs);
+    super::search::write_helper(&mut out, fs);
     write_struct_tags(&mut out, fs);
     write_structs(&mut out, fs);
     write_prototypes(&mut out, fs);

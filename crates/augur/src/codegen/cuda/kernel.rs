@@ -330,6 +330,15 @@ impl Collect<'_> {
                         .into(),
                 ));
             }
+            // The CUDA writer defines the search for the host only.
+            Expr::Intrinsic(Intrinsic::FindPair, _) => {
+                return Err(kernel_error(
+                    loc.or(self.loc),
+                    "the kernel calls bytes::find_pair, which runs in host code only: \
+                     search before the launch, or test the bytes in the kernel"
+                        .into(),
+                ));
+            }
             _ => {}
         }
         let mut r = Ok(());

@@ -135,6 +135,7 @@ pub fn write_cuda_module_with(
     // Host code of a checked function (its kernels are refused) checks
     // its indexes as the C unit does.
     write_checked_helper(&mut out, &all);
+    crate::codegen::c::search::write_helper(&mut out, &all);
     out.push_str("\nextern \"C\" {\n");
     write_prototypes(&mut out, &splits);
     for s in &splits {

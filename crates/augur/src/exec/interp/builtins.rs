@@ -100,6 +100,7 @@ pub(super) fn intrinsic(op: Intrinsic) -> Option<Builtin> {
     match op {
         Intrinsic::Checked => Some(checked),
         Intrinsic::AtomicAdd => Some(atomic_add),
+        Intrinsic::FindPair => Some(find_pair),
         Intrinsic::GridSync | Intrinsic::SyncThreads | Intrinsic::Shared => None,
     }
 }
@@ -116,6 +117,24 @@ fn checked(_: &mut Memory, _: &mut Output, a: &[Value]) -> Result<Value> {
     } else {
         Err(fail(crate::passes::bounds::message(i, n, k as i32)))
     }
+}
+
+/// `@find_pair(p, n, a, b, d)` ([`crate::bytes::find_pair`]). Compiled
+/// code may read any of the `n` bytes (16 at a time), so all of them must
+/// be readable, even where the pair lies before the end.
+fn find_pair(m: &mut Memory, _: &mut Output, a: &[Value]) -> Result<Value> {
+    let what = "@find_pair";
+    let (p, n) = (ptr(a, 0, what)?, int(a, 1, what)?);
+    let (x, y, d) = (
+        int(a, 2, what)? as u8,
+        int(a, 3, what)? as u8,
+        int(a, 4, what)?,
+    );
+    if n <= 0 || d < 0 || d >= n {
+        return Ok(Value::I64(-1));
+    }
+    let hay = m.read(p, n as u64, "@find_pair read")?;
+    Ok(Value::I64(crate::bytes::find_pair_in(hay, x, y, d)))
 }
 
 /// Finds the built-in called `name`.

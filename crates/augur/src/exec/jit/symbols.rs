@@ -42,6 +42,7 @@ pub(super) fn intrinsic(op: Intrinsic, ty: &Type) -> Option<usize> {
     match op {
         Intrinsic::Checked => Some(checked as *const () as usize),
         Intrinsic::AtomicAdd => atomics::address(crate::ir::atomic_suffix(ty)),
+        Intrinsic::FindPair => Some(crate::bytes::find_pair_raw as *const () as usize),
         Intrinsic::GridSync | Intrinsic::SyncThreads | Intrinsic::Shared => None,
     }
 }
