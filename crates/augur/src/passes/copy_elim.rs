@@ -11,26 +11,48 @@ const WINDOW: usize = 64;
 
 /// Runs the pass over the whole function.
 pub fn run(f: &mut Function) {
-    let counts = read_counts(f);
+    run_counted(f, &mut read_counts(f));
+}
+
+/// [`run`] with `counts`, the function's [`read_counts`], kept equal to
+/// them: a folded temporary's one read moves into its reader with the
+/// expression it read, so the only count that changes is the temporary's
+/// own (to 0, its declaration gone).
+pub fn run_counted(f: &mut Function, counts: &mut [u32]) {
     let mut body = std::mem::take(&mut f.body);
-    block(f, &mut body, &counts);
+    block(f, &mut body, counts, &mut Buffers::default());
     f.body = body;
+    debug_assert_eq!(counts, &read_counts(f)[..], "copy elimination's counts");
+}
+
+/// The buffers of one run's blocks, kept for the next block: a large
+/// function has a block per branch of its code, and allocating three
+/// buffers for each was a good part of the pass.
+#[derive(Default)]
+struct Buffers {
+    /// Each statement's effects and whether it was folded away: a block's
+    /// are in use while its nested blocks are folded, so each depth of the
+    /// nest takes a pair of its own.
+    free: Vec<(Vec<Effects>, Vec<bool>)>,
+    /// The variables a candidate reads.
+    reads: Vec<VarId>,
 }
 
 /// Folds the temporaries of `b` and its nested blocks; returns what `b`
 /// does, so that each statement's effects are summed up once, bottom-up.
-fn block(f: &mut Function, b: &mut Block, counts: &[u32]) -> Effects {
-    let mut fx = Vec::with_capacity(b.len());
+fn block(f: &mut Function, b: &mut Block, counts: &mut [u32], bufs: &mut Buffers) -> Effects {
+    let (mut fx, mut removed) = bufs.free.pop().unwrap_or_default();
+    fx.clear();
     for s in b.iter_mut() {
         let mut e = shallow(f, s);
         for inner in s.kind.blocks_mut() {
-            e.merge(&block(f, inner, counts));
+            e.merge(&block(f, inner, counts, bufs));
         }
         fx.push(e);
     }
-    let mut removed = vec![false; b.len()];
-    // The variables a candidate reads, one buffer for all of the block's.
-    let mut reads = Vec::new();
+    removed.clear();
+    removed.resize(b.len(), false);
+    let mut reads = std::mem::take(&mut bufs.reads);
     for i in 0..b.len() {
         let StmtKind::Decl { var, init: Some(e) } = b[i].kind else {
             continue;
@@ -50,6 +72,7 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) -> Effects {
         let found = find_reader(f, b, &fx, &removed, (i, var, e), &mut reads);
         if let Some((j, use_node)) = found {
             f.exprs[use_node] = f.exprs[e].clone();
+            counts[var.0 as usize] = 0;
             removed[i] = true;
             let notes = std::mem::take(&mut b[i].annotations);
             b[j].annotations.splice(0..0, notes);
@@ -69,6 +92,8 @@ fn block(f: &mut Function, b: &mut Block, counts: &[u32]) -> Effects {
     // does, which only ever keeps a fold from happening.
     let mut all = Effects::default();
     fx.iter().for_each(|e| all.merge(e));
+    bufs.reads = reads;
+    bufs.free.push((fx, removed));
     all
 }
 

@@ -222,6 +222,16 @@ fn count(f: &Function, x: ExprId, is_place: bool, counts: &mut [u32]) {
     }
 }
 
+/// Adds the reads of `x` (an expression that is not a place) to `counts`,
+/// as [`read_counts`] counts them, or takes them off (`add` false).
+pub fn count_reads(f: &Function, x: ExprId, counts: &mut [u32], add: bool) {
+    match &f.exprs[x].kind {
+        Expr::Var(v) if add => counts[v.0 as usize] += 1,
+        Expr::Var(v) => counts[v.0 as usize] -= 1,
+        _ => f.for_each_child(x, |c| count_reads(f, c, counts, add)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Effects, WRITES_KEPT};

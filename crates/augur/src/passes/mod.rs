@@ -45,28 +45,42 @@ pub(crate) fn verified(f: &Function, name: &str) -> Result<(), Error> {
 }
 
 /// Runs every pass in order, verifying after each in debug builds and
-/// after the last one always.
+/// after the last one always. Copy elimination and dead code removal
+/// both need every variable's read count; the first three passes after
+/// scope repair share one count, each keeping it up to date (every pass
+/// reads the whole function: on a large one, each sweep is a walk through
+/// memory the caches do not hold).
 pub fn run(f: &mut Function) -> Result<(), Error> {
-    let pipeline = [
-        "scope",
-        "copy_elim",
-        "dead",
-        "copy_elim",
-        "fold",
-        "control",
-        "dead",
-        "scope",
-        "naming",
-    ];
-    let last = pipeline.len() - 1;
-    for (i, name) in pipeline.into_iter().enumerate() {
-        let (_, pass) = NAMED.iter().find(|(n, _)| *n == name).expect("a pass");
-        pass(f);
-        if cfg!(debug_assertions) || i == last {
+    let mut i = 0;
+    let mut after = |f: &Function, name: &str, last: bool| {
+        let checked = if cfg!(debug_assertions) || last {
             verify(f).map_err(|message| Error::Internal {
                 message: format!("IR invalid after pass {i} ({name}): {message}\n{f}"),
-            })?;
-        }
+            })
+        } else {
+            Ok(())
+        };
+        i += 1;
+        checked
+    };
+    scope::run(f);
+    after(f, "scope", false)?;
+    let mut counts = effects::read_counts(f);
+    copy_elim::run_counted(f, &mut counts);
+    after(f, "copy_elim", false)?;
+    dead::run_counted(f, &mut counts);
+    after(f, "dead", false)?;
+    copy_elim::run_counted(f, &mut counts);
+    after(f, "copy_elim", false)?;
+    for (name, pass) in [
+        ("fold", fold::run as fn(&mut Function)),
+        ("control", control::run),
+        ("dead", dead::run),
+        ("scope", scope::run),
+    ] {
+        pass(f);
+        after(f, name, false)?;
     }
-    Ok(())
+    naming::run(f);
+    after(f, "naming", true)
 }

@@ -10,8 +10,7 @@ use crate::trace::tag::FastSet as HashSet;
 /// Hoists every declaration some use cannot see.
 pub fn run(f: &mut Function) {
     let mut out_of_scope = HashSet::default();
-    let mut scopes: Vec<HashSet<VarId>> = vec![f.params.iter().copied().collect()];
-    find(f, &f.body, &mut scopes, &mut out_of_scope);
+    find(f, &f.body, &mut Scopes::new(f), &mut out_of_scope);
     if out_of_scope.is_empty() {
         return;
     }
@@ -117,35 +116,73 @@ fn zero(f: &mut Function, ty: &Type) -> Option<crate::ir::ExprId> {
     Some(f.expr(Expr::Const(c), *ty))
 }
 
-fn find(f: &Function, b: &[Stmt], scopes: &mut Vec<HashSet<VarId>>, bad: &mut HashSet<VarId>) {
-    scopes.push(HashSet::default());
-    for s in b {
-        let mut check = |x| {
-            f.for_each_var(x, &mut |v| {
-                if !scopes.iter().any(|sc| sc.contains(&v)) {
-                    bad.insert(v);
-                }
-            })
+/// The declarations in force while [`find`] walks the body: for each
+/// variable, how many scopes now open declared it, and each open scope's
+/// declarations (what closing it takes back). An array rather than a set
+/// per scope: a use is one load, however deep the nest.
+struct Scopes {
+    visible: Vec<u32>,
+    open: Vec<Vec<VarId>>,
+}
+
+impl Scopes {
+    fn new(f: &Function) -> Scopes {
+        let mut s = Scopes {
+            visible: vec![0; f.vars.len()],
+            open: Vec::new(),
         };
+        s.push();
+        f.params.iter().for_each(|&p| s.declare(p));
+        s
+    }
+
+    fn push(&mut self) {
+        self.open.push(Vec::new());
+    }
+
+    fn pop(&mut self) {
+        for v in self.open.pop().expect("a scope") {
+            self.visible[v.0 as usize] -= 1;
+        }
+    }
+
+    fn declare(&mut self, v: VarId) {
+        self.visible[v.0 as usize] += 1;
+        self.open.last_mut().expect("a scope").push(v);
+    }
+
+    /// Adds to `bad` each variable `x` reads that no open scope declares.
+    fn check(&self, f: &Function, x: crate::ir::ExprId, bad: &mut HashSet<VarId>) {
+        f.for_each_var(x, &mut |v| {
+            if self.visible[v.0 as usize] == 0 {
+                bad.insert(v);
+            }
+        })
+    }
+}
+
+fn find(f: &Function, b: &[Stmt], scopes: &mut Scopes, bad: &mut HashSet<VarId>) {
+    scopes.push();
+    for s in b {
         match &s.kind {
             StmtKind::Decl { var, init } => {
                 if let Some(i) = init {
-                    check(*i);
+                    scopes.check(f, *i, bad);
                 }
-                scopes.last_mut().expect("scope").insert(*var);
+                scopes.declare(*var);
             }
             StmtKind::Assign { place, value } => {
-                check(*place);
-                check(*value);
+                scopes.check(f, *place, bad);
+                scopes.check(f, *value, bad);
             }
-            StmtKind::Eval(x) | StmtKind::Return(Some(x)) => check(*x),
+            StmtKind::Eval(x) | StmtKind::Return(Some(x)) => scopes.check(f, *x, bad),
             StmtKind::If { cond, then_, else_ } => {
-                check(*cond);
+                scopes.check(f, *cond, bad);
                 find(f, then_, scopes, bad);
                 find(f, else_, scopes, bad);
             }
             StmtKind::While { cond, body } => {
-                check(*cond);
+                scopes.check(f, *cond, bad);
                 find(f, body, scopes, bad);
             }
             StmtKind::For {
@@ -154,28 +191,23 @@ fn find(f: &Function, b: &[Stmt], scopes: &mut Vec<HashSet<VarId>>, bad: &mut Ha
                 step,
                 body,
             } => {
-                scopes.push(HashSet::default());
+                scopes.push();
                 find(f, std::slice::from_ref(init), scopes, bad);
                 if let StmtKind::Decl { var, .. } = init.kind {
-                    scopes.last_mut().expect("scope").insert(var);
+                    scopes.declare(var);
                 }
-                let mut check = |x| {
-                    f.for_each_var(x, &mut |v| {
-                        if !scopes.iter().any(|sc| sc.contains(&v)) {
-                            bad.insert(v);
-                        }
-                    })
-                };
-                check(*cond);
+                scopes.check(f, *cond, bad);
                 if let StmtKind::Assign { place, value } = step.kind {
-                    check(place);
-                    check(value);
+                    scopes.check(f, place, bad);
+                    scopes.check(f, value, bad);
                 }
                 find(f, body, scopes, bad);
                 scopes.pop();
             }
             StmtKind::Launch(l) => {
-                scopes.push(HashSet::from_iter([l.bid, l.tid]));
+                scopes.push();
+                scopes.declare(l.bid);
+                scopes.declare(l.tid);
                 find(f, &l.body, scopes, bad);
                 scopes.pop();
             }
