@@ -474,30 +474,50 @@ fn interpreted_find(staged: &augur_regex::Staged, hay: &[u8]) -> Result<Option<(
     Ok(Some((start, end)))
 }
 
+/// The patterns of [`machine_dfa`] with a haystack each, a match after
+/// a near miss: `[a-q][^u-z]{k}x` over bytes has 2^(k+1) + 1 states in
+/// search mode, none deeper than k + 2 bytes; in full runs also
+/// `Tom.{10,25}river|river.{10,25}Tom`, 323,152 states over bytes (the
+/// augur-regex issue's large DFA).
+fn dfa_patterns(ctx: &Ctx) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = sizes(ctx, &[5, 7, 9, 11, 13], &[3, 5])
+        .into_iter()
+        .map(|k| {
+            let k = k as usize;
+            let hay = format!("zz{}u{}x!", "b".repeat(k), "a".repeat(k + 1));
+            (format!("[a-q][^u-z]{{{k}}}x"), hay)
+        })
+        .collect();
+    if !ctx.quick {
+        let hay = format!("Tom{}rive Tom{}river!", " ".repeat(12), " ".repeat(20));
+        out.push(("Tom.{10,25}river|river.{10,25}Tom".into(), hay));
+    }
+    out
+}
+
 /// A regex DFA as a state machine over resumable points keyed by thread
-/// sets (augur-regex): `[a-q][^u-z]{k}x` over bytes has 2^(k+1) + 1
-/// states in search mode, none deeper than k + 2 bytes.
+/// sets (augur-regex), patterns of [`dfa_patterns`].
 fn machine_dfa(ctx: &Ctx) -> Result<(Table, Plot)> {
-    let ks = sizes(ctx, &[5, 7, 9, 11, 13], &[3, 5]);
-    let bar = ctx.bar(ks.len(), "regex DFA");
+    let patterns = dfa_patterns(ctx);
+    let bar = ctx.bar(patterns.len(), "regex DFA");
     let mut t = Table::new(
         "state-machine-dfa",
-        "A regex DFA as resumable points keyed by state sets: [a-q][^u-z]{k}x over bytes, is_match, find and rfind staged",
-        &["k", "DFA states", "runs", "time (ms)", "µs per state", "peak heap (MB)"],
+        "A regex DFA as resumable points keyed by state sets, over bytes: is_match, find and rfind staged",
+        &["pattern", "DFA states", "runs", "time (ms)", "µs per state", "peak heap (MB)"],
     );
     let mut pts = Vec::new();
-    for &k in &ks {
-        bar.set_message(format!("k = {k}"));
-        let pattern = format!("[a-q][^u-z]{{{k}}}x");
+    for (pattern, hay) in &patterns {
+        bar.set_message(pattern.clone());
         let opts = augur_regex::Options {
             unicode: false,
             ..Default::default()
         };
-        let re = augur_regex::Regex::with(&pattern, &opts)?;
+        let re = augur_regex::Regex::with(pattern, &opts)?;
         let builder = augur::Builder::new()
             .max_runs(20_000_000)
             .max_work(u64::MAX)
-            .max_memory(8 << 30);
+            .max_operations(64_000_000)
+            .max_memory(12 << 30);
         super::heap::reset_peak();
         let base = super::heap::live();
         let t0 = std::time::Instant::now();
@@ -505,11 +525,6 @@ fn machine_dfa(ctx: &Ctx) -> Result<(Table, Plot)> {
         let elapsed = ms(t0.elapsed());
         let peak_mb = super::heap::peak_since(base) as f64 / 1e6;
         // A match after a near miss, checked against the regex crate.
-        let hay = format!(
-            "zz{}u{}x!",
-            "b".repeat(k as usize),
-            "a".repeat(k as usize + 1)
-        );
         let want = regex::bytes::Regex::new(&format!("(?-u){pattern}"))
             .map_err(|e| e.to_string())?
             .find(hay.as_bytes())
@@ -517,7 +532,7 @@ fn machine_dfa(ctx: &Ctx) -> Result<(Table, Plot)> {
         let got = interpreted_find(&staged, hay.as_bytes())?;
         if got != want || want.is_none() {
             return Err(
-                format!("DFA k = {k}: {got:?} on {hay:?}, the regex crate {want:?}").into(),
+                format!("DFA {pattern}: {got:?} on {hay:?}, the regex crate {want:?}").into(),
             );
         }
         let runs: u64 = [
@@ -530,7 +545,7 @@ fn machine_dfa(ctx: &Ctx) -> Result<(Table, Plot)> {
         .sum();
         let states = staged.states.0 as u64;
         t.push(vec![
-            k.into(),
+            pattern.as_str().into(),
             states.into(),
             runs.into(),
             Cell::float(elapsed, 1),
