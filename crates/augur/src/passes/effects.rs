@@ -214,11 +214,11 @@ pub fn read_counts(f: &Function) -> Vec<u32> {
     counts
 }
 
+/// An assignment's target variable is a write; any other place (`a[i]`,
+/// `*p`, `s.x`) reads what it is built from.
 fn count(f: &Function, x: ExprId, is_place: bool, counts: &mut [u32]) {
-    match &f.exprs[x].kind {
-        Expr::Var(v) if !is_place => counts[v.0 as usize] += 1,
-        Expr::Var(_) => {}
-        _ => f.for_each_child(x, |c| count(f, c, false, counts)),
+    if !(is_place && matches!(f.exprs[x].kind, Expr::Var(_))) {
+        count_reads(f, x, counts, true);
     }
 }
 
